@@ -1,0 +1,227 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// pages is a rawCaller that serves tools/list pages from a function of the
+// cursor, the way a server would put them on the wire.
+type pages func(cursor string) string
+
+func (p pages) call(_ context.Context, method string, params any) (json.RawMessage, error) {
+	if method != "tools/list" {
+		return nil, fmt.Errorf("unexpected method %s", method)
+	}
+	cursor := ""
+	if m, ok := params.(map[string]any); ok {
+		cursor, _ = m["cursor"].(string)
+	}
+	return json.RawMessage(p(cursor)), nil
+}
+
+func onePage(tools ...string) pages {
+	return func(string) string { return `{"tools":[` + strings.Join(tools, ",") + `]}` }
+}
+
+func ptr(b bool) *bool { return &b }
+
+func TestParseAnnotations(t *testing.T) {
+	cases := []struct {
+		name      string
+		raw       string
+		want      Annotations
+		malformed bool
+	}{
+		{"absent", ``, Annotations{}, false},
+		{"null", `null`, Annotations{}, false},
+		{"empty object", `{}`, Annotations{Present: true}, false},
+		{"read-only only", `{"readOnlyHint":true}`, Annotations{Present: true, ReadOnly: ptr(true)}, false},
+		{"explicit false kept", `{"readOnlyHint":false,"openWorldHint":false}`, Annotations{Present: true, ReadOnly: ptr(false), OpenWorld: ptr(false)}, false},
+		{"all four", `{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"title":"T"}`,
+			Annotations{Present: true, ReadOnly: ptr(false), Destructive: ptr(true), Idempotent: ptr(true), OpenWorld: ptr(true), Title: "T"}, false},
+		{"null hint is absent", `{"readOnlyHint":null}`, Annotations{Present: true}, false},
+		{"string hint", `{"readOnlyHint":"yes"}`, Annotations{Present: true, Malformed: `"readOnlyHint" is a string, not a boolean`}, true},
+		{"number hint", `{"readOnlyHint":true,"openWorldHint":0}`, Annotations{Present: true, Malformed: `"openWorldHint" is a number, not a boolean`}, true},
+		{"not an object", `"read-only"`, Annotations{Present: true, Malformed: "annotations is a string, not an object"}, true},
+		{"array", `[true]`, Annotations{Present: true, Malformed: "annotations is an array, not an object"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, why := parseAnnotations(json.RawMessage(c.raw))
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			if (why != "") != c.malformed {
+				t.Errorf("malformed = %q, want malformed %v", why, c.malformed)
+			}
+		})
+	}
+}
+
+func TestListIsolatesMalformedEntries(t *testing.T) {
+	rc := onePage(
+		`{"name":"good","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`,
+		`null`,
+		`42`,
+		`{"inputSchema":{"type":"object"}}`,
+		`{"name":"bad_schema","inputSchema":"string"}`,
+		`{"name":"yes_hint","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":"yes"}}`,
+		`{"name":"no_schema"}`,
+		`{"name":"good","inputSchema":{"type":"object"},"description":"second definition"}`,
+		`{"name":"bad_title","title":7,"inputSchema":{"type":"object"}}`,
+	)
+	lst, err := listTools(context.Background(), rc, "h", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lst.tools {
+		names = append(names, tl.Name)
+	}
+	if diff := cmp.Diff([]string{"good", "yes_hint", "no_schema", "bad_title"}, names); diff != "" {
+		t.Errorf("kept tools (-want +got):\n%s", diff)
+	}
+	var codes []string
+	for _, f := range lst.findings {
+		codes = append(codes, f.Tool+":"+f.Code)
+	}
+	want := []string{
+		":" + FindMalformedEntry, ":" + FindMalformedEntry, ":" + FindMalformedEntry,
+		"bad_schema:" + FindInvalidSchema, "yes_hint:" + FindMalformedAnnotations,
+		"no_schema:" + FindMissingSchema, "good:" + FindDuplicateName, "bad_title:" + FindMalformedField,
+	}
+	if diff := cmp.Diff(want, codes); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	if a := lst.tools[1].Annotations; !a.Present || a.Malformed == "" || a.ReadOnly != nil {
+		t.Errorf("malformed annotations kept as %+v, want present, malformed and no hints", a)
+	}
+	if s := string(lst.tools[2].InputSchema); s != `{"type":"object"}` {
+		t.Errorf("missing schema became %s", s)
+	}
+}
+
+func TestListBounds(t *testing.T) {
+	t.Run("repeated cursor", func(t *testing.T) {
+		calls := 0
+		rc := pages(func(cursor string) string {
+			calls++
+			return fmt.Sprintf(`{"tools":[{"name":"t%d","inputSchema":{}}],"nextCursor":"same"}`, calls)
+		})
+		lst, err := listTools(context.Background(), rc, "h", Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 2 || len(lst.tools) != 2 {
+			t.Errorf("got %d calls and %d tools, want 2 and 2", calls, len(lst.tools))
+		}
+		if len(lst.findings) != 1 || lst.findings[0].Code != FindRepeatedCursor {
+			t.Errorf("findings = %+v, want one %s", lst.findings, FindRepeatedCursor)
+		}
+	})
+	t.Run("endless distinct cursors", func(t *testing.T) {
+		calls := 0
+		rc := pages(func(cursor string) string {
+			calls++
+			return fmt.Sprintf(`{"tools":[],"nextCursor":"c%d"}`, calls)
+		})
+		lst, err := listTools(context.Background(), rc, "h", Limits{MaxPages: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 7 {
+			t.Errorf("read %d pages, want the limit of 7", calls)
+		}
+		if len(lst.findings) != 1 || lst.findings[0].Code != FindTooManyPages {
+			t.Errorf("findings = %+v, want one %s", lst.findings, FindTooManyPages)
+		}
+	})
+	t.Run("too many tools", func(t *testing.T) {
+		var tools []string
+		for i := range 12 {
+			tools = append(tools, fmt.Sprintf(`{"name":"t%02d","inputSchema":{}}`, i))
+		}
+		lst, err := listTools(context.Background(), onePage(tools...), "h", Limits{MaxTools: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lst.tools) != 10 || len(lst.findings) != 1 || lst.findings[0].Code != FindTooManyTools {
+			t.Errorf("kept %d tools with findings %+v, want 10 and one %s", len(lst.tools), lst.findings, FindTooManyTools)
+		}
+	})
+	t.Run("long description cut", func(t *testing.T) {
+		long := strings.Repeat("x", 20000)
+		lst, err := listTools(context.Background(), onePage(`{"name":"t","inputSchema":{},"description":"`+long+`"}`), "h", Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := lst.tools[0]
+		if len(tl.Description) > 16*1024+32 || !strings.Contains(tl.Description, "bytes cut]") || tl.DescriptionCut != 20000-16*1024 {
+			t.Errorf("description of %d bytes (cut %d), want ≤16 KiB with a marker", len(tl.Description), tl.DescriptionCut)
+		}
+		full := definitionHash(map[string]json.RawMessage{"name": json.RawMessage(`"t"`), "inputSchema": json.RawMessage(`{}`), "description": json.RawMessage(`"` + long + `"`)})
+		if tl.Hash != full {
+			t.Error("hash must cover the description as sent, not the cut one")
+		}
+	})
+	t.Run("page that is not a result", func(t *testing.T) {
+		if _, err := listTools(context.Background(), pages(func(string) string { return `{"tools":{}}` }), "h", Limits{}); err == nil {
+			t.Error("want an error for a tools value that is not an array")
+		}
+	})
+}
+
+func TestDefinitionHash(t *testing.T) {
+	base := `{"name":"t","title":"T","description":"d","inputSchema":{"type":"object","properties":{"a":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`
+	same := `{ "annotations":{"readOnlyHint":true}, "inputSchema":{"properties":{"a":{"type":"string"}},"type":"object"}, "description":"d","title":"T","name":"t","_meta":{"ignored":1}}`
+	hash := func(s string) string {
+		tl, _, _ := parseEntry("h", json.RawMessage(s), Limits{}.withDefaults())
+		return tl.Hash
+	}
+	if hash(base) != hash(same) {
+		t.Error("key order, whitespace and _meta must not change the hash")
+	}
+	for _, changed := range []string{
+		strings.Replace(base, `"d"`, `"d2"`, 1),
+		strings.Replace(base, `"T"`, `"T2"`, 1),
+		strings.Replace(base, `"readOnlyHint":true`, `"readOnlyHint":false`, 1),
+		strings.Replace(base, `"readOnlyHint":true`, `"readOnlyHint":true,"openWorldHint":false`, 1),
+		strings.Replace(base, `"string"`, `"number"`, 1),
+		strings.Replace(base, `}}`, `}},"outputSchema":{"type":"object"}`, 1),
+	} {
+		if hash(changed) == hash(base) {
+			t.Errorf("hash did not change for %s", changed)
+		}
+	}
+}
+
+func TestDiffListings(t *testing.T) {
+	list := func(entries ...string) *listing {
+		lst, err := listTools(context.Background(), onePage(entries...), "h", Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lst
+	}
+	old := list(`{"name":"a","inputSchema":{}}`, `{"name":"b","inputSchema":{},"description":"x"}`, `{"name":"c","inputSchema":{}}`)
+	cur := list(`{"name":"b","inputSchema":{},"description":"y","annotations":{"readOnlyHint":true}}`, `{"name":"c","inputSchema":{}}`, `{"name":"d","inputSchema":{}}`)
+	d := diffListings(old, cur)
+	if diff := cmp.Diff([]string{"d"}, d.Added); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff([]string{"a"}, d.Removed); diff != "" {
+		t.Error(diff)
+	}
+	if len(d.Changed) != 1 || d.Changed[0].Tool != "b" {
+		t.Fatalf("changed = %+v, want b", d.Changed)
+	}
+	if diff := cmp.Diff([]string{"description", "annotations"}, d.Changed[0].Fields); diff != "" {
+		t.Errorf("changed fields (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,20 @@
+// Package client connects mcphost to MCP servers and keeps an exact record of
+// what each one declared.
+//
+// A [Manager] starts every configured server in parallel (stdio, streamable
+// HTTP or SSE, or an in-process transport), bounds each start with a timeout
+// so that one slow or broken server never delays the others, restarts
+// servers that crash, and follows tools/list_changed notifications.
+//
+// The catalog is read from the raw tools/list JSON rather than through the
+// SDK's typed decoding, for two reasons: the SDK's annotation type cannot tell
+// an absent hint from a false one, and it rejects a whole page when a single
+// entry is malformed. Here each tool keeps its hints as true, false or absent,
+// a malformed entry is isolated with a [Finding], and listing is bounded in
+// pages, tools and description length.
+//
+// [Manager.Call] executes one call and classifies its outcome into the failure
+// classes of the design (not sent, rejected, throttled, outcome unknown, tool
+// error, success). It decides nothing: policy, retries and auditing belong to
+// the gate that calls it.
+package client

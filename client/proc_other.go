@@ -1,0 +1,8 @@
+//go:build !unix
+
+package client
+
+import "os/exec"
+
+func setProcessGroup(cmd *exec.Cmd)  {}
+func killProcessGroup(cmd *exec.Cmd) {}

@@ -1,0 +1,133 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawPrefix marks the ids of requests that mcphost sends itself, beside the
+// SDK, so their responses can be taken off the connection before the SDK
+// sees them. The SDK uses numeric ids, so a string prefix cannot collide.
+const rawPrefix = "mcphost-raw-"
+
+// rawTransport wraps a transport so that the client can send requests whose
+// responses it reads as raw JSON (tools/list), on the same connection and
+// session the SDK manages.
+type rawTransport struct {
+	inner mcp.Transport
+	conn  *rawConn
+}
+
+func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}}
+	return t.conn, nil
+}
+
+// rawConn is an mcp.Connection that lets its owner interleave raw requests.
+type rawConn struct {
+	mcp.Connection
+	seq atomic.Int64
+
+	mu      sync.Mutex
+	pending map[string]chan *jsonrpc.Response
+	closed  error
+}
+
+// errRawClosed is returned to raw callers when the connection ends before
+// their response arrives.
+var errRawClosed = errors.New("connection closed")
+
+func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			c.fail(err)
+			return nil, err
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, rawPrefix) {
+				c.mu.Lock()
+				ch := c.pending[id]
+				delete(c.pending, id)
+				c.mu.Unlock()
+				if ch != nil {
+					ch <- resp
+				}
+				continue
+			}
+		}
+		return msg, nil
+	}
+}
+
+func (c *rawConn) Close() error {
+	c.fail(errRawClosed)
+	return c.Connection.Close()
+}
+
+func (c *rawConn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed == nil {
+		c.closed = err
+	}
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
+// call sends method with params and returns the raw result. A JSON-RPC error
+// is returned as *jsonrpc.Error. Cancelling ctx abandons the wait (for a list
+// request there is nothing to undo, so no cancellation is sent).
+func (c *rawConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := fmt.Sprintf("%s%d", rawPrefix, c.seq.Add(1))
+	jid, err := jsonrpc.MakeID(id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *jsonrpc.Response, 1)
+	c.mu.Lock()
+	if c.closed != nil {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%s: %w", method, errRawClosed)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if err := c.Connection.Write(ctx, &jsonrpc.Request{ID: jid, Method: method, Params: p}); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	select {
+	case resp, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", method, errRawClosed)
+		}
+		if resp.Error != nil {
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	}
+}

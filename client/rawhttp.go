@@ -1,0 +1,141 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// rawCaller sends one request outside the SDK's typed layer and returns the
+// raw result.
+type rawCaller interface {
+	call(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+// rawHTTP sends raw requests to a streamable HTTP server as ordinary POSTs in
+// the SDK's session. The streamable connection cannot be wrapped (the SDK
+// starts its standalone stream through an unexported method that a wrapper
+// would hide), so these requests go beside it, with the same session id,
+// negotiated protocol version and HTTP client (and so the same headers).
+type rawHTTP struct {
+	url     string
+	client  *http.Client
+	session *mcp.ClientSession
+	maxBody int64
+	seq     atomic.Int64
+}
+
+func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := fmt.Sprintf("%s%d", rawPrefix, r.seq.Add(1))
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid := r.session.ID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if ir := r.session.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	lr := io.LimitReader(resp.Body, r.maxBody+1)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, strings.TrimSpace(string(msg)))
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		data, err := io.ReadAll(lr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+		if int64(len(data)) > r.maxBody {
+			return nil, fmt.Errorf("%s: response larger than %d bytes", method, r.maxBody)
+		}
+		return rawResult(method, id, data)
+	case "text/event-stream":
+		return r.readStream(method, id, lr)
+	default:
+		return nil, fmt.Errorf("%s: unexpected content type %q", method, ct)
+	}
+}
+
+// readStream reads server-sent events until the response to id arrives.
+// Other messages on the stream (notifications, server requests) are not ours
+// to handle on this side channel and are skipped.
+func (r *rawHTTP) readStream(method, id string, body io.Reader) (json.RawMessage, error) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64*1024), int(r.maxBody))
+	var data bytes.Buffer
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case line == "":
+			if data.Len() == 0 {
+				continue
+			}
+			res, err := rawResult(method, id, data.Bytes())
+			data.Reset()
+			if errors.Is(err, errNotOurs) {
+				continue
+			}
+			return res, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: reading event stream: %w", method, err)
+	}
+	if data.Len() > 0 {
+		if res, err := rawResult(method, id, data.Bytes()); !errors.Is(err, errNotOurs) {
+			return res, err
+		}
+	}
+	return nil, fmt.Errorf("%s: event stream ended without a response", method)
+}
+
+var errNotOurs = errors.New("not the awaited response")
+
+func rawResult(method, id string, data []byte) (json.RawMessage, error) {
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: decoding response: %w", method, err)
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return nil, errNotOurs
+	}
+	if got, _ := resp.ID.Raw().(string); got != id {
+		return nil, errNotOurs
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}

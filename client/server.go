@@ -1,0 +1,353 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// State is where a server is in its life.
+type State string
+
+const (
+	StateStopped    State = "stopped"
+	StateStarting   State = "starting"
+	StateReady      State = "ready"
+	StateRestarting State = "restarting"
+	StateFailed     State = "failed"
+)
+
+// Status is what a person needs to know about one server.
+type Status struct {
+	Name            string `json:"name"`
+	Transport       string `json:"transport"`
+	State           State  `json:"state"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	Tools           int    `json:"tools"`
+	Restarts        int    `json:"restarts"`
+	LastError       string `json:"lastError,omitempty"`
+	StderrTail      string `json:"stderrTail,omitempty"`
+	Identity        string `json:"identity"`
+}
+
+// server is one configured server and its current connection, if any.
+type server struct {
+	m      *Manager
+	spec   Spec
+	stderr *tailBuffer
+	relist chan struct{} // capacity 1: pending list_changed notifications coalesce
+
+	mu       sync.Mutex
+	state    State
+	lastErr  string
+	conn     *live
+	listing  *listing
+	crashes  []time.Time
+	restarts int
+	relister bool // the relist goroutine runs
+}
+
+// live is one established session.
+type live struct {
+	session  *mcp.ClientSession
+	raw      rawCaller
+	dialed   *dialed
+	cancel   context.CancelFunc // ends the connection's context
+	protocol string
+	info     *mcp.Implementation
+	stopping bool // set under server.mu when the host closes it on purpose
+}
+
+func (s *server) setState(st State, errText string) {
+	s.mu.Lock()
+	s.state = st
+	s.lastErr = errText
+	s.mu.Unlock()
+	s.m.publish(Event{Kind: EventState, Server: s.spec.Name, State: st, Err: errText})
+}
+
+func (s *server) startTimeout() time.Duration {
+	if s.spec.StartTimeout > 0 {
+		return s.spec.StartTimeout
+	}
+	return s.m.opts.StartTimeout
+}
+
+// start connects and lists tools, within the start timeout.
+func (s *server) start(ctx context.Context) {
+	s.setState(StateStarting, "")
+	l, lst, err := s.connect(ctx)
+	if err != nil {
+		s.setState(StateFailed, err.Error())
+		return
+	}
+	s.install(l, lst)
+}
+
+// connect establishes a session and reads the catalog. The connection's own
+// context outlives ctx (some transports tie their streams to it); the start
+// timeout and ctx bound only the handshake and first listing.
+func (s *server) connect(ctx context.Context) (*live, *listing, error) {
+	connCtx, cancel := context.WithCancel(s.m.ctx)
+	var timedOut, abandoned bool
+	var tmu sync.Mutex
+	timer := time.AfterFunc(s.startTimeout(), func() {
+		tmu.Lock()
+		timedOut = true
+		tmu.Unlock()
+		cancel()
+	})
+	stopWatch := context.AfterFunc(ctx, func() {
+		tmu.Lock()
+		abandoned = true
+		tmu.Unlock()
+		cancel()
+	})
+	fail := func(err error, d *dialed) (*live, *listing, error) {
+		timer.Stop()
+		stopWatch()
+		cancel()
+		if d != nil {
+			killProcessGroup(d.cmd)
+		}
+		tmu.Lock()
+		switch {
+		case timedOut:
+			err = fmt.Errorf("no answer within %s (start timeout): %w", s.startTimeout(), err)
+		case abandoned:
+			err = fmt.Errorf("start abandoned: %w", err)
+		}
+		tmu.Unlock()
+		if tail := s.stderr.Tail(5); tail != "" {
+			err = fmt.Errorf("%w\nstderr:\n%s", err, tail)
+		}
+		return nil, nil, err
+	}
+
+	d, err := s.m.dial(connCtx, s)
+	if err != nil {
+		return fail(fmt.Errorf("start: %w", err), nil)
+	}
+	pv := s.spec.ProtocolVersion
+	if pv == "" {
+		pv = DefaultProtocolVersion
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation are offered until the host can
+		// serve them.
+		Capabilities:                &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
+		ProgressNotificationHandler: s.m.onProgress,
+	})
+	cs, err := c.Connect(connCtx, d.transport, &mcp.ClientSessionOptions{ProtocolVersion: pv})
+	if err != nil {
+		return fail(fmt.Errorf("initialize: %w", err), d)
+	}
+	l := &live{session: cs, dialed: d, cancel: cancel}
+	if ir := cs.InitializeResult(); ir != nil {
+		l.protocol = ir.ProtocolVersion
+		l.info = ir.ServerInfo
+	}
+	if d.raw != nil {
+		l.raw = d.raw.conn
+	} else {
+		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20}
+	}
+	lst, err := listTools(connCtx, l.raw, s.spec.Name, s.m.opts.Limits)
+	if err != nil {
+		_ = cs.Close()
+		return fail(err, d)
+	}
+	if !timer.Stop() {
+		_ = cs.Close()
+		return fail(errors.New("listing finished too late"), d)
+	}
+	stopWatch()
+	return l, lst, nil
+}
+
+// install makes l the server's connection, publishes the catalog change
+// against the previous listing, and watches l for a crash.
+func (s *server) install(l *live, lst *listing) {
+	s.mu.Lock()
+	old := s.listing
+	s.conn = l
+	s.listing = lst
+	s.state = StateReady
+	s.lastErr = ""
+	startRelister := !s.relister
+	s.relister = true
+	s.mu.Unlock()
+	s.m.publish(Event{Kind: EventState, Server: s.spec.Name, State: StateReady})
+	if old != nil {
+		if d := diffListings(old, lst); !d.Empty() {
+			s.m.publish(Event{Kind: EventTools, Server: s.spec.Name, Diff: d})
+		}
+	}
+	s.m.wg.Add(1)
+	go s.supervise(l)
+	if startRelister {
+		s.m.wg.Add(1)
+		go s.relistLoop()
+	}
+}
+
+// supervise waits for the session to end. An end the host did not ask for
+// is a crash: the server is restarted with backoff, unless it crashed too
+// often, in which case it stays failed until Manager.Restart.
+func (s *server) supervise(l *live) {
+	defer s.m.wg.Done()
+	waitErr := l.session.Wait()
+	l.cancel()
+	killProcessGroup(l.dialed.cmd)
+
+	s.mu.Lock()
+	if l.stopping || s.conn != l {
+		s.mu.Unlock()
+		return
+	}
+	s.conn = nil
+	s.mu.Unlock()
+
+	why := "the server closed the connection"
+	if waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed) {
+		why = "the connection ended: " + waitErr.Error()
+	}
+	if tail := s.stderr.Tail(5); tail != "" {
+		why += "\nstderr:\n" + tail
+	}
+	for attempt := 1; ; attempt++ {
+		if n := s.recordCrash(); n >= s.m.opts.MaxCrashes {
+			s.setState(StateFailed, fmt.Sprintf("crashed %d times within %s; it stays stopped until restarted\nlast: %s", n, s.m.opts.CrashWindow, why))
+			return
+		}
+		s.setState(StateRestarting, why)
+		select {
+		case <-time.After(s.m.opts.Backoff(attempt)):
+		case <-s.m.ctx.Done():
+			return
+		}
+		l2, lst, err := s.connect(s.m.ctx)
+		if err == nil {
+			s.mu.Lock()
+			s.restarts++
+			s.mu.Unlock()
+			s.install(l2, lst)
+			return
+		}
+		if s.m.ctx.Err() != nil {
+			return
+		}
+		why = "restart failed: " + err.Error()
+	}
+}
+
+// recordCrash notes a crash now and returns how many fall in the window.
+func (s *server) recordCrash() int {
+	now := s.m.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := s.crashes[:0]
+	for _, t := range s.crashes {
+		if now.Sub(t) < s.m.opts.CrashWindow {
+			keep = append(keep, t)
+		}
+	}
+	s.crashes = append(keep, now)
+	return len(s.crashes)
+}
+
+func (s *server) requestRelist() {
+	select {
+	case s.relist <- struct{}{}:
+	default: // one is already pending; it will see this change too
+	}
+}
+
+// relistLoop lists tools again after list_changed notifications, at most
+// once per RelistInterval.
+func (s *server) relistLoop() {
+	defer s.m.wg.Done()
+	for {
+		select {
+		case <-s.relist:
+		case <-s.m.ctx.Done():
+			return
+		}
+		s.mu.Lock()
+		l := s.conn
+		s.mu.Unlock()
+		if l != nil {
+			ctx, cancel := context.WithTimeout(s.m.ctx, s.startTimeout())
+			lst, err := listTools(ctx, l.raw, s.spec.Name, s.m.opts.Limits)
+			cancel()
+			s.mu.Lock()
+			current := s.conn == l
+			var old *listing
+			if err == nil && current {
+				old = s.listing
+				s.listing = lst
+			}
+			s.mu.Unlock()
+			if old != nil {
+				if d := diffListings(old, lst); !d.Empty() {
+					s.m.publish(Event{Kind: EventTools, Server: s.spec.Name, Diff: d})
+				}
+			}
+		}
+		select {
+		case <-time.After(s.m.opts.RelistInterval):
+		case <-s.m.ctx.Done():
+			return
+		}
+	}
+}
+
+// stop closes the current connection on purpose.
+func (s *server) stop() {
+	s.mu.Lock()
+	l := s.conn
+	s.conn = nil
+	if l != nil {
+		l.stopping = true
+	}
+	if s.state != StateFailed {
+		s.state = StateStopped
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return
+	}
+	_ = l.session.Close()
+	l.cancel()
+	killProcessGroup(l.dialed.cmd)
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{
+		Name: s.spec.Name, Transport: s.spec.Transport, State: s.state, Restarts: s.restarts,
+		LastError: s.lastErr, Identity: s.spec.Identity(),
+	}
+	if s.conn != nil {
+		st.ProtocolVersion = s.conn.protocol
+		if s.conn.info != nil {
+			st.ServerName, st.ServerVersion = s.conn.info.Name, s.conn.info.Version
+		}
+	}
+	if s.listing != nil {
+		st.Tools = len(s.listing.tools)
+	}
+	if s.state == StateFailed || s.state == StateRestarting {
+		st.StderrTail = strings.TrimSpace(s.stderr.Tail(10))
+	}
+	return st
+}

@@ -1,0 +1,80 @@
+package client
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport kinds.
+const (
+	TransportStdio    = "stdio"
+	TransportHTTP     = "http" // streamable HTTP
+	TransportSSE      = "sse"  // the 2024-11-05 HTTP+SSE transport
+	TransportInMemory = "in-process"
+)
+
+// DefaultProtocolVersion is the protocol version mcphost asks for unless a
+// server's configuration says otherwise. Pinning it avoids the SDK's
+// server/discover probe, on which some servers exit or hang.
+const DefaultProtocolVersion = "2025-11-25"
+
+// Spec says how to reach one server.
+type Spec struct {
+	Name      string
+	Transport string // one of the Transport constants
+
+	Command string
+	Args    []string
+	Env     map[string]string // added to the default environment
+	Cwd     string
+
+	URL     string
+	Headers map[string]string
+
+	ProtocolVersion string        // "" selects DefaultProtocolVersion
+	StartTimeout    time.Duration // 0 selects Options.StartTimeout
+	CallTimeout     time.Duration // 0 selects Options.CallTimeout
+
+	// Dial, when set, provides the transport instead of Command or URL: an
+	// in-process server. It is called once per connection attempt.
+	Dial func(ctx context.Context) (mcp.Transport, error) `json:"-"`
+}
+
+// Identity is a stable hash of what the server is: its transport and the
+// command line or URL that reaches it. Grants and pins are bound to it, so a
+// server whose command changes is a different server. Environment values and
+// headers are left out (tokens rotate); ConsentHash covers them.
+func (s *Spec) Identity() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "transport=%q\ncommand=%q\nargs=%q\ncwd=%q\nurl=%q\n", s.Transport, s.Command, s.Args, s.Cwd, s.URL)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ConsentHash covers everything a person approves when they consent to start
+// a server: its identity, environment and headers.
+func (s *Spec) ConsentHash() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "identity=%s\n", s.Identity())
+	for _, k := range sortedKeys(s.Env) {
+		fmt.Fprintf(h, "env %q=%q\n", k, s.Env[k])
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		fmt.Fprintf(h, "header %q=%q\n", k, s.Headers[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,161 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultEnv lists the variables a stdio server inherits from mcphost's own
+// environment. Everything else — API keys for the model among them — stays
+// with the host unless the server's configuration passes it explicitly.
+var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"}
+
+// dialed is a transport ready to connect, plus what the client needs to
+// reach the same server beside the SDK.
+type dialed struct {
+	transport mcp.Transport
+	raw       *rawTransport // nil for streamable HTTP
+	http      *http.Client  // streamable HTTP only
+	cmd       *exec.Cmd     // stdio only
+}
+
+func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
+	spec := &s.spec
+	switch {
+	case spec.Dial != nil:
+		t, err := spec.Dial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rt := &rawTransport{inner: t}
+		return &dialed{transport: rt, raw: rt}, nil
+	case spec.Transport == TransportStdio || spec.Transport == "":
+		if spec.Command == "" {
+			return nil, fmt.Errorf("no command to start")
+		}
+		cmd := exec.Command(spec.Command, spec.Args...)
+		cmd.Dir = spec.Cwd
+		cmd.Env = m.serverEnv(spec.Env)
+		cmd.Stderr = s.stderr
+		cmd.WaitDelay = 2 * time.Second
+		setProcessGroup(cmd)
+		rt := &rawTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
+		return &dialed{transport: rt, raw: rt, cmd: cmd}, nil
+	case spec.Transport == TransportHTTP:
+		hc := m.httpClient(spec.Headers)
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: hc, MaxRetries: 2}, http: hc}, nil
+	case spec.Transport == TransportSSE:
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: m.httpClient(spec.Headers)}}
+		return &dialed{transport: rt, raw: rt}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
+}
+
+func (m *Manager) serverEnv(extra map[string]string) []string {
+	getenv := m.opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var env []string
+	for _, k := range DefaultEnv {
+		if _, over := extra[k]; over {
+			continue
+		}
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range sortedKeys(extra) {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+func (m *Manager) httpClient(headers map[string]string) *http.Client {
+	base := m.opts.HTTPTransport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &headerTransport{base: base, headers: headers}}
+}
+
+// headerTransport adds the configured headers to every request to a server
+// and records the HTTP status of call requests for failure classification.
+// It never overrides the protocol's own headers.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+var reservedHeaders = map[string]bool{
+	"Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Content-Type": true, "Accept": true, "Last-Event-Id": true,
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			if !reservedHeaders[http.CanonicalHeaderKey(k)] {
+				req.Header.Set(k, v)
+			}
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if p, ok := req.Context().Value(probeKey{}).(*httpProbe); ok && req.Method == http.MethodPost {
+		p.record(resp, err)
+	}
+	return resp, err
+}
+
+type probeKey struct{}
+
+// httpProbe travels in a call's context and learns what HTTP said about the
+// call's POST, which the SDK's error does not keep in a usable form.
+type httpProbe struct {
+	mu         sync.Mutex
+	sent       bool // a response came back: the request reached the server
+	status     int
+	retryAfter time.Duration
+}
+
+func (p *httpProbe) record(resp *http.Response, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil || resp == nil {
+		return
+	}
+	p.sent = true
+	p.status = resp.StatusCode
+	p.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+}
+
+func (p *httpProbe) snapshot() (sent bool, status int, retryAfter time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.sent, p.status, p.retryAfter
+}
+
+// parseRetryAfter reads seconds or an HTTP date; a value it cannot read, or
+// one in the past, is zero.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,147 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"time"
+
+	"github.com/adrg/xdg"
+)
+
+// Defaults applied to every server that does not set its own value.
+const (
+	// DefaultProtocolVersion is the MCP protocol version a server is asked
+	// to speak unless its entry sets "protocolVersion".
+	DefaultProtocolVersion = "2025-11-25"
+	// DefaultStartTimeout bounds starting and initializing a server unless
+	// its entry sets "startTimeout".
+	DefaultStartTimeout = 30 * time.Second
+)
+
+// Transports a Server can use.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http" // streamable HTTP
+	TransportSSE   = "sse"  // the older HTTP+SSE transport
+)
+
+// AutoApproveLevels lists the values "permissions"."autoApprove" accepts.
+var AutoApproveLevels = []string{"none", "reads", "additive"}
+
+// Source says where a server entry came from. It decides how far the entry
+// is trusted: a project file can add servers but never trust them.
+type Source int
+
+const (
+	// SourceUser is the user's own config: the file given with --config or
+	// the XDG default.
+	SourceUser Source = iota
+	// SourceProject is .mcp.json in the working directory. Its servers
+	// start only after consent and are never trusted by the file.
+	SourceProject
+	// SourceFlag is a --server flag; passing it is consent.
+	SourceFlag
+	// SourceDemo is a built-in demo server.
+	SourceDemo
+)
+
+// String returns "user", "project", "flag" or "demo".
+func (s Source) String() string {
+	switch s {
+	case SourceUser:
+		return "user"
+	case SourceProject:
+		return "project"
+	case SourceFlag:
+		return "flag"
+	case SourceDemo:
+		return "demo"
+	}
+	return "unknown"
+}
+
+// Server is one configured MCP server. Values are final: defaults are
+// applied and ${VAR} references in Args, Env values, URL and Headers values
+// are expanded.
+type Server struct {
+	Name      string // unique; letters, digits, '-', '_', '.'; at most 64 bytes
+	Transport string // TransportStdio, TransportHTTP or TransportSSE
+
+	// stdio only.
+	Command string
+	Args    []string          // nil when empty
+	Env     map[string]string // added to the inherited environment; nil when empty
+	Cwd     string
+
+	// http and sse only.
+	URL     string
+	Headers map[string]string // nil when empty
+
+	Trust           bool // annotations from this server are believed
+	ProtocolVersion string
+	StartTimeout    time.Duration
+	CallTimeout     time.Duration // 0: the caller's default
+	Disabled        bool
+
+	// Vars names, sorted and without repeats, the environment variables the
+	// entry refers to with ${...}, so that a consent prompt can say which
+	// parts of the user's environment a project server would receive.
+	Vars []string
+
+	Source Source
+	File   string // the file that defined the server; "" for flags and demos
+}
+
+// RuleSpec is one permission rule as written. The policy package compiles
+// it; config only checks that it is a JSON string or object.
+type RuleSpec struct {
+	Effect string // "allow", "ask" or "deny"
+	// Source is the file path for a rule from a config file, or the flag
+	// ("--allow", "--ask", "--deny") for a rule from the command line.
+	Source string
+	// Index is the rule's position in its file list ("deny"[Index]) or
+	// among the flags of the same name, counting from 0.
+	Index int
+	// Line and Col locate the rule in Source when it is a file; 0 for flags.
+	Line, Col int
+	Raw       json.RawMessage // compact JSON: a string (glob) or an object
+}
+
+// Config is the merged configuration.
+type Config struct {
+	Servers     []Server   // sorted by Name
+	Rules       []RuleSpec // from the user's own config and flags only
+	AutoApprove string     // one of AutoApproveLevels; "" means the default
+	Model       string     // "provider:model"; "" means unset
+	Files       []string   // every file that was read, in the order read
+}
+
+// Server returns the server with the given name.
+func (c *Config) Server(name string) (Server, bool) {
+	for _, s := range c.Servers {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// DefaultPath returns the default config file, config.json in the mcphost
+// directory under configHome, or under the XDG config home when configHome
+// is "". The file may not exist.
+func DefaultPath(configHome string) string {
+	if configHome == "" {
+		configHome = xdg.ConfigHome
+	}
+	return filepath.Join(configHome, "mcphost", "config.json")
+}
+
+// StateDir returns the directory for grants, pins and the audit log: the
+// mcphost directory under stateHome, or under the XDG state home when
+// stateHome is "". It does not create it.
+func StateDir(stateHome string) string {
+	if stateHome == "" {
+		stateHome = xdg.StateHome
+	}
+	return filepath.Join(stateHome, "mcphost")
+}

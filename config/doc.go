@@ -1,0 +1,74 @@
+// Package config loads mcphost's configuration from the user's config file,
+// the project's .mcp.json, and command-line flags, and reports every problem
+// with the file, line and column it is about.
+//
+// It starts no processes and makes no policy decisions: permission rules are
+// passed on as written (RuleSpec) for the policy package to compile.
+//
+// # File format
+//
+// A config file is one JSON object in the format Claude Desktop uses, so
+// existing files work unchanged, plus mcphost's own keys:
+//
+//	{
+//	  "mcpServers": {
+//	    "tasks":  {"command": "tasks-server", "args": ["--db", "x.db"], "env": {"K": "v"}, "trust": true},
+//	    "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Team": "a"}},
+//	    "legacy": {"type": "sse", "url": "http://127.0.0.1:9000/sse"}
+//	  },
+//	  "permissions": {"autoApprove": "additive", "allow": ["tasks/list_*"], "ask": [], "deny": ["*/delete_*"]},
+//	  "model": "anthropic:claude-sonnet-4-5"
+//	}
+//
+// Top-level keys: "mcpServers", "permissions", "model" ("$schema" is
+// accepted for editors).
+//
+// Server keys: "command" (string), "args" (strings), "env" (object of
+// strings), "cwd" (string), "type" ("stdio", "http" — also written
+// "streamable-http" or "streamableHttp" — or "sse", in any case), "url"
+// (http or https),
+// "headers" (object of strings), "trust" (boolean), "protocolVersion"
+// (default DefaultProtocolVersion), "startTimeout" and "callTimeout"
+// (duration strings such as "30s"; startTimeout defaults to
+// DefaultStartTimeout), "disabled" (boolean). Without "type", a server with
+// "command" is stdio and one with "url" is http. A server needs exactly one
+// of "command" and "url". Server names have 1 to 64 letters, digits, '-',
+// '_' and '.', because they become prefixes of tool names.
+//
+// Permission keys: "autoApprove" (one of AutoApproveLevels), and "allow",
+// "ask" and "deny", arrays of rules, each a glob string or an object.
+//
+// A null value is the same as leaving the key out. Of duplicate keys the
+// last one counts, as in JavaScript, and the others draw a warning.
+//
+// # Warnings
+//
+// Unknown keys draw a warning, with a suggestion when the key looks like a
+// typo of a known one. Keys that other MCP hosts write and mcphost ignores
+// ("autoApprove", "alwaysAllow", "timeout", "description", "transportType",
+// "httpUrl", "envFile", "includeTools", "excludeTools" in a server;
+// "globalShortcut", "servers", "inputs" at the top level; "defaultMode" in
+// "permissions") draw a warning that says what to use instead. None of them
+// is honoured: a server entry approving its own tools would let a project
+// file approve tools, and "timeout" means seconds to one host and
+// milliseconds to another.
+//
+// # Environment variables
+//
+// In "args", "env" values, "url" and "headers" values, ${NAME} is replaced by
+// the variable's value and ${NAME:-default} by the value or, when the
+// variable is unset or empty, the default; "$${" is a literal "${". $NAME
+// without braces is left alone, and nothing is ever run. An unset variable
+// without a default is an error, except in a disabled server, where the
+// reference is kept as written. Server.Vars lists the variables an entry
+// uses.
+//
+// # Sources and trust
+//
+// A server in the user's own file or given with --server is consented by
+// that act. A project file (.mcp.json in the working directory) may add
+// servers but cannot grant trust, add rules, set the auto-approve level or
+// choose the model; those keys are ignored with a warning, and its servers
+// have Source SourceProject so the caller can ask for consent before
+// starting them. See Load for how sources merge.
+package config

@@ -1,0 +1,252 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ProjectFile is the name of the project-level config file looked for in
+// the working directory.
+const ProjectFile = ".mcp.json"
+
+// maxFileSize bounds how much of a config file is read. A project file
+// comes with whatever directory mcphost runs in, so it must not be able to
+// make mcphost read without end.
+const maxFileSize = 4 << 20
+
+// LoadOptions says where configuration comes from. Flags mirror the
+// command line; the other fields are injected so tests control them.
+type LoadOptions struct {
+	// ConfigFile is the --config flag. "" means the default file,
+	// DefaultPath(ConfigHome), which need not exist; a file named here must.
+	ConfigFile string
+	// ServerFlags are --server values: NAME=COMMAND [ARG...] or NAME=URL.
+	ServerFlags []string
+	// TrustFlags are --trust values: names of user or flag servers.
+	TrustFlags []string
+	// Allow, Ask and Deny are --allow, --ask and --deny values: a glob, or
+	// a JSON object when the value starts with '{'.
+	Allow, Ask, Deny []string
+	// WorkDir is where to look for ProjectFile; "" means nowhere.
+	WorkDir string
+	// ConfigHome replaces the XDG config home when not "".
+	ConfigHome string
+	// Getenv resolves ${NAME} references; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Load reads and merges every source of configuration:
+//
+//  1. the user's file (ConfigFile, or the XDG default when it exists);
+//  2. ProjectFile in WorkDir, which may add servers and nothing else: a
+//     server whose name the user's file already uses is dropped with a
+//     warning, and its "trust", "permissions" and "model" are ignored;
+//  3. --server flags, which replace a file's server of the same name (with
+//     a warning) and are consented by being passed;
+//  4. --trust flags, which trust user and flag servers; naming a project
+//     server or an unknown one is an error;
+//  5. rules from the user's file, then --allow, --ask and --deny, in order.
+//
+// If the user's file is also the project file (--config .mcp.json), it is
+// read once, as the user's. A config file must be a regular file of at most
+// 4 MiB, and at most 100 warnings are reported per file. Errors are *Error;
+// warnings come in the order of the sources above.
+func Load(opts LoadOptions) (*Config, []Warning, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	var warnings []Warning
+	cfg := &Config{}
+	servers := map[string]Server{}
+	pos := map[string][2]int{} // where each file server's key is
+
+	userPath := opts.ConfigFile
+	if userPath == "" {
+		userPath = DefaultPath(opts.ConfigHome)
+	}
+	userRead := false
+	data, err := readFile(userPath)
+	switch {
+	case err == nil:
+		r, err := parse(userPath, data, SourceUser, getenv)
+		warnings = append(warnings, r.warnings...)
+		if err != nil {
+			return nil, warnings, err
+		}
+		userRead = true
+		cfg.Files = append(cfg.Files, userPath)
+		cfg.Rules = r.cfg.Rules
+		cfg.AutoApprove = r.cfg.AutoApprove
+		cfg.Model = r.cfg.Model
+		for _, s := range r.cfg.Servers {
+			servers[s.Name] = s
+			pos[s.Name] = r.serverPos[s.Name]
+		}
+	case errors.Is(err, fs.ErrNotExist) && opts.ConfigFile == "":
+		// No config of one's own is fine.
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, warnings, &Error{File: userPath, Msg: "config file not found (given with --config)", Err: err}
+	default:
+		return nil, warnings, &Error{File: userPath, Msg: readFailure(err), Err: err}
+	}
+
+	if opts.WorkDir != "" {
+		projPath := filepath.Join(opts.WorkDir, ProjectFile)
+		data, err := readFile(projPath)
+		switch {
+		case err == nil && userRead && sameFile(userPath, projPath):
+			// Already read as the user's own file.
+		case err == nil:
+			r, err := parse(projPath, data, SourceProject, getenv)
+			if err != nil {
+				return nil, append(warnings, r.warnings...), err
+			}
+			cfg.Files = append(cfg.Files, projPath)
+			projWarnings := r.warnings
+			for _, s := range r.cfg.Servers {
+				p := r.serverPos[s.Name]
+				if u, ok := servers[s.Name]; ok {
+					projWarnings = append(projWarnings, Warning{File: projPath, Line: p[0], Col: p[1],
+						Message: fmt.Sprintf("server %q is ignored: %s already defines a server with that name", s.Name, u.File)})
+					continue
+				}
+				servers[s.Name] = s
+				pos[s.Name] = p
+			}
+			slices.SortStableFunc(projWarnings, func(a, b Warning) int {
+				return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+			})
+			warnings = append(warnings, projWarnings...)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			return nil, warnings, &Error{File: projPath, Msg: readFailure(err), Err: err}
+		}
+	}
+
+	flagged := map[string]bool{}
+	for _, f := range opts.ServerFlags {
+		s, err := ParseServerFlag(f)
+		if err != nil {
+			return nil, warnings, &Error{Msg: fmt.Sprintf("--server %q: %v", f, err), Err: err}
+		}
+		if flagged[s.Name] {
+			return nil, warnings, &Error{Msg: fmt.Sprintf("--server %q: a server named %q was already given with --server", f, s.Name)}
+		}
+		flagged[s.Name] = true
+		if old, ok := servers[s.Name]; ok {
+			p := pos[s.Name]
+			warnings = append(warnings, Warning{File: old.File, Line: p[0], Col: p[1],
+				Message: fmt.Sprintf("server %q is replaced by --server %q", s.Name, f)})
+		}
+		servers[s.Name] = s
+	}
+
+	for _, name := range opts.TrustFlags {
+		s, ok := servers[name]
+		switch {
+		case !ok:
+			msg := fmt.Sprintf("--trust %q: no server is named %q", name, name)
+			if sug := suggest(name, sortedKeys(servers)); sug != "" {
+				msg += fmt.Sprintf("; did you mean %q?", sug)
+			}
+			return nil, warnings, &Error{Msg: msg}
+		case s.Source == SourceProject:
+			return nil, warnings, &Error{Msg: fmt.Sprintf("--trust %q: %q comes from the project file %s; project servers are trusted through consent, not flags", name, name, s.File)}
+		}
+		s.Trust = true
+		servers[name] = s
+	}
+
+	for _, flag := range []struct {
+		name   string
+		values []string
+	}{{"--allow", opts.Allow}, {"--ask", opts.Ask}, {"--deny", opts.Deny}} {
+		for i, v := range flag.values {
+			r, err := flagRule(flag.name, i, v)
+			if err != nil {
+				return nil, warnings, err
+			}
+			cfg.Rules = append(cfg.Rules, r)
+		}
+	}
+
+	for _, name := range sortedKeys(servers) {
+		cfg.Servers = append(cfg.Servers, servers[name])
+	}
+	return cfg, warnings, nil
+}
+
+func sortedKeys(m map[string]Server) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// readFile reads a config file, refusing anything but a regular file (a
+// FIFO or a device would block or never end) and anything too large.
+func readFile(path string) ([]byte, error) {
+	// Check before opening: opening a FIFO for reading blocks.
+	if info, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = fmt.Errorf("larger than %d MiB", maxFileSize>>20)
+)
+
+// readFailure describes why a config file could not be read, without
+// repeating its path (the Error already carries it).
+func readFailure(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "cannot read config file: " + strings.TrimSpace(err.Error())
+}
+
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(ia, ib)
+}

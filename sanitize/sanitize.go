@@ -1,0 +1,148 @@
+// Package sanitize makes untrusted text safe to put on a terminal.
+//
+// Every string that came from an MCP server — names, titles, descriptions,
+// results, errors, stderr, URLs — passes through this package before it is
+// rendered. Control sequences, bidirectional overrides and invisible
+// characters are not removed silently: they are shown as visible escapes
+// (\x1b, \u202e), so a person sees that the server sent something odd.
+package sanitize
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text returns s with every unsafe rune replaced by a visible escape. Newline
+// and tab are kept, so multi-line text (a result, a description) keeps its
+// shape. Invalid UTF-8 bytes are escaped as \xNN.
+func Text(s string) string { return clean(s, true) }
+
+// Line is Text for a single-line cell: newline and tab are escaped too.
+func Line(s string) string { return clean(s, false) }
+
+// Unsafe reports whether r must not reach a terminal as is. Newline and tab
+// are reported unsafe; Text lets them through on its own.
+func Unsafe(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f: // C0 controls (ESC among them) and DEL
+		return true
+	case r >= 0x80 && r <= 0x9f: // C1 controls, including 8-bit CSI and OSC
+		return true
+	case r >= 0x200b && r <= 0x200f: // zero-width space/joiners, LRM, RLM
+		return true
+	case r >= 0x202a && r <= 0x202e: // bidi embeddings and overrides
+		return true
+	case r >= 0x2060 && r <= 0x2064, r >= 0x2066 && r <= 0x2069: // word joiner, invisible operators, bidi isolates
+		return true
+	case r == 0x061c, r == 0x180e, r == 0xfeff: // Arabic letter mark, Mongolian vowel separator, BOM / zero-width no-break space
+		return true
+	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotation controls
+		return true
+	case r >= 0xe0000 && r <= 0xe007f: // tag characters (invisible)
+		return true
+	}
+	return false
+}
+
+func clean(s string, keepLayout bool) string {
+	if safe(s, keepLayout) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
+			i++
+			continue
+		}
+		i += size
+		if keepLayout && (r == '\n' || r == '\t') {
+			b.WriteRune(r)
+			continue
+		}
+		if !Unsafe(r) {
+			b.WriteRune(r)
+			continue
+		}
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x100:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
+		case r <= 0xffff:
+			b.WriteString(`\u`)
+			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
+		default:
+			b.WriteString(`\U`)
+			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+		}
+	}
+	return b.String()
+}
+
+// safe is the fast path: most text needs no change and is returned without
+// allocating.
+func safe(s string, keepLayout bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return safeSlow(s[i:], keepLayout)
+		}
+		if c < 0x20 || c == 0x7f {
+			if keepLayout && (c == '\n' || c == '\t') {
+				continue
+			}
+			return false
+		}
+	}
+	return true
+}
+
+func safeSlow(s string, keepLayout bool) bool {
+	for _, r := range s {
+		if r == utf8.RuneError {
+			return false // invalid byte, or a literal U+FFFD, which is harmless but rare
+		}
+		if keepLayout && (r == '\n' || r == '\t') {
+			continue
+		}
+		if Unsafe(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&0xf]})
+}
+
+func pad(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat("0", n-len(s)) + s
+}
+
+// Truncate cuts s to at most max bytes on a rune boundary and appends a
+// marker saying how many bytes were cut. It returns s unchanged when it fits.
+func Truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… [" + strconv.Itoa(len(s)-cut) + " bytes cut]"
+}

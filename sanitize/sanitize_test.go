@@ -1,0 +1,75 @@
+package sanitize
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestText(t *testing.T) {
+	cases := []struct{ in, text, line string }{
+		{"plain", "plain", "plain"},
+		{"two\nlines\tand tab", "two\nlines\tand tab", `two\nlines\tand tab`},
+		{"\x1b[2Jclear", `\x1b[2Jclear`, `\x1b[2Jclear`},
+		{"\x1b]52;c;aGk=\x07", `\x1b]52;c;aGk=\x07`, `\x1b]52;c;aGk=\x07`},
+		{"cr\rover", `cr\rover`, `cr\rover`},
+		{"del\x7f", `del\x7f`, `del\x7f`},
+		{"c1\u009b31m", `c1\x9b31m`, `c1\x9b31m`},
+		{"evil\u202eexe.txt", `evil\u202eexe.txt`, `evil\u202eexe.txt`},
+		{"zero\u200bwidth", `zero\u200bwidth`, `zero\u200bwidth`},
+		{"isolate\u2066x\u2069", `isolate\u2066x\u2069`, `isolate\u2066x\u2069`},
+		{"bom\ufeff", `bom\ufeff`, `bom\ufeff`},
+		{"tag\U000e0041", `tag\U000e0041`, `tag\U000e0041`},
+		{"bad\xffbyte", `bad\xffbyte`, `bad\xffbyte`},
+		{"ünïcödé 日本 😀", "ünïcödé 日本 😀", "ünïcödé 日本 😀"},
+	}
+	for _, c := range cases {
+		if got := Text(c.in); got != c.text {
+			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.text)
+		}
+		if got := Line(c.in); got != c.line {
+			t.Errorf("Line(%q) = %q, want %q", c.in, got, c.line)
+		}
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	if got := Truncate("short", 10); got != "short" {
+		t.Errorf("got %q, want unchanged", got)
+	}
+	got := Truncate("日本語", 4) // 3 bytes per rune: cut falls inside the second rune
+	if got != "日… [6 bytes cut]" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestSafeTextDoesNotAllocate(t *testing.T) {
+	s := strings.Repeat("a safe line of text, ünïcödé\n", 20)
+	if n := testing.AllocsPerRun(100, func() { _ = Text(s) }); n != 0 {
+		t.Errorf("Text on safe input allocated %v times, want 0", n)
+	}
+}
+
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "a\x1b[31mb", "\u202e", "\xff\xfe", "x\u200by", "\u009b", "ok\n\tok"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, out := range map[string]string{"Text": Text(s), "Line": Line(s)} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("%s(%q) is not valid UTF-8: %q", name, s, out)
+			}
+			for _, r := range out {
+				if name == "Text" && (r == '\n' || r == '\t') {
+					continue
+				}
+				if Unsafe(r) {
+					t.Fatalf("%s(%q) let %U through: %q", name, s, r, out)
+				}
+			}
+		}
+		if Text(Text(s)) != Text(s) {
+			t.Fatalf("Text is not idempotent on %q", s)
+		}
+	})
+}
