@@ -15,7 +15,9 @@ import (
 
 func TestClassify(t *testing.T) {
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
-	wire := func(code int64) error { return fmt.Errorf("calling tool: %w", &jsonrpc.Error{Code: code, Message: "x"}) }
+	wire := func(code int64) error {
+		return fmt.Errorf("calling tool: %w", &jsonrpc.Error{Code: code, Message: "x"})
+	}
 	probe := func(sent bool, status int, ra time.Duration) *httpProbe {
 		return &httpProbe{sent: sent, status: status, retryAfter: ra}
 	}
