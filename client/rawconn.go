@@ -98,7 +98,7 @@ func (c *rawConn) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	p, err := json.Marshal(params)
+	p, err := marshalParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -130,4 +130,16 @@ func (c *rawConn) call(ctx context.Context, method string, params any) (json.Raw
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	}
+}
+
+// marshalParams encodes request params, leaving them out entirely when there
+// are none: some servers reject "params": null.
+func marshalParams(params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	if m, ok := params.(map[string]any); ok && m == nil {
+		return nil, nil
+	}
+	return json.Marshal(params)
 }

@@ -38,7 +38,13 @@ type rawHTTP struct {
 
 func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id := fmt.Sprintf("%s%d", rawPrefix, r.seq.Add(1))
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if p, err := marshalParams(params); err != nil {
+		return nil, err
+	} else if p != nil {
+		msg["params"] = p
+	}
+	body, err := json.Marshal(msg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// globalOptions are the flags every command accepts.
+type globalOptions struct {
+	ConfigFile string
+	Servers    []string
+	Trust      []string
+	Allow      []string
+	Ask        []string
+	Deny       []string
+	Model      string
+	BaseURL    string
+	Audit      string
+	Demo       bool
+}
+
+// run is the whole program: it parses args, runs the command and returns
+// the exit code. It writes only to s.
+func run(ctx context.Context, args []string, s *streams) int {
+	root := newRootCmd(ctx, s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		var ce *codeError
+		if !errors.As(err, &ce) || ce.err != nil {
+			fmt.Fprintf(s.Err, "mcphost: %v\n", err)
+		}
+	}
+	return exitCode(err)
+}
+
+func newRootCmd(ctx context.Context, s *streams) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "mcphost",
+		Short: "A terminal host for MCP that decides before it acts",
+		Long: `mcphost connects to Model Context Protocol servers, reads the risk hints each
+tool declares, and decides before a call runs whether it may run silently, must
+be confirmed by a person, or is refused.
+
+Without a configuration it runs against built-in demo servers.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runOverview(cmd.Context(), g, s)
+		},
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+
+	f := root.PersistentFlags()
+	f.StringVar(&g.ConfigFile, "config", "", "config `file` (default: $XDG_CONFIG_HOME/mcphost/config.json)")
+	f.StringArrayVar(&g.Servers, "server", nil, "add a server: `NAME=COMMAND [ARGS…]` or NAME=URL (repeatable)")
+	f.StringArrayVar(&g.Trust, "trust", nil, "believe the annotations of server `NAME` (repeatable)")
+	f.StringArrayVar(&g.Allow, "allow", nil, "allow calls matching `RULE`, e.g. 'fs/read_*' (repeatable)")
+	f.StringArrayVar(&g.Ask, "ask", nil, "ask before calls matching `RULE` (repeatable)")
+	f.StringArrayVar(&g.Deny, "deny", nil, "deny calls matching `RULE` (repeatable)")
+	f.StringVar(&g.Model, "model", "", "model as `PROVIDER:MODEL`")
+	f.StringVar(&g.BaseURL, "base-url", "", "base `URL` of an OpenAI-compatible endpoint")
+	f.StringVar(&g.Audit, "audit", "", "audit log `file` (default: under $XDG_STATE_HOME/mcphost)")
+	f.BoolVar(&g.Demo, "demo", false, "run against the built-in demo servers")
+
+	root.AddCommand(
+		newServersCmd(g, s),
+		newToolsCmd(g, s),
+	)
+	for _, c := range root.Commands() {
+		c.SilenceUsage = true
+		c.SilenceErrors = true
+	}
+	_ = ctx
+	return root
+}

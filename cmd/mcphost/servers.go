@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/spf13/cobra"
+)
+
+type serversOptions struct {
+	JSON bool
+}
+
+func newServersCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &serversOptions{}
+	cmd := &cobra.Command{
+		Use:   "servers",
+		Short: "Start every configured server and report its state",
+		Long: `Start every configured server and report, for each: transport, state, protocol
+version, number of tools and the last error with the tail of its stderr.
+
+Exits 1 when a server failed to start.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServers(cmd, g, o, s)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// serverJSON is the stable --json shape of one server.
+type serverJSON struct {
+	Name            string `json:"name"`
+	Transport       string `json:"transport"`
+	State           string `json:"state"`
+	Trusted         bool   `json:"trusted"`
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ServerName      string `json:"serverName,omitempty"`
+	ServerVersion   string `json:"serverVersion,omitempty"`
+	Tools           int    `json:"tools"`
+	Restarts        int    `json:"restarts"`
+	LastError       string `json:"lastError,omitempty"`
+	StderrTail      string `json:"stderrTail,omitempty"`
+	Identity        string `json:"identity,omitempty"`
+}
+
+func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *streams) error {
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	m := st.start(cmd.Context())
+	defer m.Close()
+	statuses := st.statuses(m)
+
+	failed := 0
+	for _, ss := range statuses {
+		if ss.State == client.StateFailed {
+			failed++
+		}
+	}
+	if o.JSON {
+		out := make([]serverJSON, 0, len(statuses))
+		for _, ss := range statuses {
+			out = append(out, serverJSON{
+				Name: ss.Name, Transport: ss.Transport, State: string(ss.State), Trusted: st.trusted[ss.Name],
+				ProtocolVersion: ss.ProtocolVersion, ServerName: ss.ServerName, ServerVersion: ss.ServerVersion,
+				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity,
+			})
+		}
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTRUST\tPROTOCOL\tTOOLS\tSERVER INFO")
+		for _, ss := range statuses {
+			info := strings.TrimSpace(ss.ServerName + " " + ss.ServerVersion)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", sanitize.Line(ss.Name), ss.Transport, ss.State,
+				yesNo(st.trusted[ss.Name], "trusted", "-"), dash(ss.ProtocolVersion), toolCount(ss), dash(sanitize.Line(info)))
+		}
+		tw.Flush()
+		for _, ss := range statuses {
+			if ss.LastError == "" && ss.StderrTail == "" {
+				continue
+			}
+			fmt.Fprintf(s.Out, "\n%s: %s\n", sanitize.Line(ss.Name), indent(sanitize.Text(ss.LastError)))
+			if ss.StderrTail != "" && !strings.Contains(ss.LastError, ss.StderrTail) {
+				fmt.Fprintf(s.Out, "  stderr:\n    %s\n", strings.ReplaceAll(sanitize.Text(ss.StderrTail), "\n", "\n    "))
+			}
+		}
+	}
+	if failed > 0 {
+		return withCode(exitError, fmt.Errorf("%d of %d servers failed to start", failed, len(statuses)))
+	}
+	return nil
+}
+
+func toolCount(ss client.Status) string {
+	if ss.State != client.StateReady {
+		return "-"
+	}
+	return strconv.Itoa(ss.Tools)
+}
+
+func sortStatuses(ss []client.Status) {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+}
+
+func writeJSON(s *streams, v any) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func yesNo(b bool, yes, no string) string {
+	if b {
+		return yes
+	}
+	return no
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }

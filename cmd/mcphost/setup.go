@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// setup is a loaded configuration, ready to start.
+type setup struct {
+	cfg     *config.Config
+	specs   []client.Spec
+	trusted map[string]bool
+	// held are servers that are configured but not started, with the
+	// reason: disabled, or from a project file and not yet consented.
+	held []client.Status
+	demo bool
+}
+
+// States of servers that are configured but not started.
+const (
+	stateDisabled     client.State = "disabled"
+	stateNeedsConsent client.State = "needs-consent"
+)
+
+// loadSetup reads the configuration from every source, prints its warnings,
+// and falls back to the demo servers when nothing is configured at all.
+func loadSetup(g *globalOptions, s *streams) (*setup, error) {
+	cfg, warnings, err := config.Load(config.LoadOptions{
+		ConfigFile:  g.ConfigFile,
+		ServerFlags: g.Servers,
+		TrustFlags:  g.Trust,
+		Allow:       g.Allow, Ask: g.Ask, Deny: g.Deny,
+		WorkDir:    s.WorkDir,
+		ConfigHome: s.Getenv("XDG_CONFIG_HOME"),
+		Getenv:     s.Getenv,
+	})
+	for _, w := range warnings {
+		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := &setup{cfg: cfg, trusted: map[string]bool{}}
+	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
+		st.demo = true
+		st.specs = demoSpecs()
+		st.trusted["tasks"] = true // in-process code of this program: its hints are honest by construction
+		return st, nil
+	}
+	for _, srv := range cfg.Servers {
+		switch {
+		case srv.Disabled:
+			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateDisabled})
+			continue
+		case srv.Source == config.SourceProject:
+			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateNeedsConsent,
+				LastError: fmt.Sprintf("defined in the project file %s; it starts only after you consent to its exact command (add it to your own config or pass it with --server to consent now)", srv.File)})
+			continue
+		}
+		st.specs = append(st.specs, specFromConfig(srv))
+		if srv.Trust {
+			st.trusted[srv.Name] = true
+		}
+	}
+	return st, nil
+}
+
+func specFromConfig(srv config.Server) client.Spec {
+	return client.Spec{
+		Name: srv.Name, Transport: srv.Transport,
+		Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
+		URL: srv.URL, Headers: srv.Headers,
+		ProtocolVersion: srv.ProtocolVersion, StartTimeout: srv.StartTimeout, CallTimeout: srv.CallTimeout,
+	}
+}
+
+// demoSpecs are the in-process demo servers: an honest task tracker and the
+// same kind of tools with no annotations at all.
+func demoSpecs() []client.Spec {
+	var specs []client.Spec
+	for _, name := range []string{"tasks", "bare"} {
+		specs = append(specs, client.Spec{Name: name, Dial: func(ctx context.Context) (mcp.Transport, error) {
+			f, err := fixtures.New(name, fixtures.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return f.InMemory(ctx)
+		}})
+	}
+	return specs
+}
+
+// start starts every server and returns the running manager; the caller
+// closes it.
+func (st *setup) start(ctx context.Context) *client.Manager {
+	m := client.New(st.specs, client.Options{ClientVersion: version})
+	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	m.Start(startCtx)
+	return m
+}
+
+// statuses are the started servers' states followed by the held ones,
+// sorted by name.
+func (st *setup) statuses(m *client.Manager) []client.Status {
+	out := append(m.Servers(), st.held...)
+	sortStatuses(out)
+	return out
+}

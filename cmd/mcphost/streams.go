@@ -1,0 +1,37 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/charmbracelet/x/term"
+)
+
+// streams are the program's standard streams, injected so that every
+// command can run against buffers in tests.
+type streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// Terminal reports whether stdin and stdout are both a terminal: the
+	// condition for starting the TUI or prompting.
+	Terminal bool
+	// Color reports whether colour may be used on Out.
+	Color bool
+	// Getenv reads the environment.
+	Getenv func(string) string
+	// WorkDir is the working directory, where a project's .mcp.json lives.
+	WorkDir string
+}
+
+func systemStreams() *streams {
+	wd, _ := os.Getwd()
+	tty := term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())
+	return &streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Terminal: tty,
+		Color:    tty && os.Getenv("NO_COLOR") == "",
+		Getenv:   os.Getenv,
+		WorkDir:  wd,
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/spf13/cobra"
+)
+
+type toolsOptions struct {
+	JSON bool
+}
+
+func newToolsCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &toolsOptions{}
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List every tool with its declared hints",
+		Long: `List every tool of every ready server: server/tool, the title the server gave
+(shown in quotes: the server's words, not mcphost's), and the four hints exactly
+as declared — true, false, or "-" when the server left the hint out.
+
+With --json, strings are kept exactly as sent (the table escapes control
+characters and invisible text), and each tool carries its definition hash.
+
+Exits 1 when a server failed to start.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTools(cmd, g, o, s)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+// toolJSON is the stable --json shape of one tool. Fields may be added,
+// never renamed.
+type toolJSON struct {
+	Server         string             `json:"server"`
+	Name           string             `json:"name"`
+	ModelName      string             `json:"modelName"`
+	Title          string             `json:"title,omitempty"`
+	Description    string             `json:"description,omitempty"`
+	DescriptionCut int                `json:"descriptionCut,omitempty"`
+	Annotations    client.Annotations `json:"annotations"`
+	DefinitionHash string             `json:"definitionHash"`
+	InputSchema    json.RawMessage    `json:"inputSchema"`
+	OutputSchema   json.RawMessage    `json:"outputSchema,omitempty"`
+}
+
+func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams) error {
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	m := st.start(cmd.Context())
+	defer m.Close()
+	tools := m.Tools()
+	names := client.BuildNames(tools)
+
+	if o.JSON {
+		out := make([]toolJSON, 0, len(tools))
+		for _, t := range tools {
+			out = append(out, toolJSON{
+				Server: t.Server, Name: t.Name, ModelName: names.Model(t), Title: t.Title,
+				Description: t.Description, DescriptionCut: t.DescriptionCut,
+				Annotations: t.Annotations, DefinitionHash: t.Hash, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			})
+		}
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TOOL\tTITLE (SERVER'S WORDS)\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD")
+		for _, t := range tools {
+			title := "-"
+			if t.Title != "" {
+				title = "“" + sanitize.Line(sanitize.Truncate(t.Title, 60)) + "”"
+			}
+			a := t.Annotations
+			hints := fmt.Sprintf("%s\t%s\t%s\t%s", hint(a.ReadOnly), hint(a.Destructive), hint(a.Idempotent), hint(a.OpenWorld))
+			switch {
+			case !a.Present:
+				hints = "no annotations\t\t\t"
+			case a.Malformed != "":
+				hints = "malformed annotations\t\t\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", sanitize.Line(t.Ref()), title, hints)
+		}
+		tw.Flush()
+		fmt.Fprintln(s.Err, `"-": the server left the hint out (the spec default applies)`)
+	}
+	return startFailures(st, m)
+}
+
+func hint(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "true"
+	default:
+		return "false"
+	}
+}
+
+// startFailures reports servers that failed to start on stderr-bound error.
+func startFailures(st *setup, m *client.Manager) error {
+	var failed []string
+	for _, ss := range m.Servers() {
+		if ss.State == client.StateFailed {
+			failed = append(failed, ss.Name)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return withCode(exitError, fmt.Errorf("server(s) failed to start: %s (run mcphost servers for details)", sanitize.Line(fmt.Sprint(failed))))
+}
