@@ -26,6 +26,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/config")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
 	})
