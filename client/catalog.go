@@ -65,6 +65,7 @@ const (
 	FindRepeatedCursor       = "repeated-cursor"
 	FindTooManyPages         = "too-many-pages"
 	FindTooManyTools         = "too-many-tools"
+	FindUnusualName          = "unusual-name" // outside [A-Za-z0-9_.-]: shown escaped
 )
 
 // listing is one complete tools/list of one server.
@@ -155,6 +156,12 @@ func parseEntry(server string, raw json.RawMessage, lim Limits) (*Tool, *entryFi
 		find("", SevError, FindMalformedEntry, "a tools/list entry is not an object ("+jsonKind(raw)+"); it was dropped")
 		return nil, nil, finds
 	}
+	if k := duplicateKey(raw); k != "" {
+		var n string
+		_ = json.Unmarshal(fields["name"], &n)
+		find(n, SevError, FindMalformedEntry, fmt.Sprintf("the entry has the key %q twice, so its meaning depends on the parser; it was dropped", k))
+		return nil, nil, finds
+	}
 	var name string
 	if err := json.Unmarshal(fields["name"], &name); err != nil || name == "" {
 		find("", SevError, FindMalformedEntry, "a tools/list entry has no string name; it was dropped")
@@ -165,10 +172,17 @@ func parseEntry(server string, raw json.RawMessage, lim Limits) (*Tool, *entryFi
 			fmt.Sprintf("the tool name is longer than %d bytes or not valid UTF-8; the tool was dropped", lim.MaxNameLen))
 		return nil, nil, finds
 	}
+	if !plainName(name) {
+		find(name, SevWarning, FindUnusualName, "the tool name has characters outside [A-Za-z0-9_.-]; it is shown escaped and models see a substitute name")
+	}
 	t := &Tool{Server: server, Name: name, Hash: definitionHash(fields)}
 
 	switch schema := fields["inputSchema"]; jsonKind(schema) {
 	case "object":
+		if err := checkSchema(schema); err != nil {
+			find(name, SevError, FindInvalidSchema, "inputSchema refused ("+err.Error()+"); the tool was dropped")
+			return nil, nil, finds
+		}
 		t.InputSchema = schema
 	case "absent", "null":
 		find(name, SevWarning, FindMissingSchema, "the tool has no inputSchema; an empty object schema is assumed")
@@ -179,6 +193,10 @@ func parseEntry(server string, raw json.RawMessage, lim Limits) (*Tool, *entryFi
 	}
 	switch k := jsonKind(fields["outputSchema"]); k {
 	case "object":
+		if err := checkSchema(fields["outputSchema"]); err != nil {
+			find(name, SevWarning, FindMalformedField, "outputSchema refused ("+err.Error()+"); it was ignored")
+			break
+		}
 		t.OutputSchema = fields["outputSchema"]
 	case "absent", "null":
 	default:
@@ -228,6 +246,10 @@ func parseAnnotations(raw json.RawMessage) (Annotations, string) {
 	case "object":
 	default:
 		why := "annotations is " + k + ", not an object"
+		return Annotations{Present: true, Malformed: why}, why
+	}
+	if k := duplicateKey(raw); k != "" {
+		why := fmt.Sprintf("the annotations have the key %q twice", k)
 		return Annotations{Present: true, Malformed: why}, why
 	}
 	var m map[string]json.RawMessage
@@ -290,4 +312,14 @@ func sortTools(ts []*Tool) {
 		}
 		return ts[i].Name < ts[j].Name
 	})
+}
+
+// plainName reports whether a tool name keeps to [A-Za-z0-9_.-].
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !safeByte(s[i]) && s[i] != '.' {
+			return false
+		}
+	}
+	return true
 }

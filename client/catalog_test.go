@@ -225,3 +225,48 @@ func TestDiffListings(t *testing.T) {
 		t.Errorf("changed fields (-want +got):\n%s", diff)
 	}
 }
+
+func TestDuplicateKeysAreNotBelieved(t *testing.T) {
+	lst, err := listTools(context.Background(), onePage(
+		`{"name":"dup_hint","inputSchema":{},"annotations":{"readOnlyHint":false,"readOnlyHint":true}}`,
+		`{"name":"dup_entry","inputSchema":{},"name":"other"}`,
+	), "h", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lst.tools) != 1 || lst.tools[0].Name != "dup_hint" {
+		t.Fatalf("tools = %v, want only dup_hint (the entry with a duplicate name is dropped)", lst.tools)
+	}
+	if a := lst.tools[0].Annotations; a.Malformed == "" || a.ReadOnly != nil {
+		t.Errorf("annotations with a duplicate hint = %+v, want malformed with no hints", a)
+	}
+}
+
+func TestSchemaChecks(t *testing.T) {
+	deep := strings.Repeat(`{"a":`, 70) + `1` + strings.Repeat(`}`, 70)
+	cases := []struct {
+		schema string
+		ok     bool
+	}{
+		{`{"type":"object","properties":{"p":{"$ref":"#/$defs/p"}},"$defs":{"p":{"type":"string"}}}`, true},
+		{`{"type":"object","properties":{"p":{"$ref":"https://evil.example/schema.json"}}}`, false},
+		{`{"type":"object","properties":{"$ref":{"type":"string"}}}`, true}, // a property named $ref is no reference
+		{deep, false},
+	}
+	for _, c := range cases {
+		err := checkSchema(json.RawMessage(c.schema))
+		if (err == nil) != c.ok {
+			t.Errorf("checkSchema(%.60s…) = %v, want ok=%v", c.schema, err, c.ok)
+		}
+	}
+}
+
+func TestUnusualNameIsFlaggedButKept(t *testing.T) {
+	lst, err := listTools(context.Background(), onePage(`{"name":"list\u200bfiles","inputSchema":{}}`), "h", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lst.tools) != 1 || len(lst.findings) != 1 || lst.findings[0].Code != FindUnusualName {
+		t.Errorf("tools %d, findings %+v; want the tool kept with an %s finding", len(lst.tools), lst.findings, FindUnusualName)
+	}
+}
