@@ -4,5 +4,5 @@ package client
 
 import "os/exec"
 
-func setProcessGroup(cmd *exec.Cmd)  {}
-func killProcessGroup(cmd *exec.Cmd) {}
+func setProcessGroup(cmd *exec.Cmd) {}
+func killProcessGroup(pid int)      {}

@@ -16,9 +16,6 @@ func setProcessGroup(cmd *exec.Cmd) {
 
 // killProcessGroup ends whatever is left of the server's process group after
 // the SDK closed the connection. It is a no-op when the group is gone.
-func killProcessGroup(cmd *exec.Cmd) {
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+func killProcessGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }

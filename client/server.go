@@ -52,6 +52,10 @@ type server struct {
 	crashes  []time.Time
 	restarts int
 	relister bool // the relist goroutine runs
+	// gen counts the times the host took the server in hand (start, stop).
+	// An automatic restart that began in an older generation stands down,
+	// so a manual Restart during a backoff leaves one connection, not two.
+	gen int
 }
 
 // live is one established session.
@@ -82,13 +86,17 @@ func (s *server) startTimeout() time.Duration {
 
 // start connects and lists tools, within the start timeout.
 func (s *server) start(ctx context.Context) {
+	s.mu.Lock()
+	s.gen++
+	gen := s.gen
+	s.mu.Unlock()
 	s.setState(StateStarting, "")
 	l, lst, err := s.connect(ctx)
 	if err != nil {
 		s.setState(StateFailed, err.Error())
 		return
 	}
-	s.install(l, lst)
+	s.install(l, lst, gen)
 }
 
 // connect establishes a session and reads the catalog. The connection's own
@@ -98,24 +106,25 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	connCtx, cancel := context.WithCancel(s.m.ctx)
 	var timedOut, abandoned bool
 	var tmu sync.Mutex
-	timer := time.AfterFunc(s.startTimeout(), func() {
+	// A process that does not answer in time is killed at once, so the
+	// start timeout is a bound and not the beginning of a polite shutdown.
+	var proc *procTransport
+	giveUp := func(flag *bool) {
 		tmu.Lock()
-		timedOut = true
+		*flag = true
+		p := proc
 		tmu.Unlock()
 		cancel()
-	})
-	stopWatch := context.AfterFunc(ctx, func() {
-		tmu.Lock()
-		abandoned = true
-		tmu.Unlock()
-		cancel()
-	})
+		p.kill()
+	}
+	timer := time.AfterFunc(s.startTimeout(), func() { giveUp(&timedOut) })
+	stopWatch := context.AfterFunc(ctx, func() { giveUp(&abandoned) })
 	fail := func(err error, d *dialed) (*live, *listing, error) {
 		timer.Stop()
 		stopWatch()
 		cancel()
 		if d != nil {
-			killProcessGroup(d.cmd)
+			d.proc.kill()
 		}
 		tmu.Lock()
 		switch {
@@ -135,6 +144,9 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err), nil)
 	}
+	tmu.Lock()
+	proc = d.proc
+	tmu.Unlock()
 	pv := s.spec.ProtocolVersion
 	if pv == "" {
 		pv = DefaultProtocolVersion
@@ -174,9 +186,19 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 }
 
 // install makes l the server's connection, publishes the catalog change
-// against the previous listing, and watches l for a crash.
-func (s *server) install(l *live, lst *listing) {
+// against the previous listing, and watches l for a crash. If the host took
+// the server in hand since generation gen began, l is closed instead.
+func (s *server) install(l *live, lst *listing, gen int) {
 	s.mu.Lock()
+	if s.gen != gen {
+		s.mu.Unlock()
+		l.close()
+		return
+	}
+	if prev := s.conn; prev != nil && prev != l {
+		prev.stopping = true
+		defer prev.close()
+	}
 	old := s.listing
 	s.conn = l
 	s.listing = lst
@@ -206,7 +228,7 @@ func (s *server) supervise(l *live) {
 	defer s.m.wg.Done()
 	waitErr := l.session.Wait()
 	l.cancel()
-	killProcessGroup(l.dialed.cmd)
+	l.dialed.proc.kill()
 
 	s.mu.Lock()
 	if l.stopping || s.conn != l {
@@ -214,6 +236,7 @@ func (s *server) supervise(l *live) {
 		return
 	}
 	s.conn = nil
+	gen := s.gen
 	s.mu.Unlock()
 
 	why := "the server closed the connection"
@@ -224,6 +247,9 @@ func (s *server) supervise(l *live) {
 		why += "\nstderr:\n" + tail
 	}
 	for attempt := 1; ; attempt++ {
+		if s.superseded(gen) {
+			return
+		}
 		if n := s.recordCrash(); n >= s.m.opts.MaxCrashes {
 			s.setState(StateFailed, fmt.Sprintf("crashed %d times within %s; it stays stopped until restarted\nlast: %s", n, s.m.opts.CrashWindow, why))
 			return
@@ -234,12 +260,17 @@ func (s *server) supervise(l *live) {
 		case <-s.m.ctx.Done():
 			return
 		}
+		if s.superseded(gen) {
+			return
+		}
 		l2, lst, err := s.connect(s.m.ctx)
 		if err == nil {
 			s.mu.Lock()
-			s.restarts++
+			if s.gen == gen {
+				s.restarts++
+			}
 			s.mu.Unlock()
-			s.install(l2, lst)
+			s.install(l2, lst, gen)
 			return
 		}
 		if s.m.ctx.Err() != nil {
@@ -247,6 +278,13 @@ func (s *server) supervise(l *live) {
 		}
 		why = "restart failed: " + err.Error()
 	}
+}
+
+// superseded reports whether the host took the server in hand since gen.
+func (s *server) superseded(gen int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen != gen
 }
 
 // recordCrash notes a crash now and returns how many fall in the window.
@@ -313,6 +351,7 @@ func (s *server) relistLoop() {
 // stop closes the current connection on purpose.
 func (s *server) stop() {
 	s.mu.Lock()
+	s.gen++
 	l := s.conn
 	s.conn = nil
 	if l != nil {
@@ -322,12 +361,16 @@ func (s *server) stop() {
 		s.state = StateStopped
 	}
 	s.mu.Unlock()
-	if l == nil {
-		return
+	if l != nil {
+		l.close()
 	}
+}
+
+// close ends the connection and whatever is left of its process.
+func (l *live) close() {
 	_ = l.session.Close()
 	l.cancel()
-	killProcessGroup(l.dialed.cmd)
+	l.dialed.proc.kill()
 }
 
 func (s *server) status() Status {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,9 +24,9 @@ var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "L
 // reach the same server beside the SDK.
 type dialed struct {
 	transport mcp.Transport
-	raw       *rawTransport // nil for streamable HTTP
-	http      *http.Client  // streamable HTTP only
-	cmd       *exec.Cmd     // stdio only
+	raw       *rawTransport  // nil for streamable HTTP
+	http      *http.Client   // streamable HTTP only
+	proc      *procTransport // stdio only
 }
 
 func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
@@ -48,8 +49,9 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		cmd.Stderr = s.stderr
 		cmd.WaitDelay = 2 * time.Second
 		setProcessGroup(cmd)
-		rt := &rawTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		return &dialed{transport: rt, raw: rt, cmd: cmd}, nil
+		pt := &procTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
+		rt := &rawTransport{inner: pt}
+		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		hc := m.httpClient(spec.Headers)
 		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: hc, MaxRetries: 2}, http: hc}, nil
@@ -158,4 +160,30 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// procTransport remembers the process a CommandTransport started, so that
+// the host can end it (and its process group) from any goroutine.
+type procTransport struct {
+	inner *mcp.CommandTransport
+	pid   atomic.Int64
+}
+
+func (p *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := p.inner.Connect(ctx)
+	if err == nil && p.inner.Command.Process != nil {
+		p.pid.Store(int64(p.inner.Command.Process.Pid))
+	}
+	return c, err
+}
+
+// kill ends the server's process group. It is safe on a nil receiver, before
+// the process started, and after it ended.
+func (p *procTransport) kill() {
+	if p == nil {
+		return
+	}
+	if pid := p.pid.Load(); pid > 0 {
+		killProcessGroup(int(pid))
+	}
 }

@@ -1,0 +1,210 @@
+package decide
+
+// Decide returns the decision for one call. It is a pure function of the
+// policy and the input: no I/O, no clock, no randomness, and the same
+// input always yields the same decision with the same reasons in the same
+// order. A nil *Policy decides as Compile(nil, Options{}) would: no rules
+// and ApproveNone.
+//
+// The steps, each explained by a reason:
+//  1. Effective hints and class. Annotations from an untrusted server, a
+//     tool without annotations or with malformed ones, or a definition
+//     that differs from its pin count as the worst case (class Unknown).
+//     Otherwise absent hints take the spec defaults, and a read-only claim
+//     that contradicts destructiveHint:true or the tool's name is not
+//     believed.
+//  2. Tier from the class and world, raised to T1 by the auto-approve
+//     level where it applies. T0 allows; T1 to T3 ask.
+//  3. The first matching deny rule refuses, whatever else holds.
+//  4. Invalid arguments, and arguments that refer to a protected path in
+//     a call that is not a read, make the call ask at least; nothing
+//     below lowers that.
+//  5. The first matching ask rule makes the call ask; otherwise the first
+//     matching allow rule allows, unless step 4 applies or the
+//     definition changed. An allow rule applies to an untrusted server
+//     only when its server part names the server exactly.
+//  6. A call that still asks is allowed by a matching grant, unless an
+//     ask rule matched, step 4 applies, the definition changed, or the
+//     call is open-world in a tainted session.
+//  7. In Headless mode Ask becomes Deny.
+func (p *Policy) Decide(in Input) Decision {
+	if p == nil {
+		p = zeroPolicy
+	}
+	var rs reasonList
+	var d Decision
+	t := &in.Tool
+
+	worst := false
+	if !in.Server.Trusted {
+		rs.add(rUntrusted)
+		worst = true
+	}
+	switch {
+	case !t.Present:
+		rs.add(rNoAnnotations)
+		worst = true
+	case t.Malformed:
+		rs.add(rMalformed)
+		worst = true
+	}
+	changed := t.PinnedHash != "" && t.PinnedHash != t.DefinitionHash
+	if changed {
+		rs.add(rChanged)
+		worst = true
+	}
+	if worst {
+		d.Effective, d.Class = worstHints, Unknown
+	} else {
+		d.Effective, d.Class = resolve(t.Name, t.Declared, &rs)
+		switch d.Class {
+		case Read:
+			rs.add(rReadOnly)
+		case Additive:
+			rs.add(rAdditive)
+		case Destructive:
+			rs.add(rDestructive)
+		}
+		if d.Class != Read && d.Effective.Idempotent == True {
+			rs.add(rIdempotent)
+		}
+		if d.Effective.OpenWorld == True {
+			rs.add(rOpenWorld)
+		} else {
+			rs.add(rClosedWorld)
+		}
+	}
+	openWorld := d.Effective.OpenWorld == True
+	d.Tier = tierOf(d.Class, openWorld)
+	if d.Tier == T0 && (p.auto == ApproveNone || (p.auto == ApproveReads && d.Class == Additive)) {
+		d.Tier = T1
+		rs.add(rAutoApprove)
+	}
+	d.Retry = !worst && (d.Class == Read || d.Effective.Idempotent == True)
+
+	verdict := Ask
+	if d.Tier == T0 {
+		verdict = Allow
+	}
+	args := viewArgs(in.Args)
+	if r := p.firstMatch(Deny, &in, &d, &args); r != nil {
+		d.Verdict, d.Rule = Deny, r.id
+		rs.add(r.reason)
+		d.Reasons = rs.slice()
+		return d
+	}
+
+	locked := false // nothing may lower the verdict below Ask
+	if !args.valid {
+		rs.add(rInvalidArgs)
+		locked = true
+	} else if d.Class != Read && p.protects(&args) {
+		rs.add(rProtected)
+		locked = true
+	}
+
+	askRule := p.firstMatch(Ask, &in, &d, &args)
+	switch {
+	case askRule != nil:
+		verdict, d.Rule = Ask, askRule.id
+		rs.add(askRule.reason)
+	case !locked && !changed:
+		if r := p.firstMatch(Allow, &in, &d, &args); r != nil {
+			verdict, d.Rule = Allow, r.id
+			rs.add(r.reason)
+		} else if !in.Server.Trusted && p.wildcardAllows(&in, &d, &args) {
+			rs.add(rAllowNeedsServer)
+		}
+	}
+	if locked && verdict == Allow {
+		verdict = Ask
+	}
+
+	if verdict == Ask && askRule == nil && !locked && !changed {
+		if openWorld && in.Session.Tainted() {
+			rs.add(rTainted)
+		} else if g := findGrant(&in, d.Tier); g != nil {
+			verdict, d.Grant = Allow, g
+			rs.add(rGrant[g.Scope])
+		}
+	}
+
+	if in.Mode != Interactive && verdict == Ask {
+		verdict = Deny
+		rs.add(rNeedsApproval)
+	}
+	d.Verdict = verdict
+	d.Reasons = rs.slice()
+	return d
+}
+
+// firstMatch returns the first rule of effect eff that matches the call, in
+// the order the rules were given. Rules naming the server exactly and
+// rules with a wildcard server are kept in two lists, merged here by
+// position. For an untrusted server, allow rules with a wildcard server
+// are skipped.
+func (p *Policy) firstMatch(eff Verdict, in *Input, d *Decision, a *argsView) *rule {
+	var lit []int32
+	if l := p.byServer[in.Server.Name]; l != nil {
+		lit = l[eff]
+	}
+	wild := p.wild[eff]
+	if eff == Allow && !in.Server.Trusted {
+		wild = nil
+	}
+	for len(lit) > 0 || len(wild) > 0 {
+		var i int32
+		if len(wild) == 0 || (len(lit) > 0 && lit[0] < wild[0]) {
+			i, lit = lit[0], lit[1:]
+		} else {
+			i, wild = wild[0], wild[1:]
+			if !p.rules[i].server.match(in.Server.Name) {
+				continue
+			}
+		}
+		if r := &p.rules[i]; r.matches(in, d, a) {
+			return r
+		}
+	}
+	return nil
+}
+
+// wildcardAllows reports whether an allow rule with a wildcard server
+// would have matched, to explain why it did not apply.
+func (p *Policy) wildcardAllows(in *Input, d *Decision, a *argsView) bool {
+	for _, i := range p.wild[Allow] {
+		if r := &p.rules[i]; r.server.match(in.Server.Name) && r.matches(in, d, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches checks everything but the server part, which firstMatch checked.
+func (r *rule) matches(in *Input, d *Decision, a *argsView) bool {
+	if !r.tool.match(in.Tool.Name) {
+		return false
+	}
+	if r.hasClass {
+		if r.effect == Allow {
+			if d.Class.risk() > r.class.risk() {
+				return false
+			}
+		} else if d.Class.risk() < r.class.risk() {
+			return false
+		}
+	}
+	h, e := &r.hints, &d.Effective
+	if (h.ReadOnly != Absent && h.ReadOnly != e.ReadOnly) ||
+		(h.Destructive != Absent && h.Destructive != e.Destructive) ||
+		(h.Idempotent != Absent && h.Idempotent != e.Idempotent) ||
+		(h.OpenWorld != Absent && h.OpenWorld != e.OpenWorld) {
+		return false
+	}
+	for i := range r.args {
+		if !r.args[i].eval(a, r.effect) {
+			return false
+		}
+	}
+	return true
+}

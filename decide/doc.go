@@ -1,0 +1,186 @@
+// Package decide is mcphost's decision engine: before a tool call runs it
+// decides whether the call runs silently (Allow), needs a person (Ask) or
+// is refused (Deny), and says why.
+//
+// It is a pure function of its input. It does no I/O, reads no clock,
+// uses no randomness and imports no MCP or UI package; conversion from MCP
+// types happens in the caller. Rules are compiled once with Compile and a
+// *Policy evaluates any number of calls, concurrently, with Decide. Every
+// zero value is the most restrictive one: a zero Verdict denies, a zero
+// Class is Unknown, a zero Mode is Headless, a zero AutoApprove asks for
+// everything.
+//
+// # Hints, class and tier
+//
+// A tool's four annotations (readOnlyHint, destructiveHint,
+// idempotentHint, openWorldHint) are read as true, false or absent. They
+// count only when the server is trusted, the "annotations" object exists
+// and is well formed, and the tool's definition hash equals its pin (or
+// the tool was never pinned). Otherwise the tool is the worst case: not
+// read-only, destructive, not idempotent, open-world, class Unknown, tier
+// T3. When they count, absent hints take the spec defaults
+// (readOnlyHint false, destructiveHint true, idempotentHint false,
+// openWorldHint true), and a read-only claim is not believed when
+// destructiveHint is also true (reason "contradiction") or when the name
+// says the tool writes (reason "name-suggests-write"). An absent
+// destructiveHint next to readOnlyHint:true is no contradiction.
+//
+// A name says the tool writes when, after splitting it into words at '_',
+// '-', '.', '/', ':', spaces and camelCase boundaries and comparing words
+// without regard to ASCII case, any word is a strongly destructive verb
+// (delete, remove, drop, purge, overwrite, truncate, wipe, kill, exec, ...),
+// or its first word is a write verb (also reset, send, post, write, update,
+// create, set, put, insert, clear, run, ...), or its first word is not a
+// read verb (get, list, read, search, fetch, show, ...) and a later word is
+// a write verb. So "delete_file", "file_delete", "bulkDelete" and
+// "get_and_delete" say they write; "get_update_status" and "list_posts" do
+// not. A false match only costs a confirmation.
+//
+// The class is Read, Additive (a write that is not destructive),
+// Destructive, or Unknown. The tier follows the design's table:
+//
+//	class        closed world   open world
+//	read         T0             T1
+//	additive     T0             T1
+//	destructive  T2             T3
+//	unknown      T3             T3
+//
+// T0 allows; T1 to T3 ask. Options.AutoApprove can raise T0 to T1:
+// ApproveReads for additive writes, ApproveNone for everything.
+//
+// # Rules
+//
+// Rules come from the user's own configuration and flags. Each has an
+// effect: deny, ask or allow. All deny rules are tried first, then ask,
+// then allow; within an effect, rules are tried in the order given to
+// Compile, and the first match decides. A deny rule always wins. An ask
+// rule makes the call ask and keeps grants from applying. An allow rule
+// allows, except that it never lifts a protected path, invalid arguments
+// or a definition that changed since it was pinned; and for a server that
+// is not trusted it applies only when its server part names the server
+// exactly, without wildcards.
+//
+// A rule is a JSON string or a JSON object. The string form is a tool
+// pattern alone:
+//
+//	"fs/read_*"         every tool of server fs whose name starts with read_
+//	"fs"                every tool of server fs (same as "fs/*")
+//	"*/delete_*"        delete_ tools of every server
+//
+// A tool pattern is SERVER/TOOL, split at the first '/'; the tool part may
+// itself contain '/'. SERVER is matched against the server's name in the
+// configuration, TOOL against the raw tool name, both case-sensitively. In
+// each part '*' matches any run of characters, including none and
+// including '/', and '?' matches exactly one character; there is no
+// escaping. Neither part may be empty.
+//
+// The object form adds conditions; all of them must hold:
+//
+//	{
+//	  "id":    "no-recursive-tmp",
+//	  "tool":  "fs/write_*",
+//	  "args":  {"path": {"prefix": "/tmp/"}, "options.recursive": {"equals": true}},
+//	  "hints": {"destructive": true},
+//	  "class": "destructive"
+//	}
+//
+// Fields, each at most once; any other field is an error:
+//
+//   - "tool" (required): a tool pattern as above.
+//   - "id": a name for the rule, 1 to 64 letters, digits, '-', '_' or '.',
+//     unique among rules. Without one the rule is named EFFECT[INDEX]
+//     from its spec ("deny[2]"), or SOURCE:EFFECT[INDEX] when two specs
+//     would get the same name. Reasons show it as "rule:ID".
+//   - "args": an object from argument paths to conditions; see below.
+//   - "hints": an object with any of "readOnly", "destructive",
+//     "idempotent", "openWorld" set to true or false, compared with the
+//     effective hints (after defaults and worst-case substitution). An
+//     allow rule may only require the safer value (readOnly true,
+//     destructive false, idempotent true, openWorld false); deny and ask
+//     rules only the riskier one. Otherwise a server could move a
+//     decision toward Allow by dropping a hint, and Compile rejects it.
+//   - "class": "read", "additive", "destructive" or "unknown", in that
+//     order of risk. For an allow rule it is a ceiling: the call's class
+//     is this one or safer. For deny and ask rules it is a floor: this
+//     one or riskier.
+//
+// # Argument conditions
+//
+// An argument path is object keys joined with '.' ("path",
+// "options.recursive"); keys containing '.' cannot be named. A part that
+// is a non-negative integer also indexes an array ("items.0.id"), and a
+// name part that meets an array applies to each of its elements, one level
+// deep (arrays of arrays are not flattened). Keys match ignoring case, as
+// Go's encoding/json does when it fills a struct.
+//
+// A condition is an object with one or more of these operators, all of
+// which must hold:
+//
+//   - "equals": any JSON value. Strings compare exactly, numbers by value
+//     (1e2 equals 100; integers exactly), objects and arrays by canonical
+//     form (see Canonical).
+//   - "prefix": a non-empty string the value must start with.
+//   - "glob": a non-empty pattern over the whole string value, with '*'
+//     and '?' as in tool patterns.
+//
+// "prefix" and "glob" hold only for strings. When the value at the path is
+// an array (and "equals" is not itself an array), its elements are tested
+// instead.
+//
+// Conditions fail closed. Every value found at a path is tested, including
+// values under duplicate keys and under keys that differ only in case:
+// deny and ask rules match when any value satisfies the condition, allow
+// rules only when at least one value exists and every one does. A string
+// that contains '/' and is not a clean path is tested both as written and
+// cleaned ("/tmp/../etc" is also "/etc"), with the same any/all rule. A
+// path absent from the arguments satisfies no condition, for any effect:
+// the call did not pass that argument. Arguments that are not a valid JSON
+// object (empty and null mean no arguments) cannot be read, so conditions
+// of deny and ask rules hold, those of allow rules do not, and the call
+// asks at least (reason "invalid-arguments").
+//
+// # Protected paths
+//
+// Options.ProtectedPaths lists the host's own files. A call whose class
+// is not Read asks at least (reason "protected-path") when some string in
+// its arguments, keys included, refers to a protected path or to a
+// directory that contains one. Strings are split into words at
+// whitespace, quotes, and = ; | & ( ) < > , : so that command lines,
+// --flag=value options, PATH-style lists and file:// URLs are seen.
+// A word counts when it is an absolute path, with '\' read as '/', a
+// drive letter ignored, percent-escapes decoded, and "~", "$HOME" and
+// "${HOME}" expanded from Options.Home; the path is cleaned lexically
+// (no file system access, so symbolic links are not followed) and
+// compared ignoring ASCII case. Relative paths are not resolved. No allow
+// rule or grant lowers the verdict; a deny rule still refuses.
+//
+// # Grants, taint and modes
+//
+// A Grant is a person's approval, bound to the server's identity, the tool
+// name and the definition hash (see Grant for the exact matching). It
+// turns Ask into Allow, never Deny into anything; it does not apply under
+// an ask rule, a protected path, invalid arguments, a changed definition,
+// or, for an open-world call, once the session is tainted (it has seen
+// both private data and outside content). Tier T3 accepts no ScopeAlways
+// grant; AllowedScopes lists what a dialog may offer.
+//
+// In Headless mode Ask becomes Deny with reason "needs-approval".
+//
+// Decision.Retry says whether a call whose outcome is unknown may be sent
+// again: a read, or a write whose effective idempotentHint is true, from
+// a trusted server whose definition is unchanged.
+//
+// # Lint
+//
+// Lint checks annotations for server authors: missing, malformed and
+// contradictory hints, read-only claims on names that say they write,
+// hints that default to the riskier reading, idempotent claims on names
+// that add something on every call, meaningless hints and duplicate tool
+// names. Each Finding's message says what mcphost will do and how to fix it.
+//
+// # Reasons
+//
+// Every decision carries reason codes, stable strings with one sentence
+// each for people; ReasonCodes lists them in the order Decide emits them
+// and ReasonText gives the sentence.
+package decide

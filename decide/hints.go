@@ -1,0 +1,242 @@
+package decide
+
+// worstHints is what a tool counts as when its annotations cannot be
+// relied on: a destructive, non-idempotent, open-world write.
+var worstHints = Hints{ReadOnly: False, Destructive: True, Idempotent: False, OpenWorld: True}
+
+// resolve turns the hints a trusted server declared into effective hints
+// and a class, adding the reasons that explain how. It never returns
+// Unknown: that class is reserved for annotations that are not believed at all.
+func resolve(name string, h Hints, rs *reasonList) (Hints, Class) {
+	var eff Hints
+	readOnly := h.ReadOnly == True
+	if readOnly && h.Destructive == True {
+		// The spec says destructiveHint means nothing on a read-only
+		// tool; a server that sends both has said two opposite things,
+		// and the riskier one is kept.
+		rs.add(rContradiction)
+		readOnly = false
+	}
+	if h.ReadOnly == True {
+		if _, ok := nameSuggestsWrite(name); ok {
+			rs.add(rNameWrite)
+			readOnly = false
+		}
+	}
+	if h.ReadOnly == Absent {
+		rs.add(rDefReadOnly)
+	}
+	if readOnly {
+		// A read changes nothing, so it cannot destroy anything and
+		// repeating it is harmless.
+		eff = Hints{ReadOnly: True, Destructive: False, Idempotent: True}
+	} else {
+		eff.ReadOnly = False
+		eff.Destructive = h.Destructive
+		if eff.Destructive == Absent {
+			rs.add(rDefDestructive)
+			eff.Destructive = True
+		}
+		eff.Idempotent = h.Idempotent
+		if eff.Idempotent == Absent {
+			rs.add(rDefIdempotent)
+			eff.Idempotent = False
+		}
+	}
+	eff.OpenWorld = h.OpenWorld
+	if eff.OpenWorld == Absent {
+		rs.add(rDefOpenWorld)
+		eff.OpenWorld = True
+	}
+	switch {
+	case readOnly:
+		return eff, Read
+	case eff.Destructive == True:
+		return eff, Destructive
+	}
+	return eff, Additive
+}
+
+// tierOf is the tier table of the design: open world raises a call one tier,
+// and an unknown class is always elevated.
+func tierOf(c Class, openWorld bool) Tier {
+	switch c {
+	case Read, Additive:
+		if openWorld {
+			return T1
+		}
+		return T0
+	case Destructive:
+		if openWorld {
+			return T3
+		}
+		return T2
+	}
+	return T3
+}
+
+// writeVerbs are name words that say a tool changes state. A false match
+// only costs a confirmation; a missed one could let a lying tool run
+// silently, so the list is generous.
+var writeVerbs = wordSet(
+	"add", "append", "apply", "approve", "archive", "assign", "ban", "block", "book", "buy",
+	"cancel", "change", "chmod", "chown", "clear", "click", "close", "comment", "commit", "copy",
+	"cp", "create", "decrement", "del", "delete", "deploy", "destroy", "disable", "drop", "edit",
+	"email", "emit", "enable", "enqueue", "erase", "eval", "exec", "execute", "fill", "fire",
+	"flush", "follow", "fork", "format", "grant", "import", "increment", "insert", "install",
+	"invite", "invoke", "kill", "like", "lock", "mark", "merge", "message", "migrate", "mkdir",
+	"modify", "move", "mutate", "mv", "new", "notify", "order", "overwrite", "patch", "pay",
+	"post", "press", "publish", "purge", "push", "put", "rebase", "reboot", "record", "register",
+	"reject", "remove", "rename", "replace", "reply", "reset", "restart", "restore", "revert",
+	"revoke", "rm", "rmdir", "rollback", "run", "save", "schedule", "sell", "send", "set",
+	"shell", "shutdown", "spawn", "star", "start", "stop", "store", "submit", "subscribe",
+	"sync", "terminate", "toggle", "touch", "transfer", "trigger", "truncate", "unassign",
+	"unblock", "unfollow", "uninstall", "unlink", "unlock", "unsubscribe", "update", "upload",
+	"upsert", "wipe", "write",
+)
+
+// strongWriteVerbs say a tool destroys something wherever they appear in
+// its name: "get_and_delete" writes even though it starts with "get".
+var strongWriteVerbs = wordSet(
+	"del", "delete", "destroy", "drop", "erase", "exec", "execute", "kill", "overwrite",
+	"purge", "remove", "replace", "rm", "rmdir", "shell", "truncate", "uninstall", "unlink", "wipe",
+)
+
+// readVerbs are name words that, as the first word, mark the rest of the
+// name as the object being read ("get_update_status").
+var readVerbs = wordSet(
+	"browse", "can", "cat", "check", "compare", "count", "describe", "diff", "download",
+	"echo", "explain", "export", "fetch", "find", "get", "grep", "has", "head", "info",
+	"inspect", "is", "list", "load", "lookup", "ls", "peek", "ping", "preview", "query",
+	"read", "resolve", "retrieve", "scan", "search", "show", "stat", "status", "summarize",
+	"tail", "validate", "verify", "view", "whoami",
+)
+
+// additiveVerbs are first words of tools that add something new on every
+// call, so an idempotentHint of true on them is suspicious.
+var additiveVerbs = wordSet(
+	"add", "append", "comment", "create", "enqueue", "increment", "insert", "log", "new",
+	"post", "publish", "push", "record", "register", "reply", "send", "submit", "upload",
+)
+
+func wordSet(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// nameSuggestsWrite reports whether a tool name says the tool writes, and
+// which word says so. The name is split into words (see nameWords). It
+// suggests a write when any word is a strongly destructive verb, when its
+// first word is a write verb, or when its first word is not a read verb and
+// a later word is a write verb. So "delete_file", "file_delete",
+// "bulkDelete" and "get_and_delete" suggest a write, while
+// "get_update_status" and "list_posts" do not.
+func nameSuggestsWrite(name string) (string, bool) {
+	var w nameWords
+	w.split(name)
+	if w.n == 0 {
+		return "", false
+	}
+	var buf [32]byte
+	for i := 0; i < w.n; i++ {
+		if strongWriteVerbs[string(w.lower(i, &buf))] {
+			return w.word(i), true
+		}
+	}
+	first := w.lower(0, &buf)
+	if writeVerbs[string(first)] {
+		return w.word(0), true
+	}
+	if readVerbs[string(first)] {
+		return "", false
+	}
+	for i := 1; i < w.n; i++ {
+		if writeVerbs[string(w.lower(i, &buf))] {
+			return w.word(i), true
+		}
+	}
+	return "", false
+}
+
+// nameLooksAdditive reports whether the first word of a tool name is one
+// that adds something new on every call, and returns that word.
+func nameLooksAdditive(name string) (string, bool) {
+	var w nameWords
+	w.split(name)
+	if w.n == 0 {
+		return "", false
+	}
+	var buf [32]byte
+	if additiveVerbs[string(w.lower(0, &buf))] {
+		return w.word(0), true
+	}
+	return "", false
+}
+
+// nameWords splits a tool name into words without allocating. Words are
+// separated by '_', '-', '.', '/', ':' and spaces, and by camelCase
+// boundaries: "getHTTPStatus" is "get", "HTTP", "Status". At most the
+// first 16 words are kept.
+type nameWords struct {
+	name  string
+	n     int
+	start [16]int
+	end   [16]int
+}
+
+func (w *nameWords) split(name string) {
+	w.name = name
+	w.n = 0
+	begin := -1
+	flush := func(i int) {
+		if begin >= 0 && w.n < len(w.start) {
+			w.start[w.n], w.end[w.n] = begin, i
+			w.n++
+		}
+		begin = -1
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ' ':
+			flush(i)
+			continue
+		case isUpper(c) && begin >= 0:
+			prev := name[i-1]
+			nextLower := i+1 < len(name) && isLower(name[i+1])
+			if isLower(prev) || isDigit(prev) || (isUpper(prev) && nextLower) {
+				flush(i)
+			}
+		}
+		if begin < 0 {
+			begin = i
+		}
+	}
+	flush(len(name))
+}
+
+func (w *nameWords) word(i int) string { return w.name[w.start[i]:w.end[i]] }
+
+// lower returns word i in ASCII lower case, in buf. A word longer than buf
+// comes back empty: no verb is that long.
+func (w *nameWords) lower(i int, buf *[32]byte) []byte {
+	s := w.word(i)
+	if len(s) > len(buf) {
+		return nil
+	}
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		buf[j] = c
+	}
+	return buf[:len(s)]
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,0 +1,107 @@
+package decide_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/mcphost/mcphost/decide"
+)
+
+func lt(server, name, hints string) decide.LintTool {
+	present, malformed, h := hintsOf(hints)
+	t := decide.LintTool{Server: server, Name: name, Present: present, Malformed: malformed, Declared: h}
+	if malformed {
+		t.MalformedReason = `"readOnlyHint" is a string, not a boolean`
+	}
+	return t
+}
+
+func TestLint(t *testing.T) {
+	tools := []decide.LintTool{
+		lt("tasks", "get_task", "t--f"),          // clean
+		lt("tasks", "list_tasks", "tftf"),        // meaningless hints
+		lt("tasks", "create_task", "fftf"),       // idempotent on an additive name
+		lt("tasks", "set_status", "fftf"),        // clean idempotent write
+		lt("tasks", "delete_task", "t--f"),       // name says write
+		lt("tasks", "bad", "ttff"),               // contradiction
+		lt("tasks", "nothing", "none"),           // no annotations
+		lt("tasks", "broken", "bad"),             // malformed
+		lt("tasks", "partial", "----"),           // everything missing
+		lt("tasks", "dup", "t--f"),               // duplicated
+		lt("tasks", "dup", "t--f"),               //
+		lt("other", "dup", "t--f"),               // same name, other server: fine
+		lt("tasks", "send_mail", "f-t-"),         // missing destructive, open world unset, idempotent send
+		lt("tasks", "get_update_status", "t--f"), // a read despite "update"
+		lt("tasks", "postMessage", "ff-f"),       // missing idempotent only
+	}
+	type short struct{ Sev, Server, Tool, Code string }
+	var got []short
+	findings := decide.Lint(tools)
+	for _, f := range findings {
+		got = append(got, short{f.Severity.String(), f.Server, f.Tool, f.Code})
+		if f.Message == "" {
+			t.Errorf("%+v: empty message", f)
+		}
+	}
+	want := []short{
+		{"error", "tasks", "bad", "contradiction"},
+		{"error", "tasks", "broken", "malformed-annotations"},
+		{"warning", "tasks", "create_task", "idempotent-additive-name"},
+		{"error", "tasks", "delete_task", "name-suggests-write"},
+		{"error", "tasks", "dup", "duplicate-tool"},
+		{"info", "tasks", "list_tasks", "meaningless-hints"},
+		{"error", "tasks", "nothing", "no-annotations"},
+		{"warning", "tasks", "partial", "missing-hints"},
+		{"warning", "tasks", "partial", "open-world-unset"},
+		{"warning", "tasks", "postMessage", "missing-hints"},
+		{"warning", "tasks", "send_mail", "idempotent-additive-name"},
+		{"warning", "tasks", "send_mail", "missing-hints"},
+		{"warning", "tasks", "send_mail", "open-world-unset"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+
+	// Messages name the hints and the fix.
+	msgs := map[string]string{}
+	for _, f := range findings {
+		msgs[f.Tool+" "+f.Code] = f.Message
+	}
+	for key, parts := range map[string][]string{
+		"partial missing-hints":                {`"readOnlyHint"`, `"destructiveHint"`, `"idempotentHint"`, `add "readOnlyHint": true if`},
+		"postMessage missing-hints":            {`"idempotentHint"`},
+		"delete_task name-suggests-write":      {`"delete"`, `"readOnlyHint": false`},
+		"broken malformed-annotations":         {`is a string, not a boolean`},
+		"partial open-world-unset":             {`"openWorldHint": false`},
+		"bad contradiction":                    {`remove "destructiveHint"`},
+		"list_tasks meaningless-hints":         {`"destructiveHint" and "idempotentHint"`},
+		"dup duplicate-tool":                   {`2 tools named "dup"`},
+		"create_task idempotent-additive-name": {`"create"`, `"idempotentHint": false`},
+	} {
+		for _, p := range parts {
+			if !strings.Contains(msgs[key], p) {
+				t.Errorf("%s: message %q lacks %q", key, msgs[key], p)
+			}
+		}
+	}
+	if strings.Contains(msgs["postMessage missing-hints"], "destructiveHint") {
+		t.Errorf("postMessage: message names a hint that is set: %q", msgs["postMessage missing-hints"])
+	}
+}
+
+// Lint's order does not depend on the order of its input.
+func TestLintDeterministic(t *testing.T) {
+	tools := []decide.LintTool{lt("b", "x", "----"), lt("a", "y", "none"), lt("a", "x", "ttff"), lt("b", "x", "t--f")}
+	first := fmt.Sprint(decide.Lint(tools))
+	for i := range tools {
+		rot := append(append([]decide.LintTool{}, tools[i:]...), tools[:i]...)
+		if got := fmt.Sprint(decide.Lint(rot)); got != first {
+			t.Errorf("rotation %d: %s, want %s", i, got, first)
+		}
+	}
+	if decide.Lint(nil) != nil {
+		t.Error("Lint(nil) is not nil")
+	}
+}

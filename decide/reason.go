@@ -1,0 +1,146 @@
+package decide
+
+import "strings"
+
+// Reason codes. They are stable: tools and scripts may match on them, and
+// their meaning never changes. Codes that carry a value ("rule:<id>",
+// "grant:<scope>", "hint-default:<hint>") are listed by their prefix.
+const (
+	CodeUntrustedServer      = "untrusted-server"
+	CodeNoAnnotations        = "no-annotations"
+	CodeMalformedAnnotations = "malformed-annotations"
+	CodeDefinitionChanged    = "definition-changed"
+	CodeContradiction        = "contradiction"
+	CodeNameSuggestsWrite    = "name-suggests-write"
+	CodeHintDefaultPrefix    = "hint-default:" // followed by readOnlyHint, destructiveHint, idempotentHint or openWorldHint
+	CodeReadOnly             = "read-only"
+	CodeAdditive             = "additive"
+	CodeDestructive          = "destructive"
+	CodeIdempotent           = "idempotent"
+	CodeOpenWorld            = "open-world"
+	CodeClosedWorld          = "closed-world"
+	CodeAutoApprove          = "auto-approve"
+	CodeInvalidArguments     = "invalid-arguments"
+	CodeProtectedPath        = "protected-path"
+	CodeRulePrefix           = "rule:" // followed by the rule's id
+	CodeAllowNeedsServerName = "allow-needs-server-name"
+	CodeTaintedSession       = "tainted-session"
+	CodeGrantPrefix          = "grant:" // followed by once, args, session or always
+	CodeNeedsApproval        = "needs-approval"
+)
+
+// reasonTable lists every code in the order Decide emits them, with the
+// sentence shown to people.
+var reasonTable = []Reason{
+	{CodeUntrustedServer, "This server is not trusted, so its annotations are ignored and the tool is treated as the riskiest kind."},
+	{CodeNoAnnotations, "The tool declares no annotations, so it is treated as the riskiest kind."},
+	{CodeMalformedAnnotations, "The tool's annotations could not be read, so they are ignored and the tool is treated as the riskiest kind."},
+	{CodeDefinitionChanged, "The tool's definition changed since it was approved, so its annotations, grants and allow rules do not count until a person accepts the change."},
+	{CodeContradiction, "The tool claims to be both read-only and destructive, so the riskier reading, destructive, is used."},
+	{CodeNameSuggestsWrite, "The tool's name says it changes something, so its read-only claim is not believed."},
+	{CodeHintDefaultPrefix + "readOnlyHint", "The tool does not say whether it only reads, so it is treated as one that writes."},
+	{CodeHintDefaultPrefix + "destructiveHint", "The tool does not say whether it can delete or overwrite data, so it is treated as destructive."},
+	{CodeHintDefaultPrefix + "idempotentHint", "The tool does not say whether repeating a call is harmless, so it is never retried automatically."},
+	{CodeHintDefaultPrefix + "openWorldHint", "The tool does not say whether it reaches outside systems, so it is treated as open-world."},
+	{CodeReadOnly, "The tool only reads."},
+	{CodeAdditive, "The tool writes, but does not delete or overwrite anything."},
+	{CodeDestructive, "The tool may delete or overwrite data."},
+	{CodeIdempotent, "Repeating the call with the same arguments has no further effect, so it may be retried."},
+	{CodeOpenWorld, "The tool reaches outside systems, such as the internet or other services, which raises its tier by one."},
+	{CodeClosedWorld, "The tool only touches a closed, local set of data."},
+	{CodeAutoApprove, "Your auto-approve setting asks before this kind of call."},
+	{CodeInvalidArguments, "The call's arguments are not a valid JSON object, so they cannot be checked and a person must confirm the call."},
+	{CodeProtectedPath, "The call refers to mcphost's own configuration, state or audit files, so a person must confirm it; no rule or earlier approval can skip this."},
+	{CodeRulePrefix + "<id>", "A rule from your own configuration or command line matched this call; its id follows the colon."},
+	{CodeAllowNeedsServerName, "An allow rule matched only through a wildcard server name; allow rules apply to an untrusted server only when they name it exactly."},
+	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if they were allowed before."},
+	{CodeGrantPrefix + "once", "You allowed this exact call once."},
+	{CodeGrantPrefix + "args", "You allowed this tool with exactly these arguments."},
+	{CodeGrantPrefix + "session", "You allowed this tool for this session."},
+	{CodeGrantPrefix + "always", "You always allow this tool."},
+	{CodeNeedsApproval, "The call needs a person's approval and nobody can be asked in headless mode, so it is refused."},
+}
+
+// ReasonCodes returns every reason code in the order Decide emits them.
+// Codes that carry a value appear once each for every value, except rules,
+// which appear as "rule:<id>".
+func ReasonCodes() []string {
+	out := make([]string, len(reasonTable))
+	for i, r := range reasonTable {
+		out[i] = r.Code
+	}
+	return out
+}
+
+// ReasonText returns the sentence for a reason code, or "" for a code the
+// package does not know. Any "rule:<id>" code gets the rule sentence.
+func ReasonText(code string) string {
+	if strings.HasPrefix(code, CodeRulePrefix) {
+		code = CodeRulePrefix + "<id>"
+	}
+	for _, r := range reasonTable {
+		if r.Code == code {
+			return r.Text
+		}
+	}
+	return ""
+}
+
+func mustReason(code string) Reason {
+	for _, r := range reasonTable {
+		if r.Code == code {
+			return r
+		}
+	}
+	panic("decide: no reason " + code)
+}
+
+var (
+	rUntrusted        = mustReason(CodeUntrustedServer)
+	rNoAnnotations    = mustReason(CodeNoAnnotations)
+	rMalformed        = mustReason(CodeMalformedAnnotations)
+	rChanged          = mustReason(CodeDefinitionChanged)
+	rContradiction    = mustReason(CodeContradiction)
+	rNameWrite        = mustReason(CodeNameSuggestsWrite)
+	rDefReadOnly      = mustReason(CodeHintDefaultPrefix + "readOnlyHint")
+	rDefDestructive   = mustReason(CodeHintDefaultPrefix + "destructiveHint")
+	rDefIdempotent    = mustReason(CodeHintDefaultPrefix + "idempotentHint")
+	rDefOpenWorld     = mustReason(CodeHintDefaultPrefix + "openWorldHint")
+	rReadOnly         = mustReason(CodeReadOnly)
+	rAdditive         = mustReason(CodeAdditive)
+	rDestructive      = mustReason(CodeDestructive)
+	rIdempotent       = mustReason(CodeIdempotent)
+	rOpenWorld        = mustReason(CodeOpenWorld)
+	rClosedWorld      = mustReason(CodeClosedWorld)
+	rAutoApprove      = mustReason(CodeAutoApprove)
+	rInvalidArgs      = mustReason(CodeInvalidArguments)
+	rProtected        = mustReason(CodeProtectedPath)
+	rAllowNeedsServer = mustReason(CodeAllowNeedsServerName)
+	rTainted          = mustReason(CodeTaintedSession)
+	rNeedsApproval    = mustReason(CodeNeedsApproval)
+	rGrant            = [...]Reason{
+		ScopeOnce:    mustReason(CodeGrantPrefix + "once"),
+		ScopeArgs:    mustReason(CodeGrantPrefix + "args"),
+		ScopeSession: mustReason(CodeGrantPrefix + "session"),
+		ScopeAlways:  mustReason(CodeGrantPrefix + "always"),
+	}
+)
+
+// reasonList collects reasons without allocating until Decide hands them out.
+type reasonList struct {
+	n int
+	a [24]Reason
+}
+
+func (l *reasonList) add(r Reason) {
+	if l.n < len(l.a) {
+		l.a[l.n] = r
+		l.n++
+	}
+}
+
+func (l *reasonList) slice() []Reason {
+	out := make([]Reason, l.n)
+	copy(out, l.a[:l.n])
+	return out
+}
