@@ -78,6 +78,8 @@ Without a configuration it runs against built-in demo servers.`,
 	root.AddCommand(
 		newServersCmd(g, s),
 		newToolsCmd(g, s),
+		newExplainCmd(g, s),
+		newLintCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/spf13/cobra"
 )
@@ -20,8 +21,11 @@ func newToolsCmd(g *globalOptions, s *streams) *cobra.Command {
 		Use:   "tools",
 		Short: "List every tool with its declared hints",
 		Long: `List every tool of every ready server: server/tool, the title the server gave
-(shown in quotes: the server's words, not mcphost's), and the four hints exactly
-as declared — true, false, or "-" when the server left the hint out.
+(shown in quotes: the server's words, not mcphost's), the four hints exactly
+as declared — true, false, or "-" when the server left the hint out — and the
+default decision: class (read, additive, destructive, unknown), tier (T0–T3)
+and verdict (allow, ask, deny) for a call in an interactive session before
+anything was approved.
 
 With --json, strings are kept exactly as sent (the table escapes control
 characters and invisible text), and each tool carries its definition hash.
@@ -49,10 +53,24 @@ type toolJSON struct {
 	DefinitionHash string             `json:"definitionHash"`
 	InputSchema    json.RawMessage    `json:"inputSchema"`
 	OutputSchema   json.RawMessage    `json:"outputSchema,omitempty"`
+	Trusted        bool               `json:"trusted"`
+
+	// The default decision: no arguments, nothing approved yet, in an
+	// interactive session; headlessVerdict is the same call in headless mode.
+	Class           string   `json:"class"`
+	Tier            int      `json:"tier"`
+	Verdict         string   `json:"verdict"`
+	HeadlessVerdict string   `json:"headlessVerdict"`
+	Retry           bool     `json:"retry"`
+	Reasons         []string `json:"reasons"`
 }
 
 func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams) error {
 	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	policy, err := st.policy(g, s)
 	if err != nil {
 		return err
 	}
@@ -64,10 +82,15 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 	if o.JSON {
 		out := make([]toolJSON, 0, len(tools))
 		for _, t := range tools {
+			d := st.decideDefault(policy, m, t, decide.Interactive)
+			hd := st.decideDefault(policy, m, t, decide.Headless)
 			out = append(out, toolJSON{
 				Server: t.Server, Name: t.Name, ModelName: names.Model(t), Title: t.Title,
 				Description: t.Description, DescriptionCut: t.DescriptionCut,
 				Annotations: t.Annotations, DefinitionHash: t.Hash, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+				Trusted: st.trusted[t.Server],
+				Class:   d.Class.String(), Tier: int(d.Tier), Verdict: d.Verdict.String(), HeadlessVerdict: hd.Verdict.String(),
+				Retry: d.Retry, Reasons: reasonCodes(d),
 			})
 		}
 		if err := writeJSON(s, out); err != nil {
@@ -75,7 +98,7 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 		}
 	} else {
 		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOOL\tTITLE (SERVER'S WORDS)\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD")
+		fmt.Fprintln(tw, "TOOL\tTITLE (SERVER'S WORDS)\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD\tCLASS\tTIER\tVERDICT")
 		for _, t := range tools {
 			title := "-"
 			if t.Title != "" {
@@ -89,10 +112,11 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 			case a.Malformed != "":
 				hints = "malformed annotations\t\t\t"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", sanitize.Line(t.Ref()), title, hints)
+			d := st.decideDefault(policy, m, t, decide.Interactive)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s\n", sanitize.Line(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict)
 		}
 		tw.Flush()
-		fmt.Fprintln(s.Err, `"-": the server left the hint out (the spec default applies)`)
+		fmt.Fprintln(s.Err, `"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
 	}
 	return startFailures(st, m)
 }

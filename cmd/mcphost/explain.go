@@ -1,0 +1,247 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/spf13/cobra"
+)
+
+type explainOptions struct {
+	JSON     bool
+	Headless bool
+}
+
+func newExplainCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &explainOptions{}
+	cmd := &cobra.Command{
+		Use:   "explain SERVER/TOOL [ARGS]",
+		Short: "Show the decision for one call and every reason behind it",
+		Long: `Show what mcphost would decide for one call — allow, ask or deny — in this
+configuration, with its class and tier, every reason in plain words, the rule
+that matched, and what would change the decision. ARGS is the call's arguments
+as a JSON object; without it the call has none. Nothing is executed.
+
+Only the named server is started.`,
+		Example: `  mcphost explain tasks/delete_task '{"id":"T-1"}'
+  mcphost explain --headless fs/write_file '{"path":"/tmp/x","content":"hi"}'`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var raw string
+			if len(args) == 2 {
+				raw = args[1]
+			}
+			return runExplain(cmd, g, o, s, args[0], raw)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Headless, "headless", false, "decide as a headless run would (asks become denials)")
+	return cmd
+}
+
+// splitRef parses SERVER/TOOL; the tool part may itself contain '/'.
+func splitRef(ref string) (server, tool string, err error) {
+	server, tool, ok := strings.Cut(ref, "/")
+	if !ok || server == "" || tool == "" {
+		return "", "", usageError(fmt.Errorf("%q is not SERVER/TOOL (for example tasks/list_tasks)", ref))
+	}
+	return server, tool, nil
+}
+
+// findTool starts only the named server and finds the tool on it.
+func findTool(cmd *cobra.Command, st *setup, ref string) (*client.Manager, *client.Tool, error) {
+	server, tool, err := splitRef(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	var keep []client.Spec
+	var names []string
+	for _, sp := range st.specs {
+		names = append(names, sp.Name)
+		if sp.Name == server {
+			keep = append(keep, sp)
+		}
+	}
+	if len(keep) == 0 {
+		for _, h := range st.held {
+			if h.Name == server {
+				return nil, nil, usageError(fmt.Errorf("server %q is %s: %s", server, h.State, h.LastError))
+			}
+		}
+		return nil, nil, usageError(fmt.Errorf("no server named %q; configured: %s", server, strings.Join(names, ", ")))
+	}
+	st.specs = keep
+	m := st.start(cmd.Context())
+	if ss := m.Servers()[0]; ss.State != client.StateReady {
+		m.Close()
+		return nil, nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, sanitize.Text(ss.LastError)))
+	}
+	t, ok := m.Tool(server, tool)
+	if !ok {
+		var have []string
+		for _, t := range m.Tools() {
+			have = append(have, t.Name)
+		}
+		if len(have) > 12 {
+			have = append(have[:12], "…")
+		}
+		m.Close()
+		return nil, nil, usageError(fmt.Errorf("server %q has no tool %q; it has: %s", server, sanitize.Line(tool), sanitize.Line(strings.Join(have, ", "))))
+	}
+	return m, t, nil
+}
+
+// parseArgs checks that raw is a JSON object (or empty).
+func parseArgs(raw string) (json.RawMessage, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &obj); err != nil || obj == nil {
+		return nil, usageError(fmt.Errorf("arguments must be a JSON object, like '{\"id\": \"T-1\"}': %v", err))
+	}
+	return json.RawMessage(raw), nil
+}
+
+type explainJSON struct {
+	Server          string             `json:"server"`
+	Tool            string             `json:"tool"`
+	Title           string             `json:"title,omitempty"`
+	Trusted         bool               `json:"trusted"`
+	Annotations     client.Annotations `json:"annotations"`
+	DefinitionHash  string             `json:"definitionHash"`
+	Args            json.RawMessage    `json:"args,omitempty"`
+	Mode            string             `json:"mode"`
+	Decision        decisionJSON       `json:"decision"`
+	HeadlessVerdict string             `json:"headlessVerdict"`
+	Suggestions     []string           `json:"suggestions"`
+}
+
+func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *streams, ref, rawArgs string) error {
+	args, err := parseArgs(rawArgs)
+	if err != nil {
+		return err
+	}
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	policy, err := st.policy(g, s)
+	if err != nil {
+		return err
+	}
+	m, t, err := findTool(cmd, st, ref)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	mode := decide.Interactive
+	if o.Headless {
+		mode = decide.Headless
+	}
+	in := st.input(m, t, args, mode)
+	d := policy.Decide(in)
+	hd := d
+	if mode == decide.Interactive {
+		in.Mode = decide.Headless
+		hd = policy.Decide(in)
+		in.Mode = mode
+	}
+	tips := suggestions(st, t, d, hd)
+
+	if o.JSON {
+		eff := d.Effective
+		out := explainJSON{
+			Server: t.Server, Tool: t.Name, Title: t.Title, Trusted: st.trusted[t.Server],
+			Annotations: t.Annotations, DefinitionHash: t.Hash, Args: args, Mode: mode.String(),
+			Decision: decisionJSON{
+				Verdict: d.Verdict.String(), Tier: int(d.Tier), Class: d.Class.String(), Retry: d.Retry,
+				Reasons: reasonCodes(d), Rule: d.Rule,
+				Effective: &hintsJSON{ReadOnly: eff.ReadOnly == decide.True, Destructive: eff.Destructive == decide.True,
+					Idempotent: eff.Idempotent == decide.True, OpenWorld: eff.OpenWorld == decide.True},
+			},
+			HeadlessVerdict: hd.Verdict.String(),
+			Suggestions:     tips,
+		}
+		for _, r := range d.Reasons {
+			out.Decision.Explained = append(out.Decision.Explained, reasonJSON{Code: r.Code, Text: r.Text})
+		}
+		return writeJSON(s, out)
+	}
+
+	w := s.Out
+	fmt.Fprintf(w, "%s", sanitize.Line(t.Ref()))
+	if t.Title != "" {
+		fmt.Fprintf(w, "  “%s” (the server's words)", sanitize.Line(sanitize.Truncate(t.Title, 80)))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  verdict:   %s (%s mode)\n", strings.ToUpper(d.Verdict.String()), mode)
+	fmt.Fprintf(w, "  tier:      T%d — %s\n", d.Tier, tierWords(d.Tier))
+	fmt.Fprintf(w, "  class:     %s\n", d.Class)
+	fmt.Fprintf(w, "  retry:     %s\n", yesNo(d.Retry, "yes — safe to send again if its outcome is unknown", "no — at most once"))
+	fmt.Fprintf(w, "  declared:  %s\n", t.Annotations)
+	fmt.Fprintf(w, "  effective: readOnly=%s destructive=%s idempotent=%s openWorld=%s\n",
+		d.Effective.ReadOnly, d.Effective.Destructive, d.Effective.Idempotent, d.Effective.OpenWorld)
+	fmt.Fprintf(w, "  server:    %s\n", yesNo(st.trusted[t.Server], "trusted", "not trusted"))
+	if d.Rule != "" {
+		fmt.Fprintf(w, "  rule:      %s\n", d.Rule)
+	}
+	fmt.Fprintln(w, "\nWhy:")
+	for _, r := range d.Reasons {
+		fmt.Fprintf(w, "  - %s: %s\n", r.Code, r.Text)
+	}
+	if len(tips) > 0 {
+		fmt.Fprintln(w, "\nWhat would change it:")
+		for _, tip := range tips {
+			fmt.Fprintf(w, "  - %s\n", tip)
+		}
+	}
+	return nil
+}
+
+func tierWords(t decide.Tier) string {
+	switch t {
+	case decide.T0:
+		return "runs without asking"
+	case decide.T1:
+		return "plain confirmation"
+	case decide.T2:
+		return "destructive: confirmation with the focus on Deny"
+	default:
+		return "elevated: a deliberate confirmation, never \"always\""
+	}
+}
+
+// suggestions say what a person could change to get another decision.
+func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []string {
+	var out []string
+	exact := fmt.Sprintf("%q", t.Server+"/"+t.Name)
+	if !st.trusted[t.Server] && !st.demo {
+		src := "add \"trust\": true to its entry in your config"
+		if srv, ok := st.cfg.Server(t.Server); ok && srv.Source == config.SourceFlag {
+			src = "pass --trust " + t.Server
+		}
+		out = append(out, fmt.Sprintf("trust the server (%s, or --trust %s) so its annotations count", src, t.Server))
+	}
+	switch {
+	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
+		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
+	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "":
+		out = append(out, fmt.Sprintf("an allow rule %s (\"permissions\": {\"allow\": [...]} or --allow) would run it without asking", exact))
+	case d.Verdict == decide.Allow && d.Class != decide.Read:
+		out = append(out, fmt.Sprintf("an ask rule %s (or --ask) would make it ask first; a deny rule would refuse it", exact))
+	}
+	if d.Has(decide.CodeNoAnnotations) {
+		out = append(out, "the server declares no annotations for this tool; its author can add them (mcphost lint lists what is missing)")
+	}
+	if d.Verdict == decide.Ask && headless.Verdict == decide.Deny {
+		out = append(out, "in a headless run (mcphost run, or call without --yes) this call is denied: it needs approval and no one can be asked")
+	}
+	return out
+}

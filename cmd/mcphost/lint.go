@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/spf13/cobra"
+)
+
+type lintOptions struct {
+	JSON bool
+}
+
+func newLintCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &lintOptions{}
+	cmd := &cobra.Command{
+		Use:   "lint",
+		Short: "Check the annotations of every configured server",
+		Long: `Check every tool of every configured server, for server authors: tools with no
+annotations, hints left out that default to the worst case, contradictions, a
+name that says the tool writes on a read-only tool, idempotent claims on tools
+that look additive, openWorldHint unset, duplicate names, and malformed entries
+the client had to drop or degrade.
+
+Exits 1 when there is an error-level finding (or a server failed to start), so
+it can fail a build when a tool ships unclassified or misclassified.`,
+		Example: `  mcphost lint --server 'mine=./my-server --stdio'`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLint(cmd, g, o, s)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+type findingJSON struct {
+	Severity string `json:"severity"`
+	Server   string `json:"server"`
+	Tool     string `json:"tool,omitempty"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+}
+
+type lintJSON struct {
+	Findings []findingJSON `json:"findings"`
+	Errors   int           `json:"errors"`
+	Warnings int           `json:"warnings"`
+	Infos    int           `json:"infos"`
+}
+
+var severityRank = map[string]int{client.SevError: 0, client.SevWarning: 1, client.SevInfo: 2}
+
+func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) error {
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	m := st.start(cmd.Context())
+	defer m.Close()
+
+	var fs []findingJSON
+	for _, ss := range m.Servers() {
+		if ss.State != client.StateReady {
+			fs = append(fs, findingJSON{Severity: client.SevError, Server: ss.Name, Code: "server-failed",
+				Message: "the server did not start, so its tools were not checked: " + ss.LastError})
+		}
+	}
+	for _, f := range m.Findings() {
+		fs = append(fs, findingJSON{Severity: f.Severity, Server: f.Server, Tool: f.Tool, Code: f.Code, Message: f.Message})
+	}
+	seen := map[[3]string]bool{}
+	for _, f := range fs {
+		seen[[3]string{f.Server, f.Tool, f.Code}] = true
+	}
+	for _, f := range decide.Lint(host.LintTools(m.Tools())) {
+		if seen[[3]string{f.Server, f.Tool, f.Code}] {
+			continue // the client already reported it, in its own words
+		}
+		fs = append(fs, findingJSON{Severity: f.Severity.String(), Server: f.Server, Tool: f.Tool, Code: f.Code, Message: f.Message})
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Server != b.Server {
+			return a.Server < b.Server
+		}
+		if a.Tool != b.Tool {
+			return a.Tool < b.Tool
+		}
+		return severityRank[a.Severity] < severityRank[b.Severity]
+	})
+	out := lintJSON{Findings: fs}
+	if out.Findings == nil {
+		out.Findings = []findingJSON{}
+	}
+	for _, f := range fs {
+		switch f.Severity {
+		case client.SevError:
+			out.Errors++
+		case client.SevWarning:
+			out.Warnings++
+		default:
+			out.Infos++
+		}
+	}
+
+	if o.JSON {
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		for _, f := range fs {
+			where := f.Server
+			if f.Tool != "" {
+				where += "/" + f.Tool
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Line(where), f.Code, sanitize.Line(f.Message))
+		}
+		tw.Flush()
+		fmt.Fprintf(s.Err, "%d tools checked: %d errors, %d warnings, %d notes\n", len(m.Tools()), out.Errors, out.Warnings, out.Infos)
+	}
+	if out.Errors > 0 {
+		return withCode(exitError, nil)
+	}
+	return nil
+}

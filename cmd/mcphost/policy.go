@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+)
+
+// policy compiles the user's rules and settings. The host's own config and
+// state are protected: a call that would write them always asks.
+func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
+	auto, err := decide.ParseAutoApprove(st.cfg.AutoApprove)
+	if err != nil {
+		return nil, usageError(err)
+	}
+	specs := make([]decide.RuleSpec, 0, len(st.cfg.Rules))
+	for _, r := range st.cfg.Rules {
+		var effect decide.Verdict
+		if err := effect.UnmarshalText([]byte(r.Effect)); err != nil {
+			return nil, usageError(fmt.Errorf("%s: %v", r.Source, err))
+		}
+		src := r.Source
+		if r.Line > 0 {
+			src = fmt.Sprintf("%s:%d:%d", r.Source, r.Line, r.Col)
+		}
+		specs = append(specs, decide.RuleSpec{Effect: effect, Source: src, Index: r.Index, Raw: r.Raw})
+	}
+	protected := []string{
+		filepath.Dir(config.DefaultPath(s.Getenv("XDG_CONFIG_HOME"))),
+		config.StateDir(s.Getenv("XDG_STATE_HOME")),
+	}
+	for _, f := range st.cfg.Files {
+		if abs, err := filepath.Abs(f); err == nil {
+			protected = append(protected, abs)
+		}
+	}
+	if g.Audit != "" {
+		if abs, err := filepath.Abs(g.Audit); err == nil {
+			protected = append(protected, abs)
+		}
+	}
+	p, err := decide.Compile(specs, decide.Options{AutoApprove: auto, ProtectedPaths: protected, Home: s.Getenv("HOME")})
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return p, nil
+}
+
+// decideDefault is the decision for a call with no arguments, in a fresh
+// session: what a tool gets before anyone has approved anything.
+func (st *setup) decideDefault(p *decide.Policy, m *client.Manager, t *client.Tool, mode decide.Mode) decide.Decision {
+	return p.Decide(st.input(m, t, nil, mode))
+}
+
+func (st *setup) input(m *client.Manager, t *client.Tool, args []byte, mode decide.Mode) decide.Input {
+	spec, _ := m.Spec(t.Server)
+	return decide.Input{
+		Server: host.DecideServer(&spec, st.trusted[t.Server]),
+		Tool:   host.DecideTool(t, ""),
+		Args:   args,
+		Mode:   mode,
+	}
+}
+
+// decisionJSON is the stable --json shape of a decision.
+type decisionJSON struct {
+	Verdict   string       `json:"verdict"`
+	Tier      int          `json:"tier"`
+	Class     string       `json:"class"`
+	Retry     bool         `json:"retry"`
+	Reasons   []string     `json:"reasons"`
+	Rule      string       `json:"rule,omitempty"`
+	Effective *hintsJSON   `json:"effective,omitempty"`
+	Explained []reasonJSON `json:"explained,omitempty"`
+}
+
+type hintsJSON struct {
+	ReadOnly    bool `json:"readOnlyHint"`
+	Destructive bool `json:"destructiveHint"`
+	Idempotent  bool `json:"idempotentHint"`
+	OpenWorld   bool `json:"openWorldHint"`
+}
+
+type reasonJSON struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+func reasonCodes(d decide.Decision) []string {
+	out := make([]string, len(d.Reasons))
+	for i, r := range d.Reasons {
+		out[i] = r.Code
+	}
+	return out
+}
