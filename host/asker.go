@@ -1,0 +1,128 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+)
+
+// Question is what the gate asks a person about one call.
+type Question struct {
+	Server   string // the server's config name
+	Trusted  bool
+	Tool     *client.Tool
+	Args     json.RawMessage
+	Decision decide.Decision
+	// Scopes are the approvals the person may give; tier T3 never offers
+	// ScopeAlways.
+	Scopes []decide.Scope
+	// Changed reports that the tool's definition differs from the one the
+	// person approved or first saw: approving the call accepts the new one.
+	Changed bool
+	// PinnedHash is the definition hash that was pinned, when Changed.
+	PinnedHash string
+}
+
+// Answer is the person's reply.
+type Answer struct {
+	Approve bool
+	Scope   decide.Scope // how far the approval reaches; must be one of Question.Scopes
+	// Reason is the person's words to the model when they deny.
+	Reason string
+	// Args, when set, replaces the call's arguments: the edited call is
+	// decided again from the start.
+	Args json.RawMessage
+}
+
+// Asker asks a person about a call. Ask must honour ctx; an error (or a
+// cancelled context) counts as a denial.
+type Asker interface {
+	Ask(ctx context.Context, q *Question) (Answer, error)
+}
+
+// HeadlessAsker refuses every question: with no person to ask, a call that
+// needs approval does not run.
+type HeadlessAsker struct{}
+
+// ErrNoPerson is the reason a HeadlessAsker gives.
+var ErrNoPerson = errors.New("the call needs approval and no one can be asked")
+
+func (HeadlessAsker) Ask(context.Context, *Question) (Answer, error) { return Answer{}, ErrNoPerson }
+
+// YesAsker approves each question once (for `call --yes`): it never grants
+// more than the one call, and the gate never asks it about a denial.
+type YesAsker struct{}
+
+func (YesAsker) Ask(_ context.Context, q *Question) (Answer, error) {
+	return Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+}
+
+// Failer is the part of testing.TB the ScriptAsker needs.
+type Failer interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// ScriptAsker answers questions from a list, in order, for tests. An
+// unexpected question (the list is used up, or the next answer is for
+// another tool) fails the test; Done reports answers never asked for.
+type ScriptAsker struct {
+	T Failer
+
+	mu      sync.Mutex
+	answers []ScriptedAnswer
+	asked   []*Question
+}
+
+// ScriptedAnswer is one expected question, by "server/tool", and its answer.
+type ScriptedAnswer struct {
+	Tool   string
+	Answer Answer
+}
+
+// NewScriptAsker returns an asker that expects exactly these questions.
+func NewScriptAsker(t Failer, answers ...ScriptedAnswer) *ScriptAsker {
+	return &ScriptAsker{T: t, answers: answers}
+}
+
+func (s *ScriptAsker) Ask(_ context.Context, q *Question) (Answer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asked = append(s.asked, q)
+	ref := q.Tool.Ref()
+	if len(s.answers) == 0 {
+		s.T.Helper()
+		s.T.Errorf("unexpected question about %s (no answers left)", ref)
+		return Answer{}, fmt.Errorf("unexpected question about %s", ref)
+	}
+	next := s.answers[0]
+	if next.Tool != ref {
+		s.T.Helper()
+		s.T.Errorf("question about %s, want one about %s", ref, next.Tool)
+		return Answer{}, fmt.Errorf("unexpected question about %s", ref)
+	}
+	s.answers = s.answers[1:]
+	return next.Answer, nil
+}
+
+// Asked returns the questions asked so far.
+func (s *ScriptAsker) Asked() []*Question {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Question(nil), s.asked...)
+}
+
+// Done fails the test if scripted answers were never asked for.
+func (s *ScriptAsker) Done() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.answers {
+		s.T.Helper()
+		s.T.Errorf("expected a question about %s that never came", a.Tool)
+	}
+}

@@ -1,0 +1,577 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Catalog is what the gate needs of the client: the tools, and the one
+// place a call is executed.
+type Catalog interface {
+	Tool(server, name string) (*client.Tool, bool)
+	Spec(name string) (client.Spec, bool)
+	Servers() []client.Status
+	Subscribe() (<-chan client.Event, func())
+	Call(ctx context.Context, server, tool string, args json.RawMessage, opts client.CallOptions) *client.CallResult
+}
+
+// AuditLog receives the gate's records. Append must not return before the
+// record is durable.
+type AuditLog interface {
+	Append(r *audit.Record) error
+}
+
+// Store is the gate's durable memory: pins and "always" grants.
+type Store interface {
+	// Pin returns the definition hash pinned for a tool of the server with
+	// this identity.
+	Pin(identity, tool string) (hash string, ok bool)
+	SetPin(identity, tool, hash string) error
+	// AlwaysGrants returns the persisted grants.
+	AlwaysGrants() []decide.Grant
+	AddAlwaysGrant(g decide.Grant, serverName string) error
+}
+
+// GateOptions configure a Gate.
+type GateOptions struct {
+	Catalog Catalog
+	Policy  *decide.Policy
+	// Trusted reports whether the person trusts the server's annotations.
+	Trusted func(server string) bool
+	Asker   Asker
+	Mode    decide.Mode
+	Audit   AuditLog // nil: no log can be written, so only reads run
+	Store   Store    // nil: pins and grants last for this gate only
+
+	SessionID string
+
+	// CallOptions are passed to every execution (timeouts, progress).
+	CallOptions client.CallOptions
+	// Backoff is the longest wait before automatic retry n ≥ 1; the actual
+	// wait is drawn uniformly below it (full jitter). Default 200ms·2^(n-1),
+	// at most 5s.
+	Backoff func(attempt int) time.Duration
+	// RetryBudget is how many automatic retries one server may cause per
+	// minute (default 10), so a failing server cannot turn one call into a
+	// storm.
+	RetryBudget int
+	// ReadyWait bounds how long a call waits for a restarting server to be
+	// listed again (default 30s).
+	ReadyWait time.Duration
+	Now       func() time.Time
+}
+
+// Gate is the only way mcphost runs a tool: it decides, asks, executes,
+// retries within the rules, and audits every attempt. It is safe for
+// concurrent use.
+type Gate struct {
+	o GateOptions
+
+	seq atomic.Int64
+
+	mu      sync.Mutex
+	grants  []decide.Grant // session and args grants, plus always grants once loaded
+	sawOpen bool
+	sawPriv bool
+	pins    map[string]string // identity + "\x00" + tool, when there is no Store
+	retries map[string][]time.Time
+}
+
+// NewGate returns a gate for one session.
+func NewGate(o GateOptions) *Gate {
+	if o.Asker == nil {
+		o.Asker = HeadlessAsker{}
+	}
+	if o.Trusted == nil {
+		o.Trusted = func(string) bool { return false }
+	}
+	if o.Backoff == nil {
+		o.Backoff = func(n int) time.Duration {
+			return min(200*time.Millisecond<<min(n-1, 5), 5*time.Second)
+		}
+	}
+	if o.RetryBudget <= 0 {
+		o.RetryBudget = 10
+	}
+	if o.ReadyWait <= 0 {
+		o.ReadyWait = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.SessionID == "" {
+		o.SessionID = strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	g := &Gate{o: o, pins: map[string]string{}, retries: map[string][]time.Time{}}
+	if o.Store != nil {
+		g.grants = append(g.grants, o.Store.AlwaysGrants()...)
+	}
+	return g
+}
+
+// Call is one request to run a tool.
+type Call struct {
+	Server string
+	Tool   string
+	Args   json.RawMessage
+}
+
+// Status is how a call through the gate ended.
+type Status string
+
+const (
+	StatusSuccess   Status = "success"
+	StatusToolError Status = "tool-error"
+	StatusNotSent   Status = "not-sent"
+	StatusRejected  Status = "rejected"
+	StatusThrottled Status = "throttled"
+	StatusUnknown   Status = "unknown"
+	StatusDenied    Status = "denied"  // by a rule or a person
+	StatusBlocked   Status = "blocked" // needed a person, none could be asked
+	StatusError     Status = "error"   // the gate could not run it (no such tool, audit unavailable)
+)
+
+// Attempt is one execution.
+type Attempt struct {
+	N        int            `json:"n"`
+	Outcome  client.Outcome `json:"outcome"`
+	Detail   string         `json:"detail,omitempty"`
+	Duration time.Duration  `json:"durationNs"`
+}
+
+// Result is the complete account of a call through the gate.
+type Result struct {
+	Server, Tool string
+	Args         json.RawMessage // the arguments that were decided on (edited ones, if the person edited them)
+	Decision     decide.Decision
+	// DecidedBy is who let the call run or stopped it: "auto", "rule:<id>",
+	// "user:<scope>", "user" (a denial), "headless".
+	DecidedBy string
+	Status    Status
+	Result    *mcp.CallToolResult // the server's answer, for success and tool-error
+	Attempts  []Attempt
+	Err       error
+	// DenyReason is the person's reason for a denial, for the model.
+	DenyReason string
+	// Stale reports a tool error that carries the SERVER_STALE signal: the
+	// server must be restarted before writes work again.
+	Stale bool
+}
+
+// Message says in one sentence how the call ended, for a person or a model.
+func (r *Result) Message() string {
+	ref := r.Server + "/" + r.Tool
+	switch r.Status {
+	case StatusSuccess:
+		return ref + " ran"
+	case StatusToolError:
+		if r.Stale {
+			return "the server " + r.Server + " is stale (it was rebuilt or reconfigured while running): restart it; reads keep working meanwhile"
+		}
+		return ref + " returned an error"
+	case StatusDenied:
+		if r.DenyReason != "" {
+			return ref + " was denied: " + r.DenyReason
+		}
+		if r.Decision.Rule != "" {
+			return ref + " was denied by the rule " + r.Decision.Rule
+		}
+		return ref + " was denied"
+	case StatusBlocked:
+		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
+	case StatusUnknown:
+		return "the outcome of " + ref + " is unknown: it may or may not have taken effect, and it was not retried automatically; check the server's state before running it again"
+	case StatusNotSent:
+		return ref + " was not sent: nothing was applied"
+	case StatusRejected:
+		return ref + " was rejected by the server before running: nothing was applied"
+	case StatusThrottled:
+		return ref + " was throttled by the server: probably nothing was applied"
+	default:
+		if r.Err != nil {
+			return ref + ": " + r.Err.Error()
+		}
+		return ref + " failed"
+	}
+}
+
+// errAuditUnavailable: with no durable intent record, only reads run.
+var errAuditUnavailable = errors.New("the audit log cannot be written, so only read-only calls run")
+
+// Call runs c through the gate.
+func (g *Gate) Call(ctx context.Context, c Call) *Result {
+	r := &Result{Server: c.Server, Tool: c.Tool, Args: c.Args}
+	callID := g.o.SessionID + "-" + strconv.FormatInt(g.seq.Add(1), 10)
+	for edits := 0; ; edits++ {
+		t, err := g.lookup(ctx, c.Server, c.Tool)
+		if err != nil {
+			r.Status, r.Err = StatusError, err
+			return r
+		}
+		spec, _ := g.o.Catalog.Spec(c.Server)
+		ident := spec.Identity()
+		trusted := g.o.Trusted(c.Server)
+		pinned, changed := g.pin(ident, t, trusted)
+		d := g.decide(spec, trusted, t, pinned, c.Args)
+		r.Decision, r.Args = d, c.Args
+
+		switch d.Verdict {
+		case decide.Deny:
+			r.Status, r.DecidedBy = StatusDenied, "rule:"+d.Rule
+			if d.Has(decide.CodeNeedsApproval) {
+				r.Status, r.DecidedBy = StatusBlocked, "headless"
+			}
+			g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+			return r
+		case decide.Allow:
+			switch {
+			case d.Grant != nil:
+				r.DecidedBy = "user:" + d.Grant.Scope.String()
+			case d.Rule != "":
+				r.DecidedBy = "rule:" + d.Rule
+			default:
+				r.DecidedBy = "auto"
+			}
+		case decide.Ask:
+			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
+				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned}
+			ans, err := g.o.Asker.Ask(ctx, q)
+			if err != nil || !ans.Approve {
+				r.Status, r.DecidedBy = StatusDenied, "user"
+				if errors.Is(err, ErrNoPerson) {
+					r.Status, r.DecidedBy = StatusBlocked, "headless"
+				}
+				r.DenyReason = ans.Reason
+				g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+				return r
+			}
+			if ans.Args != nil && edits < 3 {
+				c.Args = ans.Args // the edited call is a new call: decide again
+				continue
+			}
+			if !allowed(q.Scopes, ans.Scope) {
+				ans.Scope = decide.ScopeOnce
+			}
+			r.DecidedBy = "user:" + ans.Scope.String()
+			if changed {
+				g.setPin(ident, t) // approving the call accepts the new definition
+			}
+			g.grant(ans.Scope, ident, c.Server, t, c.Args)
+		}
+		g.execute(ctx, callID, c, spec, trusted, t, r)
+		return r
+	}
+}
+
+func allowed(scopes []decide.Scope, s decide.Scope) bool {
+	for _, x := range scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage) decide.Decision {
+	g.mu.Lock()
+	sess := decide.Session{Grants: append([]decide.Grant(nil), g.grants...), SawOpenWorldOutput: g.sawOpen, SawPrivateRead: g.sawPriv}
+	g.mu.Unlock()
+	return g.o.Policy.Decide(decide.Input{
+		Server:  DecideServer(&spec, trusted),
+		Tool:    DecideTool(t, pinned),
+		Args:    args,
+		Session: sess,
+		Mode:    g.o.Mode,
+	})
+}
+
+// pin returns the tool's pinned hash and whether the definition differs
+// from it. A tool of a trusted server is pinned on first sight.
+func (g *Gate) pin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
+	var ok bool
+	if g.o.Store != nil {
+		pinned, ok = g.o.Store.Pin(ident, t.Name)
+	} else {
+		g.mu.Lock()
+		pinned, ok = g.pins[ident+"\x00"+t.Name]
+		g.mu.Unlock()
+	}
+	if !ok {
+		if trusted {
+			g.setPin(ident, t)
+			return t.Hash, false
+		}
+		return "", false
+	}
+	return pinned, pinned != t.Hash
+}
+
+func (g *Gate) setPin(ident string, t *client.Tool) {
+	if g.o.Store != nil {
+		_ = g.o.Store.SetPin(ident, t.Name, t.Hash) // a pin that cannot be saved only means asking again next time
+		return
+	}
+	g.mu.Lock()
+	g.pins[ident+"\x00"+t.Name] = t.Hash
+	g.mu.Unlock()
+}
+
+func (g *Gate) grant(scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage) {
+	gr := decide.Grant{Scope: scope, Server: ident, Tool: t.Name, DefinitionHash: t.Hash}
+	switch scope {
+	case decide.ScopeOnce:
+		return // this call only
+	case decide.ScopeArgs:
+		gr.ArgsHash = decide.ArgsHash(args)
+	case decide.ScopeAlways:
+		if g.o.Store != nil {
+			_ = g.o.Store.AddAlwaysGrant(gr, server) // if it cannot be saved it still holds for this session
+		}
+	}
+	g.mu.Lock()
+	g.grants = append(g.grants, gr)
+	g.mu.Unlock()
+}
+
+// lookup finds the tool, waiting for its server to be listed again if it is
+// starting or restarting: after a restart nothing runs until the tools were
+// listed again and compared.
+func (g *Gate) lookup(ctx context.Context, server, tool string) (*client.Tool, error) {
+	if t, ok := g.o.Catalog.Tool(server, tool); ok {
+		return t, nil
+	}
+	if err := g.waitReady(ctx, server); err != nil {
+		return nil, err
+	}
+	if t, ok := g.o.Catalog.Tool(server, tool); ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("server %q has no tool %q", server, tool)
+}
+
+// waitReady waits until server is ready, or fails when it is failed,
+// unknown, or not ready within ReadyWait.
+func (g *Gate) waitReady(ctx context.Context, server string) error {
+	events, unsub := g.o.Catalog.Subscribe()
+	defer unsub()
+	timeout := time.NewTimer(g.o.ReadyWait)
+	defer timeout.Stop()
+	for {
+		var st *client.Status
+		for _, s := range g.o.Catalog.Servers() {
+			if s.Name == server {
+				st = &s
+				break
+			}
+		}
+		switch {
+		case st == nil:
+			return fmt.Errorf("no server named %q", server)
+		case st.State == client.StateReady:
+			return nil
+		case st.State == client.StateFailed || st.State == client.StateStopped:
+			return fmt.Errorf("server %q is %s: %s", server, st.State, st.LastError)
+		}
+		select {
+		case <-events:
+		case <-timeout.C:
+			return fmt.Errorf("server %q is still %s after %s", server, st.State, g.o.ReadyWait)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// execute runs the call, retrying only as the design allows, with an intent
+// record before every execution and an outcome record after it.
+func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) {
+	d := r.Decision
+	unknownLimit := 0 // automatic retries after an unknown outcome or throttling
+	switch {
+	case d.Class == decide.Read && d.Retry:
+		unknownLimit = 2
+	case d.Retry:
+		unknownLimit = 1 // an idempotent write: at most one automatic retry
+	}
+	var unknownRetries int
+	notSentRetried := false
+	for n := 1; ; n++ {
+		if n > 1 {
+			// Before a retry: the same definition, and no rule that now denies.
+			t2, err := g.lookup(ctx, c.Server, c.Tool)
+			if err != nil {
+				r.Err = err
+				return
+			}
+			if t2.Hash != t.Hash {
+				r.Err = errors.New("the tool's definition changed before the retry; not retried")
+				return
+			}
+			if d2 := g.decide(spec, trusted, t2, t.Hash, c.Args); d2.Verdict == decide.Deny {
+				r.Err = errors.New("a rule now denies the call; not retried")
+				return
+			}
+		}
+		if err := g.intent(callID, n, c, spec, trusted, t, r); err != nil && d.Class != decide.Read {
+			r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
+			return
+		}
+		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.o.CallOptions)
+		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
+		r.Attempts = append(r.Attempts, a)
+		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err
+		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
+
+		switch cr.Outcome {
+		case client.OutcomeSuccess:
+			g.taint(d)
+			return
+		case client.OutcomeToolError:
+			r.Stale = isStale(cr.Result)
+			g.taint(d)
+			return
+		case client.OutcomeNotSent:
+			if notSentRetried || ctx.Err() != nil {
+				return
+			}
+			notSentRetried = true // nothing was applied: once, after the server is back
+			if !g.spend(c.Server) || g.waitReady(ctx, c.Server) != nil {
+				return
+			}
+		case client.OutcomeThrottled, client.OutcomeUnknown:
+			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || !g.spend(c.Server) {
+				return
+			}
+			unknownRetries++
+			wait := time.Duration(rand.Int64N(int64(g.o.Backoff(unknownRetries)) + 1))
+			wait = max(wait, cr.RetryAfter)
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+				return // no time left for another attempt
+			}
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			if cr.Outcome == client.OutcomeUnknown && g.waitReady(ctx, c.Server) != nil {
+				return
+			}
+		default: // rejected: never retried
+			return
+		}
+	}
+}
+
+// spend takes one retry from the server's budget for the last minute.
+func (g *Gate) spend(server string) bool {
+	now := g.o.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keep := g.retries[server][:0]
+	for _, t := range g.retries[server] {
+		if now.Sub(t) < time.Minute {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) >= g.o.RetryBudget {
+		g.retries[server] = keep
+		return false
+	}
+	g.retries[server] = append(keep, now)
+	return true
+}
+
+// taint notes what kind of output entered the session.
+func (g *Gate) taint(d decide.Decision) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if d.Effective.OpenWorld == decide.True {
+		g.sawOpen = true
+	} else if d.Class == decide.Read {
+		g.sawPriv = true
+	}
+}
+
+// isStale reports whether a tool error carries the SERVER_STALE signal.
+func isStale(res *mcp.CallToolResult) bool {
+	if res == nil {
+		return false
+	}
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && strings.Contains(tc.Text, "SERVER_STALE") {
+			return true
+		}
+	}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && strings.Contains(string(b), "SERVER_STALE") {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) *audit.Record {
+	ann, _ := json.Marshal(t.Annotations)
+	d := r.Decision
+	rec := &audit.Record{
+		SessionID: g.o.SessionID, CallID: callID,
+		Server: c.Server, ServerIdentity: spec.Identity(), Trusted: trusted,
+		Tool: t.Name, DefHash: t.Hash, Annotations: ann,
+		Class: d.Class.String(), Tier: d.Tier.String(), Verdict: d.Verdict.String(), DecidedBy: r.DecidedBy,
+		Args: c.Args,
+	}
+	for _, rs := range d.Reasons {
+		rec.Reasons = append(rec.Reasons, rs.Code)
+	}
+	if len(c.Args) == 0 {
+		rec.Args = json.RawMessage("{}")
+	}
+	return rec
+}
+
+// intent writes the record that must be durable before execution n runs.
+func (g *Gate) intent(callID string, n int, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) error {
+	if g.o.Audit == nil {
+		return errors.New("no audit log")
+	}
+	rec := g.base(callID, c, spec, trusted, t, r)
+	rec.Kind = audit.Intent
+	rec.Attempts = []audit.Attempt{{N: n}}
+	return g.o.Audit.Append(rec)
+}
+
+// record writes an outcome: after execution n, or (n == 0) a call that
+// never ran because it was denied or blocked.
+func (g *Gate) record(callID string, n int, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result, cr *client.CallResult, dur time.Duration) {
+	if g.o.Audit == nil {
+		return
+	}
+	rec := g.base(callID, c, spec, trusted, t, r)
+	rec.Kind = audit.Outcome
+	rec.Status = audit.Status(r.Status)
+	rec.DurationMS = dur.Milliseconds()
+	for _, a := range r.Attempts {
+		rec.Attempts = append(rec.Attempts, audit.Attempt{N: a.N, Outcome: audit.Status(a.Outcome), Detail: a.Detail, DurationMS: a.Duration.Milliseconds()})
+	}
+	if cr != nil && cr.Result != nil {
+		if b, err := json.Marshal(cr.Result); err == nil {
+			rec.Result = b
+		}
+	}
+	// An outcome that cannot be written leaves an intent without an outcome,
+	// which verify reports; the call itself already happened.
+	_ = g.o.Audit.Append(rec)
+}

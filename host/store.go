@@ -1,0 +1,76 @@
+package host
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/state"
+)
+
+// StateStore is a Store kept in mcphost's state file. It reads the file once
+// and writes every change through at once (under the file's lock, so other
+// mcphost processes lose nothing).
+type StateStore struct {
+	path string
+	now  func() time.Time
+
+	mu sync.Mutex
+	st *state.State
+}
+
+// OpenStateStore loads the state file at path. A corrupt file is an error
+// (*state.CorruptError) and is never overwritten.
+func OpenStateStore(path string, now func() time.Time) (*StateStore, error) {
+	st, err := state.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &StateStore{path: path, now: now, st: st}, nil
+}
+
+// State returns the loaded state, for reading.
+func (s *StateStore) State() *state.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *StateStore) Pin(identity, tool string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Pin(identity, tool)
+}
+
+func (s *StateStore) SetPin(identity, tool, hash string) error {
+	return s.update(func(st *state.State) error { st.SetPin(identity, tool, hash); return nil })
+}
+
+func (s *StateStore) AlwaysGrants() []decide.Grant {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.Grants()
+}
+
+func (s *StateStore) AddAlwaysGrant(g decide.Grant, serverName string) error {
+	return s.update(func(st *state.State) error { return st.AddGrant(g, serverName) })
+}
+
+// update applies fn to the file and, when that worked, to the copy in
+// memory (re-read, so changes by other processes show too).
+func (s *StateStore) update(fn func(*state.State) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := state.Update(s.path, s.now, fn); err != nil {
+		return err
+	}
+	st, err := state.Load(s.path)
+	if err != nil {
+		return err
+	}
+	s.st = st
+	return nil
+}
