@@ -1,0 +1,404 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+	"pgregory.net/rapid"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// world is a gate over in-process fixtures, with an audit log and the
+// fixture's execution log in a temp dir.
+type world struct {
+	t       *testing.T
+	m       *client.Manager
+	gate    *Gate
+	audit   string
+	execLog string
+}
+
+type worldOpts struct {
+	fixture  string
+	fopts    fixtures.Options
+	trusted  bool
+	asker    Asker
+	headless bool
+	auto     string // "" is the default, additive
+	rules    []decide.RuleSpec
+	timeout  time.Duration
+	noAudit  bool
+}
+
+func newWorld(t *testing.T, o worldOpts) *world {
+	t.Helper()
+	dir := t.TempDir()
+	w := &world{t: t, audit: filepath.Join(dir, "audit.jsonl"), execLog: filepath.Join(dir, "exec.jsonl")}
+	o.fopts.LogFile = w.execLog
+	spec := client.Spec{Name: "f", Dial: func(ctx context.Context) (mcp.Transport, error) {
+		f, err := fixtures.New(o.fixture, o.fopts)
+		if err != nil {
+			return nil, err
+		}
+		return f.InMemory(ctx)
+	}}
+	w.m = client.New([]client.Spec{spec}, client.Options{Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond})
+	t.Cleanup(func() { w.m.Close() })
+	w.m.Start(context.Background())
+	if st := w.m.Servers()[0]; st.State != client.StateReady {
+		t.Fatalf("fixture did not start: %+v", st)
+	}
+	auto, err := decide.ParseAutoApprove(o.auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decide.Compile(o.rules, decide.Options{AutoApprove: auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := decide.Interactive
+	if o.headless {
+		mode = decide.Headless
+	}
+	var log AuditLog
+	if !o.noAudit {
+		l, err := audit.Open(w.audit, audit.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		log = l
+	}
+	if o.headless && o.asker == nil {
+		o.asker = HeadlessAsker{}
+	}
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	w.gate = NewGate(GateOptions{
+		Catalog: w.m, Policy: p, Trusted: func(string) bool { return o.trusted }, Asker: o.asker, Mode: mode, Audit: log,
+		CallOptions: client.CallOptions{Timeout: timeout},
+		Backoff:     func(int) time.Duration { return time.Millisecond },
+	})
+	return w
+}
+
+func (w *world) call(tool, args string) *Result {
+	w.t.Helper()
+	return w.gate.Call(context.Background(), Call{Server: "f", Tool: tool, Args: json.RawMessage(args)})
+}
+
+// count returns how many times the fixture logged event for tool.
+func (w *world) count(event, tool string) int {
+	w.t.Helper()
+	entries, err := fixtures.ReadLog(w.execLog)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Event == event && e.Tool == tool {
+			n++
+		}
+	}
+	return n
+}
+
+// records returns the audit records for tool, and checks the chain.
+func (w *world) records(tool string) (intents, outcomes []audit.Record) {
+	w.t.Helper()
+	f, err := os.Open(w.audit)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	if err != nil || len(rep.Problems) > 0 {
+		w.t.Fatalf("audit log does not verify: %v %+v", err, rep.Problems)
+	}
+	recs, err := audit.Tail(w.audit, 1<<20)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Tool != tool {
+			continue
+		}
+		if r.Kind == audit.Intent {
+			intents = append(intents, r)
+		} else {
+			outcomes = append(outcomes, r)
+		}
+	}
+	return intents, outcomes
+}
+
+func TestReadRetriedAtMostTwice(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 30 * time.Millisecond})
+	r := w.call("hang", `{}`)
+	if r.Status != StatusUnknown || len(r.Attempts) != 3 {
+		t.Fatalf("hang: %s after %d attempts, want unknown after 3", r.Status, len(r.Attempts))
+	}
+	if n := w.count(fixtures.EventExec, "hang"); n != 3 {
+		t.Errorf("the read ran %d times, want 3 (one try and two retries)", n)
+	}
+	intents, _ := w.records("hang")
+	if len(intents) != 3 {
+		t.Errorf("%d intent records for 3 executions", len(intents))
+	}
+}
+
+func TestIdempotentWriteRetriedAtMostOnce(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fixtures.Options{FailFirst: 10, FailWith: fixtures.FailRPC}})
+	r := w.call("mark", `{"key":"k"}`)
+	if r.Status != StatusUnknown || len(r.Attempts) != 2 {
+		t.Fatalf("mark: %s after %d attempts, want unknown after 2", r.Status, len(r.Attempts))
+	}
+	if n := w.count(fixtures.EventFail, "mark"); n != 2 {
+		t.Errorf("the idempotent write was sent %d times, want 2", n)
+	}
+}
+
+func TestNonIdempotentWriteRunsOnce(t *testing.T) {
+	faults := map[string]fixtures.Options{
+		"internal error": {FailFirst: 10, FailWith: fixtures.FailRPC},
+		"crash after":    {CrashOn: []string{"write_record"}},
+	}
+	for name, fo := range faults {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fo})
+			r := w.call("write_record", `{"key":"k","value":"v"}`)
+			if r.Status != StatusUnknown || len(r.Attempts) != 1 {
+				t.Fatalf("write_record: %s after %d attempts, want unknown after exactly 1", r.Status, len(r.Attempts))
+			}
+			if !strings.Contains(r.Message(), "outcome of f/write_record is unknown") {
+				t.Errorf("message %q does not say the outcome is unknown", r.Message())
+			}
+			sent := w.count(fixtures.EventExec, "write_record") + w.count(fixtures.EventFail, "write_record")
+			if sent != 1 {
+				t.Errorf("write_record reached the server %d times, want 1", sent)
+			}
+		})
+	}
+}
+
+func TestToolErrorNeverRetried(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fixtures.Options{FailFirst: 10, FailWith: fixtures.FailTool}})
+	r := w.call("read_value", `{"key":"k"}`)
+	if r.Status != StatusToolError || len(r.Attempts) != 1 {
+		t.Fatalf("read_value: %s after %d attempts, want tool-error after 1", r.Status, len(r.Attempts))
+	}
+}
+
+func TestCrashedReadRunsAgainAfterRestart(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fixtures.Options{CrashOn: []string{"read_value"}}})
+	r := w.call("read_value", `{"key":"k"}`)
+	if r.Status != StatusSuccess || len(r.Attempts) != 2 {
+		t.Fatalf("read_value: %s after %d attempts (%v), want success after 2", r.Status, len(r.Attempts), r.Err)
+	}
+	if n := w.count(fixtures.EventExec, "read_value"); n != 2 {
+		t.Errorf("read ran %d times, want 2", n)
+	}
+}
+
+func TestEveryExecutionHasOneIntentBeforeIt(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fixtures.Options{CrashOn: []string{"read_value"}}})
+	w.call("read_value", `{"key":"a"}`)
+	w.call("mark", `{"key":"a"}`)
+	w.call("write_record", `{"key":"a","value":"1"}`)
+	for _, tool := range []string{"read_value", "mark", "write_record"} {
+		intents, outcomes := w.records(tool)
+		execs := w.count(fixtures.EventExec, tool)
+		if len(intents) != execs || len(outcomes) != execs {
+			t.Errorf("%s: %d executions, %d intents, %d outcomes; want one intent and one outcome per execution", tool, execs, len(intents), len(outcomes))
+		}
+		for _, rec := range intents {
+			if rec.ArgsHash == "" || rec.Args != nil {
+				t.Errorf("%s: intent stores raw args or no hash: %+v", tool, rec)
+			}
+		}
+	}
+}
+
+func TestNoAuditNoWrites(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, noAudit: true})
+	if r := w.call("write_record", `{"key":"k","value":"v"}`); r.Status != StatusError || w.count(fixtures.EventExec, "write_record") != 0 {
+		t.Errorf("write without an audit log: %s (%v), want refused and never run", r.Status, r.Err)
+	}
+	if r := w.call("read_value", `{"key":"k"}`); r.Status != StatusSuccess {
+		t.Errorf("read without an audit log: %s (%v), want it to run", r.Status, r.Err)
+	}
+}
+
+func TestAskAndGrants(t *testing.T) {
+	asker := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Scope: decide.ScopeSession}},
+		ScriptedAnswer{Tool: "f/write_record", Answer: Answer{Approve: false, Reason: "not today"}},
+	)
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: asker, auto: "reads"})
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusSuccess || r.DecidedBy != "user:session" {
+		t.Fatalf("set_value: %s by %s", r.Status, r.DecidedBy)
+	}
+	// The session grant covers the next call without asking.
+	if r := w.call("set_value", `{"key":"b","value":"2"}`); r.Status != StatusSuccess || r.DecidedBy != "user:session" {
+		t.Fatalf("second set_value: %s by %s", r.Status, r.DecidedBy)
+	}
+	r := w.call("write_record", `{"key":"a","value":"1"}`)
+	if r.Status != StatusDenied || r.DenyReason != "not today" || !strings.Contains(r.Message(), "not today") {
+		t.Errorf("denied call: %s %q", r.Status, r.Message())
+	}
+	if w.count(fixtures.EventExec, "write_record") != 0 {
+		t.Error("a denied call ran")
+	}
+	asker.Done()
+}
+
+func TestHeadlessBlocksAndRulesDeny(t *testing.T) {
+	deny := decide.RuleSpec{Effect: decide.Deny, Source: "test", Raw: json.RawMessage(`"f/write_*"`)}
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, headless: true, rules: []decide.RuleSpec{deny}})
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusBlocked || r.DecidedBy != "headless" {
+		t.Errorf("destructive write headless: %s by %s, want blocked", r.Status, r.DecidedBy)
+	}
+	if r := w.call("write_record", `{"key":"a","value":"1"}`); r.Status != StatusDenied || !strings.HasPrefix(r.DecidedBy, "rule:") {
+		t.Errorf("write_record with a deny rule: %s by %s", r.Status, r.DecidedBy)
+	}
+	_, outcomes := w.records("write_record")
+	if len(outcomes) != 1 || outcomes[0].Status != audit.StatusDenied {
+		t.Errorf("a denial is audited once as denied, got %+v", outcomes)
+	}
+}
+
+func TestHostileLiesAreAskedAbout(t *testing.T) {
+	asker := NewScriptAsker(t, ScriptedAnswer{Tool: "f/delete_everything", Answer: Answer{Approve: false}})
+	w := newWorld(t, worldOpts{fixture: "hostile", trusted: true, asker: asker})
+	r := w.call("delete_everything", `{}`)
+	if r.Status != StatusDenied || !r.Decision.Has(decide.CodeNameSuggestsWrite) {
+		t.Errorf("delete_everything: %s %v", r.Status, r.Decision.Reasons)
+	}
+	asker.Done()
+}
+
+func TestChangedDefinitionIsAskedAgain(t *testing.T) {
+	asker := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "f/fetch_notes", Answer: Answer{Approve: true, Scope: decide.ScopeOnce}},
+		ScriptedAnswer{Tool: "f/fetch_notes", Answer: Answer{Approve: false}},
+	)
+	w := newWorld(t, worldOpts{fixture: "hostile", trusted: true, asker: asker})
+	events, unsub := w.m.Subscribe()
+	defer unsub()
+	// The first listing pinned fetch_notes; the server then changes it and
+	// says so. Wait for mcphost to list it again.
+	if t2, _ := w.m.Tool("f", "fetch_notes"); t2 != nil {
+		first := t2.Hash
+		spec := mustSpec(t, w.m)
+		w.gate.pin(spec.Identity(), t2, true)
+		deadline := time.After(20 * time.Second)
+		for {
+			if cur, _ := w.m.Tool("f", "fetch_notes"); cur != nil && cur.Hash != first {
+				break
+			}
+			select {
+			case <-events:
+			case <-deadline:
+				t.Fatal("the definition never changed")
+			}
+		}
+	}
+	r := w.call("fetch_notes", `{}`)
+	if !r.Decision.Has(decide.CodeDefinitionChanged) || r.Status != StatusSuccess {
+		t.Fatalf("fetch_notes after a change: %s %v", r.Status, r.Decision.Reasons)
+	}
+	// Approving accepted the new definition: the next call is decided on
+	// the new annotations (now open-world, so it still asks), not as changed.
+	r = w.call("fetch_notes", `{}`)
+	if r.Decision.Has(decide.CodeDefinitionChanged) || !r.Decision.Has(decide.CodeOpenWorld) {
+		t.Errorf("after acceptance: %v, want the new hints to count", r.Decision.Reasons)
+	}
+	q := asker.Asked()
+	if len(q) != 2 || !q[0].Changed || q[1].Changed {
+		t.Errorf("questions changed=%v,%v; want the first to say the definition changed and the second not", len(q) > 0 && q[0].Changed, len(q) > 1 && q[1].Changed)
+	}
+	asker.Done()
+}
+
+func mustSpec(t *testing.T, m *client.Manager) client.Spec {
+	s, ok := m.Spec("f")
+	if !ok {
+		t.Fatal("no spec")
+	}
+	return s
+}
+
+func TestParallelCalls(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true})
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tool, args := "read_value", `{"key":"k"}`
+			if i%2 == 0 {
+				tool, args = "write_record", `{"key":"k","value":"v"}`
+			}
+			if r := w.gate.Call(context.Background(), Call{Server: "f", Tool: tool, Args: json.RawMessage(args)}); r.Status != StatusSuccess {
+				t.Errorf("%s: %s %v", tool, r.Status, r.Err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := w.count(fixtures.EventExec, "write_record"); n != 8 {
+		t.Errorf("write_record ran %d times, want 8", n)
+	}
+}
+
+// countingAsker approves everything once and counts approvals.
+type countingAsker struct {
+	mu        sync.Mutex
+	approvals int
+}
+
+func (c *countingAsker) Ask(context.Context, *Question) (Answer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.approvals++
+	return Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+}
+
+// For any faults, a non-idempotent tool never runs more often than a person
+// approved it.
+func TestPropNonIdempotentExecutionsAtMostApprovals(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		fo := fixtures.Options{
+			FailFirst: rapid.IntRange(0, 3).Draw(rt, "failFirst"),
+			FailWith:  fixtures.FailMode(rapid.IntRange(0, 1).Draw(rt, "failWith")),
+		}
+		if rapid.Bool().Draw(rt, "crash") {
+			fo.CrashOn = []string{"write_record"}
+		}
+		calls := rapid.IntRange(1, 4).Draw(rt, "calls")
+		asker := &countingAsker{}
+		w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fo, asker: asker, auto: "none"})
+		for range calls {
+			w.call("write_record", `{"key":"k","value":"v"}`)
+		}
+		execs := w.count(fixtures.EventExec, "write_record") + w.count(fixtures.EventFail, "write_record")
+		if execs > asker.approvals {
+			rt.Fatalf("write_record reached the server %d times with %d approvals", execs, asker.approvals)
+		}
+		w.m.Close()
+	})
+}
