@@ -1,9 +1,12 @@
 package client
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var providerSafe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -56,5 +59,30 @@ func TestBuildNames(t *testing.T) {
 		if n.Model(tl) != n2.Model(tl) {
 			t.Errorf("%s named %q then %q depending on order", tl.Ref(), n.Model(tl), n2.Model(tl))
 		}
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	a := Spec{Name: "a", Transport: TransportStdio, Command: "srv", Args: []string{"--x"}}
+	b := a
+	b.Name = "b"
+	if a.Identity() != b.Identity() {
+		t.Error("renaming a server in the config must not change what it is")
+	}
+	c := a
+	c.Args = []string{"--y"}
+	if a.Identity() == c.Identity() {
+		t.Error("a different command line is a different server")
+	}
+	d := a
+	d.Env = map[string]string{"TOKEN": "new"}
+	if a.Identity() != d.Identity() || a.ConsentHash() == d.ConsentHash() {
+		t.Error("environment values belong to consent, not identity")
+	}
+	dial := func(context.Context) (mcp.Transport, error) { return nil, nil }
+	p1 := Spec{Name: "tasks", Transport: TransportInMemory, Dial: dial}
+	p2 := Spec{Name: "bare", Transport: TransportInMemory, Dial: dial}
+	if p1.Identity() == p2.Identity() {
+		t.Error("two in-process servers must not share an identity")
 	}
 }

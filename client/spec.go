@@ -49,10 +49,16 @@ type Spec struct {
 // Identity is a stable hash of what the server is: its transport and the
 // command line or URL that reaches it. Grants and pins are bound to it, so a
 // server whose command changes is a different server. Environment values and
-// headers are left out (tokens rotate); ConsentHash covers them.
+// headers are left out (tokens rotate); ConsentHash covers them. An
+// in-process server is identified by its name.
 func (s *Spec) Identity() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "transport=%q\ncommand=%q\nargs=%q\ncwd=%q\nurl=%q\n", s.Transport, s.Command, s.Args, s.Cwd, s.URL)
+	if s.Dial != nil || s.Command == "" && s.URL == "" {
+		// An in-process server has no command line: its name is all that
+		// tells it apart from another.
+		fmt.Fprintf(h, "in-process=%q\n", s.Name)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

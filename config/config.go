@@ -90,6 +90,9 @@ type Server struct {
 
 	Source Source
 	File   string // the file that defined the server; "" for flags and demos
+	// Consented is set on a project server the person named with --trust:
+	// that is their consent to start it for this run (and to trust it).
+	Consented bool
 }
 
 // RuleSpec is one permission rule as written. The policy package compiles

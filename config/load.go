@@ -159,7 +159,9 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 			}
 			return nil, warnings, &Error{Msg: msg}
 		case s.Source == SourceProject:
-			return nil, warnings, &Error{Msg: fmt.Sprintf("--trust %q: %q comes from the project file %s; project servers are trusted through consent, not flags", name, name, s.File)}
+			// Naming a project server on the command line is the person's
+			// consent to start it, for this run, and to trust it.
+			s.Consented = true
 		}
 		s.Trust = true
 		servers[name] = s

@@ -219,9 +219,22 @@ func TestLoadMerge(t *testing.T) {
 			},
 		},
 		{
-			name:    "trusting a project server is an error",
-			opts:    LoadOptions{WorkDir: work, TrustFlags: []string{"proj"}},
-			wantErr: `--trust "proj": "proj" comes from the project file ` + project + `; project servers are trusted through consent, not flags`,
+			name: "trusting a project server on the command line consents to it",
+			opts: LoadOptions{WorkDir: work, TrustFlags: []string{"proj"}},
+			wantServers: []string{
+				"mem user mem-server trust=false from=config.json",
+				"proj project proj-server trust=true from=.mcp.json",
+				"tasks user tasks-server trust=true from=config.json",
+			},
+			wantRules: []string{
+				`allow config.json[0] "tasks/list_*"`,
+				`deny config.json[0] {"tool":"*/delete_*"}`,
+			},
+			wantWarnings: []string{
+				project + `:3:5: server "tasks" is ignored: ` + user + ` already defines a server with that name`,
+				project + `:4:41: "trust" in server "proj" is ignored: a project file cannot grant trust; project servers are trusted through consent, not by the file`,
+				project + `:6:3: "permissions" is ignored in a project file: a project file may add servers but cannot add rules or change auto-approval`,
+			},
 		},
 		{
 			name:    "trusting an unknown server is an error",

@@ -80,6 +80,8 @@ Without a configuration it runs against built-in demo servers.`,
 		newToolsCmd(g, s),
 		newExplainCmd(g, s),
 		newLintCmd(g, s),
+		newCallCmd(g, s),
+		newAuditCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/fixtures"
@@ -36,6 +38,12 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NPMBIN", npmBin)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// tamper FILE LINE: change one character of line LINE.
+			// dropline FILE LINE: remove line LINE.
+			"tamper":   func(ts *testscript.TestScript, neg bool, args []string) { editLine(ts, args, false) },
+			"dropline": func(ts *testscript.TestScript, neg bool, args []string) { editLine(ts, args, true) },
+		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {
 				return false, fmt.Errorf("unknown condition %q", cond)
@@ -51,4 +59,28 @@ func TestScripts(t *testing.T) {
 			return true, nil
 		},
 	})
+}
+
+func editLine(ts *testscript.TestScript, args []string, drop bool) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: tamper|dropline FILE LINE")
+	}
+	path := ts.MkAbs(args[0])
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.SplitAfter(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		ts.Fatalf("%s has no line %d", path, n)
+	}
+	if drop {
+		lines = append(lines[:n-1], lines[n:]...)
+	} else {
+		l := []byte(lines[n-1])
+		i := strings.Index(string(l), `"tool":"`) + len(`"tool":"`)
+		l[i] ^= 0x20 // flip the case of the tool name's first letter
+		lines[n-1] = string(l)
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
 }

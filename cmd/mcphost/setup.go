@@ -3,19 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // setup is a loaded configuration, ready to start.
 type setup struct {
-	cfg     *config.Config
-	specs   []client.Spec
-	trusted map[string]bool
+	cfg      *config.Config
+	store    *host.StateStore // pins, always grants, recorded trust and consents
+	stateDir string
+	specs    []client.Spec
+	trusted  map[string]bool
 	// held are servers that are configured but not started, with the
 	// reason: disabled, or from a project file and not yet consented.
 	held []client.Status
@@ -46,7 +51,12 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &setup{cfg: cfg, trusted: map[string]bool{}}
+	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
+	store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
+	}
+	st := &setup{cfg: cfg, store: store, stateDir: stateDir, trusted: map[string]bool{}}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()
@@ -58,13 +68,25 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		case srv.Disabled:
 			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateDisabled})
 			continue
-		case srv.Source == config.SourceProject:
-			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateNeedsConsent,
-				LastError: fmt.Sprintf("defined in the project file %s; it starts only after you consent to its exact command (add it to your own config or pass it with --server to consent now)", srv.File)})
+		case srv.Source == config.SourceProject && !srv.Consented:
+			spec := specFromConfig(srv)
+			c, ok := store.State().Consent(srv.Name, spec.ConsentHash())
+			if !ok || c.Choice == state.ChoiceSkipped {
+				why := "it starts only after you consent to its exact command: run mcphost interactively to see it and choose, or pass --trust " + srv.Name + " to start and trust it for this run"
+				if c.Hash != "" && !ok {
+					why = "its command, arguments or environment changed since you consented; " + why
+				}
+				st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateNeedsConsent,
+					LastError: fmt.Sprintf("defined in the project file %s; %s", srv.File, why)})
+				continue
+			}
+			st.specs = append(st.specs, spec)
+			st.trusted[srv.Name] = c.Choice == state.ChoiceTrusted
 			continue
 		}
-		st.specs = append(st.specs, specFromConfig(srv))
-		if srv.Trust {
+		spec := specFromConfig(srv)
+		st.specs = append(st.specs, spec)
+		if srv.Trust || store.State().Trusted(spec.Identity()) {
 			st.trusted[srv.Name] = true
 		}
 	}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+type callOptions struct {
+	JSON bool
+	Yes  bool
+}
+
+func newCallCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &callOptions{}
+	cmd := &cobra.Command{
+		Use:   "call SERVER/TOOL [ARGS]",
+		Short: "Run one tool call through the gate, without a model",
+		Long: `Run one call through the gate: it is decided, audited, executed and retried
+only as the rules allow. Without --yes nothing can be asked, so a call that needs
+approval is refused (exit 3). --yes approves such a call once; it never
+overrides a deny rule.
+
+Prints the result's content (escaped for the terminal), or with --json the
+full result with the decision and every attempt. A summary line goes to stderr.
+
+Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
+an error, 6 the outcome is unknown (the call may or may not have taken effect;
+it was not retried automatically), 1 anything else.`,
+		Example: `  mcphost call tasks/list_tasks
+  mcphost call --yes tasks/delete_task '{"id": "T-3"}'`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var raw string
+			if len(args) == 2 {
+				raw = args[1]
+			}
+			return runCall(cmd, g, o, s, args[0], raw)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Yes, "yes", false, "approve this one call if it needs approval (never overrides a deny rule)")
+	return cmd
+}
+
+type callJSON struct {
+	Server    string              `json:"server"`
+	Tool      string              `json:"tool"`
+	Args      json.RawMessage     `json:"args,omitempty"`
+	Decision  decisionJSON        `json:"decision"`
+	DecidedBy string              `json:"decidedBy"`
+	Status    string              `json:"status"`
+	Message   string              `json:"message"`
+	Stale     bool                `json:"stale,omitempty"`
+	Attempts  []host.Attempt      `json:"attempts"`
+	Result    *mcp.CallToolResult `json:"result,omitempty"`
+	Error     string              `json:"error,omitempty"`
+	ExitCode  int                 `json:"exitCode"`
+}
+
+func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, ref, rawArgs string) error {
+	server, tool, err := splitRef(ref)
+	if err != nil {
+		return err
+	}
+	args, err := parseArgs(rawArgs)
+	if err != nil {
+		return err
+	}
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	mode, asker := decide.Headless, host.Asker(host.HeadlessAsker{})
+	if o.Yes {
+		mode, asker = decide.Interactive, host.YesAsker{}
+	}
+	sess, err := st.openSession(cmd.Context(), g, s, mode, asker)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})
+	code := exitFor(r)
+	if o.JSON {
+		out := callJSON{
+			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy, Status: string(r.Status),
+			Message: r.Message(), Stale: r.Stale, Attempts: r.Attempts, Result: r.Result, ExitCode: code,
+			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
+				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},
+		}
+		if out.Attempts == nil {
+			out.Attempts = []host.Attempt{}
+		}
+		if r.Err != nil {
+			out.Error = r.Err.Error()
+		}
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+	} else if r.Result != nil {
+		printResult(s, r.Result)
+	}
+	summary := fmt.Sprintf("%s/%s: %s by %s → %s", sanitize.Line(server), sanitize.Line(tool), r.Decision.Verdict, r.DecidedBy, r.Status)
+	if n := len(r.Attempts); n > 0 {
+		summary += fmt.Sprintf(" after %d attempt%s", n, plural(n))
+	}
+	fmt.Fprintln(s.Err, summary)
+	if r.Status != host.StatusSuccess {
+		msg := r.Message()
+		if r.Err != nil && r.Status == host.StatusError {
+			msg = r.Err.Error()
+		}
+		if r.Status == host.StatusBlocked || r.Status == host.StatusDenied {
+			var why []string
+			for _, rs := range r.Decision.Reasons {
+				why = append(why, rs.Code)
+			}
+			msg += " (" + strings.Join(why, ", ") + ")"
+		}
+		return withCode(code, fmt.Errorf("%s", sanitize.Text(msg)))
+	}
+	return nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// printResult writes a tool result's content for a person, escaped.
+func printResult(s *streams, res *mcp.CallToolResult) {
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(s.Out, sanitize.Text(c.Text))
+		case *mcp.ImageContent:
+			fmt.Fprintf(s.Out, "[image %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(s.Out, "[audio %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(s.Out, "[resource link %s]\n", sanitize.Line(c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				if c.Resource.Text != "" {
+					fmt.Fprintf(s.Out, "[resource %s]\n%s\n", sanitize.Line(c.Resource.URI), sanitize.Text(c.Resource.Text))
+				} else {
+					fmt.Fprintf(s.Out, "[resource %s, %d bytes]\n", sanitize.Line(c.Resource.URI), base64.StdEncoding.EncodedLen(len(c.Resource.Blob)))
+				}
+			}
+		default:
+			b, _ := json.Marshal(c)
+			fmt.Fprintln(s.Out, sanitize.Text(string(b)))
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
+		fmt.Fprintln(s.Out, sanitize.Text(string(b)))
+	}
+}
