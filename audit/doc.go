@@ -1,0 +1,60 @@
+// Package audit keeps mcphost's audit log: an append-only, hash-chained
+// JSON Lines file with one intent record, written and synced before a tool
+// call runs, and one outcome record after it, linked by session and call id.
+// The gate writes it through a Log; "mcphost audit tail" and "mcphost audit
+// verify" read it with Tail and Verify.
+//
+// # Format
+//
+// Each line is one Record encoded as a compact JSON object (encoding/json,
+// members in the order of the struct fields, empty optional fields left
+// out) followed by a newline. The first member is always "v", the last two
+// are always "prev" and "hash":
+//
+//	{"v":1,"seq":7,"time":"2026-03-01T09:30:00.000000000Z","kind":"intent",…,"prev":"<64 hex>","hash":"<64 hex>"}
+//
+// Never stored: tokens, auth headers, environment values, and — unless
+// Options.RecordData — raw arguments or results, of which only a SHA-256
+// and a size are kept.
+//
+// # What the hash covers
+//
+// "hash" is the lower-case hex SHA-256 of the exact bytes of the line
+// without its "hash" member: take the line without its newline, remove the
+// final `,"hash":"<64 hex>"}` (75 bytes) and put back the closing `}`. That
+// is every byte of every other member as written, "v", "seq" and "prev"
+// included, so each record commits to the whole chain before it. Verify
+// never re-encodes a record, so the check does not depend on how
+// encoding/json formats things, and a record written by a newer version,
+// with fields this one does not know, still verifies. "prev" is the hash of
+// the previous record, Genesis (64 zeros) for the first; "seq" is 1 for
+// the first record and grows by one per record.
+//
+// Without a key, the chain detects changes to part of the file; someone who
+// can rewrite the file can also rewrite every hash after their change.
+// Keep Report.LastHash elsewhere to detect that.
+//
+// # Appending from several processes
+//
+// Several mcphost processes may append to the same file. Each Append
+// takes an exclusive flock on the file, checks its size, and reads the last
+// record back from the end of the file only when the size is not what this
+// Log left it at (another process appended); it then writes the new line
+// with one write on an O_APPEND descriptor, fsyncs, and unlocks. So seq
+// stays contiguous and the chain unbroken whoever writes. On systems
+// without flock (Windows, Solaris, AIX) only appends within one Log are
+// serialized.
+//
+// # Crashes
+//
+// A process that dies, or a disk that fills, in the middle of a write can
+// leave the start of a line without its newline. The next Append sees that
+// the file does not end with a newline, steps back over the unfinished
+// line to the last whole record, and writes a newline and then a record
+// that chains to that last whole record. Verify reports the unfinished line
+// as a ProblemTruncated at its own line number and checks the chain around
+// it, so a crash costs exactly the record that was being written and is
+// visible; nothing else is reported. An intent whose outcome was never
+// written (the process died during the call) is not a problem: Verify lists
+// it in Report.OpenIntents.
+package audit

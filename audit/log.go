@@ -1,0 +1,357 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Errors returned by Open and Append.
+var (
+	// ErrClosed is returned by Append after Close.
+	ErrClosed = errors.New("audit: log is closed")
+	// ErrNotLog is returned by Open and Append for a file that has content
+	// but no record, and whose content does not look like a record cut short:
+	// most likely the wrong path.
+	ErrNotLog = errors.New("audit: file is not an audit log")
+	// ErrTooLarge is returned by Append for a record whose line would be
+	// longer than MaxLine even without its raw data and annotations.
+	ErrTooLarge = errors.New("audit: record too large")
+)
+
+// Limits on the fields of a record that can grow with what a server sends.
+const (
+	// MaxData is the longest Args or Result stored with Options.RecordData;
+	// a longer one is stored as the JSON string "[omitted: N bytes]".
+	MaxData = 128 << 10
+	// MaxAnnotations is the longest Annotations stored; a longer value is
+	// stored as the JSON string "[omitted: N bytes]".
+	MaxAnnotations = 64 << 10
+	// MaxDetail is the longest Attempt.Detail stored, in bytes; a longer one
+	// is cut at a character boundary and ends with "…".
+	MaxDetail = 2 << 10
+)
+
+// Options configure a Log. The zero value is the safe default: the real
+// clock, no raw arguments or results, a sync after every record.
+type Options struct {
+	// Now is the clock for Record.Time; nil means time.Now.
+	Now func() time.Time
+	// RecordData keeps the raw arguments and results (Record.Args,
+	// Record.Result), passed through Redact and capped at MaxData. Without
+	// it Append stores only their hashes and sizes.
+	RecordData bool
+	// NoSync skips the fsync after each record. Records then reach the disk
+	// when the kernel writes them back (or at Close): a power failure can
+	// lose the last ones, and an intent is no longer known to be durable
+	// before its call runs. For tests and benchmarks.
+	NoSync bool
+}
+
+// Log appends records to one audit file. It is safe for concurrent use by
+// many goroutines, and several processes may append to the same file at
+// once (on systems with flock, see the package documentation).
+type Log struct {
+	path string
+	opts Options
+
+	mu     sync.Mutex
+	f      *os.File
+	closed bool
+	failed error // a sync failed: nothing more is appended
+
+	// The end of the file as this Log last saw it. size is -1 when unknown.
+	size   int64
+	seq    uint64
+	hash   string
+	needNL bool // the file ends in a partial line
+	buf    []byte
+}
+
+// Open opens the audit log at path for appending, creating the file (mode
+// 0600) and its missing parent directories (mode 0700). An existing file
+// must be a log: Open reads its last record, and fails with ErrNotLog when
+// the file has content but none of it looks like a record.
+func Open(path string, opts Options) (*Log, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	created := true
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		created = false
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", fi.Mode().Type())
+	}
+	if err == nil && created && !opts.NoSync {
+		// The new file's directory entry must survive a crash too.
+		err = syncDir(dir)
+	}
+	l := &Log{path: path, opts: opts, f: f, size: -1}
+	if err == nil {
+		err = l.locked(l.refresh)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: open %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Append completes r and writes it as one line: it sets r.V, r.Seq, r.Time
+// (from Options.Now, in UTC), r.Prev and r.Hash, fills ArgsHash/ArgsSize and
+// ResultHash/ResultSize from Args and Result when those are empty, drops or
+// redacts Args and Result (Options.RecordData), scrubs credentials from and
+// caps Attempt.Detail, and caps Annotations. Afterwards r holds exactly what
+// was written. r.Kind must be Intent or Outcome.
+//
+// When Append returns nil the record is in the file and, unless
+// Options.NoSync, on disk. When it returns an error the caller must act as
+// if nothing was recorded (for an intent: refuse any call that is not a
+// read). A failed write may leave a partial line, which the next Append
+// steps over (see the package documentation). After a failed sync the Log
+// refuses every later Append, because the kernel may have dropped data it
+// had accepted: close it and open the file again.
+func (l *Log) Append(r *Record) error {
+	if r == nil {
+		return errors.New("audit: append: nil record")
+	}
+	if r.Kind != Intent && r.Kind != Outcome {
+		return fmt.Errorf("audit: append: kind %q: want %q or %q", r.Kind, Intent, Outcome)
+	}
+	l.prepare(r)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.closed:
+		return ErrClosed
+	case l.failed != nil:
+		return fmt.Errorf("audit: append to %s: an earlier sync failed, records may be lost: %w", l.path, l.failed)
+	}
+	return l.lockedFile(func() error { return l.write(r) })
+}
+
+// write appends r at the end of the file. l.mu and the file lock are held.
+func (l *Log) write(r *Record) error {
+	if err := l.refresh(); err != nil {
+		return err
+	}
+	r.V = Version
+	r.Seq = l.seq + 1
+	r.Time = Timestamp{l.opts.Now().UTC()}
+	r.Prev = l.hash
+	line := l.buf[:0]
+	if l.needNL {
+		// A writer died mid-line: start on a fresh line, leaving the
+		// fragment as a line of its own that Verify reports as truncated.
+		line = append(line, '\n')
+	}
+	start := len(line)
+	line, err := appendLine(line, r)
+	if err == nil && len(line) > MaxLine && dropBulk(r) {
+		line, err = appendLine(line[:start], r)
+	}
+	if err != nil {
+		return err
+	}
+	if len(line) > MaxLine {
+		return fmt.Errorf("audit: append to %s: %d bytes: %w", l.path, len(line), ErrTooLarge)
+	}
+	if cap(line) <= 64<<10 {
+		l.buf = line[:0]
+	}
+	// With O_APPEND each write lands at the current end of the file, and the
+	// file lock keeps other mcphost processes out until it is done.
+	n, err := l.f.Write(line)
+	if err != nil {
+		l.size = -1
+		return fmt.Errorf("audit: append to %s: %w", l.path, err)
+	}
+	l.size += int64(n)
+	l.seq, l.hash, l.needNL = r.Seq, r.Hash, false
+	if !l.opts.NoSync {
+		if err := l.f.Sync(); err != nil {
+			l.failed = err
+			return fmt.Errorf("audit: sync %s: %w", l.path, err)
+		}
+	}
+	return nil
+}
+
+// refresh reads the last record of the file again when the file's size is
+// not what this Log left it at: another process appended (or someone
+// truncated the file). l.mu or exclusive use, and the file lock, are held.
+func (l *Log) refresh() error {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("audit: stat %s: %w", l.path, err)
+	}
+	if fi.Size() == l.size {
+		return nil
+	}
+	seq, hash, needNL, err := lastRecord(l.f, fi.Size())
+	if err != nil {
+		return fmt.Errorf("audit: read end of %s: %w", l.path, err)
+	}
+	l.size, l.seq, l.hash, l.needNL = fi.Size(), seq, hash, needNL
+	return nil
+}
+
+// lastRecord finds the seq and hash of the last record in the first size
+// bytes of r, stepping back over lines that are not records, and reports
+// whether the file ends without a newline. With no record it returns 0 and
+// Genesis, or ErrNotLog if a line it stepped over is neither empty nor an
+// unfinished record.
+func lastRecord(r io.ReaderAt, size int64) (seq uint64, hash string, needNL bool, err error) {
+	seq, hash = 0, Genesis
+	found, fragmentsOnly := false, true
+	err = scanBack(r, size, func(line []byte, terminated bool) bool {
+		if !terminated {
+			needNL = true
+		}
+		if rec, _, perr := parseLine(line); perr == nil {
+			seq, hash, found = rec.Seq, rec.Hash, true
+			return false
+		}
+		if len(line) > 0 && !isFragment(line) {
+			fragmentsOnly = false
+		}
+		return true
+	})
+	if err == nil && !found && !fragmentsOnly {
+		err = ErrNotLog
+	}
+	return seq, hash, needNL, err
+}
+
+// prepare applies Options and the field limits to r before it is encoded.
+func (l *Log) prepare(r *Record) {
+	fillHash(r.Args, &r.ArgsHash, &r.ArgsSize)
+	fillHash(r.Result, &r.ResultHash, &r.ResultSize)
+	if l.opts.RecordData {
+		r.Args, r.Result = keepData(r.Args), keepData(r.Result)
+	} else {
+		r.Args, r.Result = nil, nil
+	}
+	if len(r.Annotations) > MaxAnnotations {
+		r.Annotations = omitted(len(r.Annotations))
+	}
+	for i := range r.Attempts {
+		r.Attempts[i].Detail = capString(scrub(capString(r.Attempts[i].Detail, MaxDetail)), MaxDetail)
+	}
+}
+
+func fillHash(raw json.RawMessage, hash *string, size *int64) {
+	if len(raw) == 0 {
+		return
+	}
+	if *hash == "" {
+		*hash = HashBytes(raw)
+	}
+	if *size == 0 {
+		*size = int64(len(raw))
+	}
+}
+
+func keepData(raw json.RawMessage) json.RawMessage {
+	if len(raw) > MaxData {
+		return omitted(len(raw))
+	}
+	return Redact(raw)
+}
+
+// dropBulk replaces the raw fields of r by markers, and reports whether
+// there was anything to drop.
+func dropBulk(r *Record) bool {
+	dropped := false
+	for _, p := range []*json.RawMessage{&r.Args, &r.Result, &r.Annotations} {
+		if len(*p) > 0 {
+			*p = omitted(len(*p))
+			dropped = true
+		}
+	}
+	return dropped
+}
+
+func omitted(n int) json.RawMessage {
+	return json.RawMessage(`"[omitted: ` + strconv.Itoa(n) + ` bytes]"`)
+}
+
+// capString cuts s to at most n bytes at a character boundary, marking the
+// cut with "…".
+func capString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…"
+	i := n - len(mark)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + mark
+}
+
+// locked runs fn holding l.mu and the file lock.
+func (l *Log) locked(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lockedFile(fn)
+}
+
+// lockedFile runs fn holding the file lock; l.mu is held.
+func (l *Log) lockedFile(fn func() error) (err error) {
+	if err := lockFile(l.f); err != nil {
+		return fmt.Errorf("audit: lock %s: %w", l.path, err)
+	}
+	defer func() {
+		if uerr := unlockFile(l.f); uerr != nil && err == nil {
+			l.size = -1
+			err = fmt.Errorf("audit: unlock %s: %w", l.path, uerr)
+		}
+	}()
+	return fn()
+}
+
+// Close syncs (when Options.NoSync was set) and closes the file. It may be
+// called more than once and concurrently with Append; Appends after it fail
+// with ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	var err error
+	if l.opts.NoSync && l.failed == nil {
+		err = l.f.Sync()
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("audit: close %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Path returns the file the log appends to.
+func (l *Log) Path() string { return l.path }

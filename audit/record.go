@@ -1,0 +1,145 @@
+package audit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Version is the record format written by this package (the "v" field).
+// The envelope — one JSON object per line, "seq", "prev" and a final
+// "hash" member hashed as described in the package documentation — is the
+// same for every version, so Verify can check the chain of records written
+// by a newer mcphost.
+const Version = 1
+
+// Genesis is the "prev" of the first record of a log.
+const Genesis = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Kind says whether a record was written before or after a call.
+type Kind string
+
+const (
+	Intent  Kind = "intent"  // written and synced before the call runs
+	Outcome Kind = "outcome" // written after the call, successful or not
+)
+
+// Status is how a call ended, in an outcome record; in an Attempt it is how
+// that attempt ended.
+type Status string
+
+const (
+	StatusSuccess   Status = "success"    // a result without isError
+	StatusToolError Status = "tool-error" // a result with isError: true
+	StatusNotSent   Status = "not-sent"   // never reached the server: not applied
+	StatusRejected  Status = "rejected"   // refused by the server before running: not applied
+	StatusThrottled Status = "throttled"  // HTTP 429/503: probably not applied
+	StatusUnknown   Status = "unknown"    // lost in flight or timed out: may or may not have run
+	StatusDenied    Status = "denied"     // refused by a rule or a person; never sent
+	StatusBlocked   Status = "blocked"    // needed a person and none could be asked; never sent
+)
+
+// Record is one line of the log. The gate fills in the description of the
+// call; Append fills in V, Seq, Time, Prev and Hash, and enforces what may
+// be stored (see Options.RecordData).
+//
+// Strings are stored as given; they never contain a raw newline or control
+// character in the file because JSON escapes them. The raw fields
+// (Annotations, Args, Result) must hold valid JSON when set.
+type Record struct {
+	V    int       `json:"v"`
+	Seq  uint64    `json:"seq"` // 1 for the first record, then +1 per record
+	Time Timestamp `json:"time"`
+	Kind Kind      `json:"kind"`
+
+	SessionID string `json:"sessionId,omitempty"`
+	CallID    string `json:"callId,omitempty"` // links an intent to its outcome, within a session
+
+	Server         string `json:"server,omitempty"`         // the server's config name
+	ServerIdentity string `json:"serverIdentity,omitempty"` // hash of what identifies the server (argv/env/cwd or URL)
+	Trusted        bool   `json:"trusted"`
+	Tool           string `json:"tool,omitempty"`    // the raw tool name
+	DefHash        string `json:"defHash,omitempty"` // the tool's definition hash
+	// Annotations is the "annotations" object as the server sent it, e.g.
+	// {"present":true,"readOnlyHint":true,"destructiveHint":null}.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+
+	Class     string   `json:"class,omitempty"`     // read, additive, destructive, unknown
+	Tier      string   `json:"tier,omitempty"`      // T0 … T3
+	Verdict   string   `json:"verdict,omitempty"`   // allow, ask, deny
+	DecidedBy string   `json:"decidedBy,omitempty"` // auto, rule:<id>, user:once|session|args|always, headless
+	Reasons   []string `json:"reasons,omitempty"`
+
+	// ArgsHash is the hex SHA-256 of the call's arguments and ArgsSize their
+	// length in bytes. When Args is set and these are empty, Append fills
+	// them with HashBytes(Args) and len(Args).
+	ArgsHash string `json:"argsHash,omitempty"`
+	ArgsSize int64  `json:"argsSize,omitempty"`
+
+	Attempts   []Attempt `json:"attempts,omitempty"`
+	Status     Status    `json:"status,omitempty"`
+	DurationMS int64     `json:"durationMs,omitempty"`
+	// ResultHash and ResultSize describe the result as received; Append
+	// fills them from Result like ArgsHash and ArgsSize.
+	ResultHash string `json:"resultHash,omitempty"`
+	ResultSize int64  `json:"resultSize,omitempty"`
+	Truncated  bool   `json:"truncated,omitempty"` // the result passed to the model was cut
+
+	// Args and Result are the raw arguments and result. Append drops them
+	// unless Options.RecordData is set, and then stores them redacted.
+	Args   json.RawMessage `json:"args,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+
+	Prev string `json:"prev"`           // Hash of the previous record, Genesis for the first
+	Hash string `json:"hash,omitempty"` // see the package documentation; always the last member
+}
+
+// Attempt is one try at sending a call to its server.
+type Attempt struct {
+	N          int    `json:"n"`                // 1 for the first try
+	Outcome    Status `json:"outcome"`          // failure class, or success / tool-error
+	Detail     string `json:"detail,omitempty"` // e.g. an error message; capped, and dropped if it looks secret
+	DurationMS int64  `json:"durationMs"`
+}
+
+// Timestamp is an instant written in UTC as RFC 3339 with exactly nine
+// fractional digits ("2026-03-01T09:30:00.000000000Z"), so that lines are
+// fixed-width in that column and sort as text.
+type Timestamp struct{ time.Time }
+
+const stampLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// MarshalJSON writes t in UTC with nanoseconds.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	u := t.UTC()
+	if y := u.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("audit: time %v outside years 0-9999", u)
+	}
+	b := make([]byte, 0, len(stampLayout)+2)
+	b = append(b, '"')
+	b = u.AppendFormat(b, stampLayout)
+	return append(b, '"'), nil
+}
+
+// UnmarshalJSON reads any RFC 3339 time.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("audit: time: %w", err)
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("audit: time: %w", err)
+	}
+	t.Time = v
+	return nil
+}
+
+// HashBytes returns the hex SHA-256 of b, the form of every hash in a
+// record (arguments, results, the chain).
+func HashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
