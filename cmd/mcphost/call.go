@@ -82,10 +82,15 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if o.Yes {
 		mode, asker = decide.Interactive, host.YesAsker{}
 	}
-	sess, err := st.openSession(cmd.Context(), g, s, mode, asker)
+	policy, err := st.policy(g, s)
 	if err != nil {
 		return err
 	}
+	m, err := startOne(cmd, st, server) // only the server the call needs
+	if err != nil {
+		return err
+	}
+	sess := st.withGate(&session{m: m}, policy, g, s, mode, asker)
 	defer sess.Close()
 
 	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})

@@ -82,6 +82,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newLintCmd(g, s),
 		newCallCmd(g, s),
 		newAuditCmd(g, s),
+		newPinCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true

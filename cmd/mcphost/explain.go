@@ -59,27 +59,9 @@ func findTool(cmd *cobra.Command, st *setup, ref string) (*client.Manager, *clie
 	if err != nil {
 		return nil, nil, err
 	}
-	var keep []client.Spec
-	var names []string
-	for _, sp := range st.specs {
-		names = append(names, sp.Name)
-		if sp.Name == server {
-			keep = append(keep, sp)
-		}
-	}
-	if len(keep) == 0 {
-		for _, h := range st.held {
-			if h.Name == server {
-				return nil, nil, usageError(fmt.Errorf("server %q is %s: %s", server, h.State, h.LastError))
-			}
-		}
-		return nil, nil, usageError(fmt.Errorf("no server named %q; configured: %s", server, strings.Join(names, ", ")))
-	}
-	st.specs = keep
-	m := st.start(cmd.Context())
-	if ss := m.Servers()[0]; ss.State != client.StateReady {
-		m.Close()
-		return nil, nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, sanitize.Text(ss.LastError)))
+	m, err := startOne(cmd, st, server)
+	if err != nil {
+		return nil, nil, err
 	}
 	t, ok := m.Tool(server, tool)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -43,6 +44,8 @@ func TestScripts(t *testing.T) {
 			// dropline FILE LINE: remove line LINE.
 			"tamper":   func(ts *testscript.TestScript, neg bool, args []string) { editLine(ts, args, false) },
 			"dropline": func(ts *testscript.TestScript, neg bool, args []string) { editLine(ts, args, true) },
+			// waitfor FILE TEXT: wait (bounded) until FILE contains TEXT.
+			"waitfor": waitFor,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {
@@ -83,4 +86,21 @@ func editLine(ts *testscript.TestScript, args []string, drop bool) {
 		lines[n-1] = string(l)
 	}
 	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+}
+
+func waitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitfor FILE TEXT")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(ts.MkAbs(args[0]))
+		if strings.Contains(string(data), args[1]) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s never contained %q", args[0], args[1])
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file another process writes
+	}
 }

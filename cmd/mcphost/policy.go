@@ -58,9 +58,10 @@ func (st *setup) decideDefault(p *decide.Policy, m *client.Manager, t *client.To
 
 func (st *setup) input(m *client.Manager, t *client.Tool, args []byte, mode decide.Mode) decide.Input {
 	spec, _ := m.Spec(t.Server)
+	pinned, _ := st.store.Pin(spec.Identity(), t.Name)
 	return decide.Input{
 		Server: host.DecideServer(&spec, st.trusted[t.Server]),
-		Tool:   host.DecideTool(t, ""),
+		Tool:   host.DecideTool(t, pinned),
 		Args:   args,
 		Mode:   mode,
 	}

@@ -42,6 +42,11 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 		return nil, err
 	}
 	ss := &session{m: st.start(ctx)}
+	return st.withGate(ss, policy, g, s, mode, asker), nil
+}
+
+// withGate puts the gate in front of ss's servers.
+func (st *setup) withGate(ss *session, policy *decide.Policy, g *globalOptions, s *streams, mode decide.Mode, asker host.Asker) *session {
 	var log host.AuditLog
 	if l, err := audit.Open(st.auditPath(g), audit.Options{}); err != nil {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
@@ -58,7 +63,7 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 		Store:     st.store,
 		SessionID: strconv.FormatInt(time.Now().UnixNano(), 36),
 	})
-	return ss, nil
+	return ss
 }
 
 // exitFor maps how a call ended to the exit code of DESIGN §7.
