@@ -225,6 +225,19 @@ func (m *Manager) Tool(server, name string) (*Tool, bool) {
 	return nil, false
 }
 
+// LastChange returns the last change of a tool's definition seen while
+// this Manager ran, if any: which fields changed, and the hashes.
+func (m *Manager) LastChange(server, tool string) (Change, bool) {
+	s := m.byName[server]
+	if s == nil {
+		return Change{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.changes[tool]
+	return c, ok
+}
+
 // Spec returns the specification of the named server.
 func (m *Manager) Spec(name string) (Spec, bool) {
 	s := m.byName[name]

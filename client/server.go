@@ -52,6 +52,9 @@ type server struct {
 	crashes  []time.Time
 	restarts int
 	relister bool // the relist goroutine runs
+	// changes remembers, per tool, the last change of its definition seen
+	// in this run, so a person asked about it can be shown what changed.
+	changes map[string]Change
 	// gen counts the times the host took the server in hand (start, stop).
 	// An automatic restart that began in an older generation stands down,
 	// so a manual Restart during a backoff leaves one connection, not two.
@@ -209,9 +212,7 @@ func (s *server) install(l *live, lst *listing, gen int) {
 	s.mu.Unlock()
 	s.m.publish(Event{Kind: EventState, Server: s.spec.Name, State: StateReady})
 	if old != nil {
-		if d := diffListings(old, lst); !d.Empty() {
-			s.m.publish(Event{Kind: EventTools, Server: s.spec.Name, Diff: d})
-		}
+		s.changed(diffListings(old, lst))
 	}
 	s.m.wg.Add(1)
 	go s.supervise(l)
@@ -280,6 +281,22 @@ func (s *server) supervise(l *live) {
 	}
 }
 
+// changed records and publishes a catalog difference, if there is one.
+func (s *server) changed(d *Diff) {
+	if d.Empty() {
+		return
+	}
+	s.mu.Lock()
+	if s.changes == nil {
+		s.changes = map[string]Change{}
+	}
+	for _, c := range d.Changed {
+		s.changes[c.Tool] = c
+	}
+	s.mu.Unlock()
+	s.m.publish(Event{Kind: EventTools, Server: s.spec.Name, Diff: d})
+}
+
 // superseded reports whether the host took the server in hand since gen.
 func (s *server) superseded(gen int) bool {
 	s.mu.Lock()
@@ -335,9 +352,7 @@ func (s *server) relistLoop() {
 			}
 			s.mu.Unlock()
 			if old != nil {
-				if d := diffListings(old, lst); !d.Empty() {
-					s.m.publish(Event{Kind: EventTools, Server: s.spec.Name, Diff: d})
-				}
+				s.changed(diffListings(old, lst))
 			}
 		}
 		select {

@@ -26,6 +26,10 @@ type Question struct {
 	Changed bool
 	// PinnedHash is the definition hash that was pinned, when Changed.
 	PinnedHash string
+	// ChangedFields name the parts of the definition that changed
+	// (description, inputSchema, annotations …) when the change happened
+	// while this session ran; empty when it happened between runs.
+	ChangedFields []string
 }
 
 // Answer is the person's reply.

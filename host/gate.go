@@ -26,6 +26,7 @@ type Catalog interface {
 	Servers() []client.Status
 	Subscribe() (<-chan client.Event, func())
 	Call(ctx context.Context, server, tool string, args json.RawMessage, opts client.CallOptions) *client.CallResult
+	LastChange(server, tool string) (client.Change, bool)
 }
 
 // AuditLog receives the gate's records. Append must not return before the
@@ -248,6 +249,9 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned}
+			if ch, ok := g.o.Catalog.LastChange(c.Server, c.Tool); changed && ok && ch.NewHash == t.Hash {
+				q.ChangedFields = ch.Fields
+			}
 			ans, err := g.o.Asker.Ask(ctx, q)
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = StatusDenied, "user"

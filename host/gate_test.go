@@ -330,7 +330,10 @@ func TestChangedDefinitionIsAskedAgain(t *testing.T) {
 	}
 	q := asker.Asked()
 	if len(q) != 2 || !q[0].Changed || q[1].Changed {
-		t.Errorf("questions changed=%v,%v; want the first to say the definition changed and the second not", len(q) > 0 && q[0].Changed, len(q) > 1 && q[1].Changed)
+		t.Fatalf("questions changed=%v,%v; want the first to say the definition changed and the second not", len(q) > 0 && q[0].Changed, len(q) > 1 && q[1].Changed)
+	}
+	if got := strings.Join(q[0].ChangedFields, ","); got != "description,inputSchema,annotations" {
+		t.Errorf("the question shows changed fields %q, want description,inputSchema,annotations", got)
 	}
 	asker.Done()
 }
