@@ -13,9 +13,12 @@
 //
 //	{"v":1,"seq":7,"time":"2026-03-01T09:30:00.000000000Z","kind":"intent",…,"prev":"<64 hex>","hash":"<64 hex>"}
 //
-// Never stored: tokens, auth headers, environment values, and — unless
-// Options.RecordData — raw arguments or results, of which only a SHA-256
-// and a size are kept.
+// Never stored: raw arguments or results unless Options.RecordData (by
+// default only a SHA-256 and a size are kept, and with it they pass through
+// Redact), credential-looking text in attempt details, and the exact values
+// listed in Options.Secrets (environment and header values of the
+// configured servers). The log cannot recognize every secret by itself: the
+// caller must not put tokens or auth headers into other fields.
 //
 // # What the hash covers
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -48,10 +49,16 @@ type Options struct {
 	// Record.Result), passed through Redact and capped at MaxData. Without
 	// it Append stores only their hashes and sizes.
 	RecordData bool
-	// NoSync skips the fsync after each record. Records then reach the disk
-	// when the kernel writes them back (or at Close): a power failure can
-	// lose the last ones, and an intent is no longer known to be durable
-	// before its call runs. For tests and benchmarks.
+	// Secrets are exact values that must never be written, such as the
+	// environment and header values of the configured servers. Append
+	// replaces them with "[REDACTED]" in Attempt.Detail, Reasons and, with
+	// RecordData, in the strings of Args and Result. Values shorter than
+	// four bytes are ignored.
+	Secrets []string
+	// NoSync skips the fsync after each record (and after creating the
+	// file). Records then reach the disk when the kernel writes them back: a
+	// power failure can lose the last ones, and an intent is no longer known
+	// to be durable before its call runs. For tests and benchmarks.
 	NoSync bool
 }
 
@@ -83,6 +90,15 @@ func Open(path string, opts Options) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	var secrets []string
+	for _, v := range opts.Secrets {
+		if len(v) >= 4 {
+			secrets = append(secrets, v)
+		}
+	}
+	// Longest first, so that a secret containing another is replaced whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	opts.Secrets = secrets
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: open %s: %w", path, err)
@@ -119,8 +135,9 @@ func Open(path string, opts Options) (*Log, error) {
 // (from Options.Now, in UTC), r.Prev and r.Hash, fills ArgsHash/ArgsSize and
 // ResultHash/ResultSize from Args and Result when those are empty, drops or
 // redacts Args and Result (Options.RecordData), scrubs credentials from and
-// caps Attempt.Detail, and caps Annotations. Afterwards r holds exactly what
-// was written. r.Kind must be Intent or Outcome.
+// caps Attempt.Detail, hides Options.Secrets, and caps Annotations.
+// Afterwards r holds exactly what was written. r.Kind must be Intent or
+// Outcome.
 //
 // When Append returns nil the record is in the file and, unless
 // Options.NoSync, on disk. When it returns an error the caller must act as
@@ -247,7 +264,7 @@ func (l *Log) prepare(r *Record) {
 	fillHash(r.Args, &r.ArgsHash, &r.ArgsSize)
 	fillHash(r.Result, &r.ResultHash, &r.ResultSize)
 	if l.opts.RecordData {
-		r.Args, r.Result = keepData(r.Args), keepData(r.Result)
+		r.Args, r.Result = l.keepData(r.Args), l.keepData(r.Result)
 	} else {
 		r.Args, r.Result = nil, nil
 	}
@@ -255,7 +272,16 @@ func (l *Log) prepare(r *Record) {
 		r.Annotations = omitted(len(r.Annotations))
 	}
 	for i := range r.Attempts {
-		r.Attempts[i].Detail = capString(scrub(capString(r.Attempts[i].Detail, MaxDetail)), MaxDetail)
+		d := capString(r.Attempts[i].Detail, MaxDetail)
+		r.Attempts[i].Detail = capString(hide(scrub(d), l.opts.Secrets), MaxDetail)
+	}
+	if len(l.opts.Secrets) > 0 {
+		// The slice may be shared with the caller's other records.
+		reasons := slices.Clone(r.Reasons)
+		for i, s := range reasons {
+			reasons[i] = hide(s, l.opts.Secrets)
+		}
+		r.Reasons = reasons
 	}
 }
 
@@ -271,11 +297,11 @@ func fillHash(raw json.RawMessage, hash *string, size *int64) {
 	}
 }
 
-func keepData(raw json.RawMessage) json.RawMessage {
+func (l *Log) keepData(raw json.RawMessage) json.RawMessage {
 	if len(raw) > MaxData {
 		return omitted(len(raw))
 	}
-	return Redact(raw)
+	return redact(raw, l.opts.Secrets)
 }
 
 // dropBulk replaces the raw fields of r by markers, and reports whether
@@ -330,9 +356,8 @@ func (l *Log) lockedFile(fn func() error) (err error) {
 	return fn()
 }
 
-// Close syncs (when Options.NoSync was set) and closes the file. It may be
-// called more than once and concurrently with Append; Appends after it fail
-// with ErrClosed.
+// Close closes the file. It may be called more than once and concurrently
+// with Append; Appends after it fail with ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -340,14 +365,7 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	var err error
-	if l.opts.NoSync && l.failed == nil {
-		err = l.f.Sync()
-	}
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("audit: close %s: %w", l.path, err)
 	}
 	return nil

@@ -127,6 +127,9 @@ func TestOpenIntentIsNotAProblem(t *testing.T) {
 	if len(rep.OpenIntents) != 1 || rep.OpenIntents[0].Line != 5 || rep.OpenIntents[0].Record.CallID != "call-9" {
 		t.Errorf("OpenIntents = %+v, want the intent for call-9 on line 5", rep.OpenIntents)
 	}
+	if got, want := rep.OpenIntents[0].String(), "line 5: intent s2/call-9 tasks/delete_task seq 5"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
 	if len(rep.OrphanOutcomes) != 1 || rep.OrphanOutcomes[0].Line != 6 {
 		t.Errorf("OrphanOutcomes = %+v, want the outcome on line 6", rep.OrphanOutcomes)
 	}
@@ -239,7 +242,7 @@ func TestPermissions(t *testing.T) {
 }
 
 func TestRecordData(t *testing.T) {
-	args := json.RawMessage(`{"path":"/tmp/x","token":"tok-123456","headers":{"Authorization":"Bearer abcdefghijklmnopqrstuvwxyz012345"}}`)
+	args := json.RawMessage(`{"path":"docs/x.md","token":"tok-123456","headers":{"Authorization":"Bearer abcdefghijklmnopqrstuvwxyz012345"}}`)
 	result := json.RawMessage(`{"content":[{"type":"text","text":"ok ghp_abcdefghijklmnopqrstuvwxyz0123456789"}]}`)
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprintf("RecordData=%v", keep), func(t *testing.T) {
@@ -276,7 +279,7 @@ func TestRecordData(t *testing.T) {
 				t.Fatal(err)
 			}
 			if keep {
-				want := `{"path":"/tmp/x","token":"[REDACTED]","headers":{"Authorization":"[REDACTED]"}}`
+				want := `{"path":"docs/x.md","token":"[REDACTED]","headers":{"Authorization":"[REDACTED]"}}`
 				if got := string(recs[0].Args); got != want {
 					t.Errorf("stored args = %s, want %s", got, want)
 				}
@@ -290,6 +293,37 @@ func TestRecordData(t *testing.T) {
 				t.Errorf("Problems = %v", rep.Problems)
 			}
 		})
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	const env, header = "s3cr3t-env-value", "team-header-value"
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := open(t, path, Options{RecordData: true, Secrets: []string{header, env, "abc", ""}})
+	r := intent("s1", "call-1")
+	r.Args = json.RawMessage(`{"cmd":"echo s3cr3t-env-value","n":12345,"abc":"abcd"}`)
+	reasons := []string{"blocked: " + header}
+	r.Reasons = reasons
+	mustAppend(t, l, r)
+	o := outcome("s1", "call-1")
+	o.Attempts[0].Detail = `spawn failed: env K=s3cr3t-env-value`
+	o.Result = json.RawMessage(`{"text":"{\"h\":\"team-header-value\"}"}`)
+	mustAppend(t, l, o)
+
+	b, _ := os.ReadFile(path)
+	for _, secret := range []string{env, header} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("log contains %q:\n%s", secret, b)
+		}
+	}
+	if reasons[0] != "blocked: "+header {
+		t.Errorf("Append changed the caller's Reasons slice: %q", reasons[0])
+	}
+	if want := `{"cmd":"echo [REDACTED]","n":12345,"abc":"abcd"}`; string(r.Args) != want {
+		t.Errorf("Args = %s, want %s (short secrets ignored)", r.Args, want)
+	}
+	if rep := verifyFile(t, path); !rep.OK() {
+		t.Errorf("Problems = %v", rep.Problems)
 	}
 }
 

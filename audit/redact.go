@@ -39,14 +39,17 @@ const Redacted = "[REDACTED]"
 // by the JSON string "[REDACTED: not valid JSON]". Redact(nil) is nil.
 // Redaction is a safety net for data the user chose to record, not a
 // guarantee: a secret under an innocent key in free text can get through.
-func Redact(raw json.RawMessage) json.RawMessage {
+func Redact(raw json.RawMessage) json.RawMessage { return redact(raw, nil) }
+
+// redact is Redact that also hides the given exact values inside strings.
+func redact(raw json.RawMessage, secrets []string) json.RawMessage {
 	if raw == nil {
 		return nil
 	}
 	if !json.Valid(raw) {
 		return json.RawMessage(`"[REDACTED: not valid JSON]"`)
 	}
-	r := redactor{in: raw, out: make([]byte, 0, len(raw))}
+	r := redactor{in: raw, out: make([]byte, 0, len(raw)), secrets: secrets}
 	i := r.space(0)
 	i = r.value(i)
 	r.space(i)
@@ -77,6 +80,16 @@ var secretPatterns = []struct {
 	{"aiza", regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{35}`)},
 	{"npm_", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
 	{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+}
+
+// hide replaces every occurrence in s of the secrets (Options.Secrets).
+func hide(s string, secrets []string) string {
+	for _, v := range secrets {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
+	return s
 }
 
 // scrub replaces the credential-looking parts of s.
@@ -160,6 +173,7 @@ func keyWords(k string) []string {
 // redactor copies valid JSON from in to out, replacing secrets.
 type redactor struct {
 	in, out []byte
+	secrets []string
 }
 
 var redactedJSON = []byte(`"` + Redacted + `"`)
@@ -223,7 +237,7 @@ func (r *redactor) value(i int) int {
 		}
 	case '"':
 		end := stringEnd(r.in, i)
-		r.out = appendRedactedString(r.out, r.in[i:end])
+		r.out = r.appendString(r.in[i:end])
 		return end
 	default:
 		end := skipValue(r.in, i)
@@ -232,25 +246,25 @@ func (r *redactor) value(i int) int {
 	}
 }
 
-// appendRedactedString appends the JSON string lit, scrubbed.
-func appendRedactedString(dst, lit []byte) []byte {
+// appendString appends the JSON string lit, scrubbed.
+func (r *redactor) appendString(lit []byte) []byte {
 	s := decodeString(lit)
-	t := scrub(s)
+	t := hide(scrub(s), r.secrets)
 	if t == s {
 		if u := strings.TrimSpace(s); len(u) > 1 && (u[0] == '{' || u[0] == '[') && json.Valid([]byte(u)) {
-			if inner := Redact(json.RawMessage(s)); !bytes.Equal(inner, []byte(s)) {
+			if inner := redact(json.RawMessage(s), r.secrets); !bytes.Equal(inner, []byte(s)) {
 				t = string(inner)
 			}
 		}
 	}
 	if t == s {
-		return append(dst, lit...)
+		return append(r.out, lit...)
 	}
 	b, err := json.Marshal(t)
 	if err != nil { // cannot happen for a string
-		return append(dst, redactedJSON...)
+		return append(r.out, redactedJSON...)
 	}
-	return append(dst, b...)
+	return append(r.out, b...)
 }
 
 // decodeString returns the text of the JSON string literal lit.

@@ -42,39 +42,46 @@ const (
 
 // Problem is one thing wrong with the log, at a line numbered from 1.
 type Problem struct {
-	Line int
-	Kind ProblemKind
-	Msg  string
+	Line int         `json:"line"`
+	Kind ProblemKind `json:"kind"`
+	Msg  string      `json:"msg"`
 }
 
 func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line, p.Kind, p.Msg) }
 
 // Entry is a record and the line it is on.
 type Entry struct {
-	Line   int
-	Record Record
+	Line   int    `json:"line"`
+	Record Record `json:"record"`
+}
+
+// String describes the entry in one line, e.g.
+// "line 5: intent s1/call-9 tasks/delete_task seq 5".
+func (e Entry) String() string {
+	r := e.Record
+	return fmt.Sprintf("line %d: %s %s/%s %s/%s seq %d", e.Line, r.Kind, r.SessionID, r.CallID, r.Server, r.Tool, r.Seq)
 }
 
 // Report is what Verify found. The log is intact when Problems is empty.
 type Report struct {
-	Lines    int // lines read, a final line without newline included
-	Records  int // lines that are records, including ones with problems
-	Intents  int
-	Outcomes int
+	Lines    int `json:"lines"`   // lines read, a final line without newline included
+	Records  int `json:"records"` // lines that are records, including ones with problems
+	Intents  int `json:"intents"`
+	Outcomes int `json:"outcomes"`
 	// LastSeq and LastHash are the seq and hash of the last record of the
 	// chain (0 and Genesis for an empty log). Anyone able to write the file
 	// can rewrite the whole chain consistently; keeping LastHash somewhere
 	// else and comparing it later detects that.
-	LastSeq  uint64
-	LastHash string
+	LastSeq  uint64 `json:"lastSeq"`
+	LastHash string `json:"lastHash"`
 	// OpenIntents are intents with no outcome in the log (same SessionID and
 	// CallID), in file order: calls that were running, or whose process
 	// died, when the log was read. They are facts to look at, not Problems.
-	OpenIntents []Entry
+	OpenIntents []Entry `json:"openIntents"`
 	// OrphanOutcomes are outcomes with no earlier intent for their call.
-	OrphanOutcomes []Entry
+	OrphanOutcomes []Entry `json:"orphanOutcomes"`
 	// Problems are in line order; the first names the first broken line.
-	Problems []Problem
+	Problems []Problem `json:"problems"`
 }
 
 // OK reports whether the log has no problems.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,4 +122,28 @@ func BenchmarkCatalog10k(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(servers*perServer), "ns/tool")
+}
+
+// catalogEntry is one entry of catalogPages.
+func catalogEntry(tb testing.TB) json.RawMessage {
+	var res struct{ Tools []json.RawMessage }
+	if err := json.Unmarshal([]byte(catalogPages(1, 1)[0][0]), &res); err != nil {
+		tb.Fatal(err)
+	}
+	return res.Tools[0]
+}
+
+// BenchmarkReadEntry measures reading one catalog entry — checking,
+// bounding and hashing it — with a scanner whose buffers have grown.
+func BenchmarkReadEntry(b *testing.B) {
+	entry := catalogEntry(b)
+	lim := Limits{}.withDefaults()
+	var s scanner
+	b.ReportAllocs()
+	b.SetBytes(int64(len(entry)))
+	for b.Loop() {
+		if t, _, _ := readEntryRaw(&s, "srv", entry, lim); t == nil {
+			b.Fatal("entry dropped")
+		}
+	}
 }

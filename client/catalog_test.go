@@ -230,15 +230,20 @@ func TestDuplicateKeysAreNotBelieved(t *testing.T) {
 	lst, err := listTools(context.Background(), onePage(
 		`{"name":"dup_hint","inputSchema":{},"annotations":{"readOnlyHint":false,"readOnlyHint":true}}`,
 		`{"name":"dup_entry","inputSchema":{},"name":"other"}`,
+		// A repeated empty key must not hide the duplicate after it.
+		`{"":1,"":2,"name":"hidden","name":"other","inputSchema":{}}`,
+		`{"name":"dup_empty_hint","inputSchema":{},"annotations":{"":1,"":2,"readOnlyHint":false,"readOnlyHint":true}}`,
 	), "h", Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lst.tools) != 1 || lst.tools[0].Name != "dup_hint" {
-		t.Fatalf("tools = %v, want only dup_hint (the entry with a duplicate name is dropped)", lst.tools)
+	if len(lst.tools) != 2 || lst.tools[0].Name != "dup_hint" || lst.tools[1].Name != "dup_empty_hint" {
+		t.Fatalf("tools = %v, want dup_hint and dup_empty_hint (entries with a duplicate name are dropped)", lst.tools)
 	}
-	if a := lst.tools[0].Annotations; a.Malformed == "" || a.ReadOnly != nil {
-		t.Errorf("annotations with a duplicate hint = %+v, want malformed with no hints", a)
+	for _, tl := range lst.tools {
+		if a := tl.Annotations; a.Malformed == "" || a.ReadOnly != nil {
+			t.Errorf("%s: annotations with a duplicate key = %+v, want malformed with no hints", tl.Name, a)
+		}
 	}
 }
 
@@ -268,5 +273,112 @@ func TestUnusualNameIsFlaggedButKept(t *testing.T) {
 	}
 	if len(lst.tools) != 1 || len(lst.findings) != 1 || lst.findings[0].Code != FindUnusualName {
 		t.Errorf("tools %d, findings %+v; want the tool kept with an %s finding", len(lst.tools), lst.findings, FindUnusualName)
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{``, `null`},
+		{`{ "b" : [ 1 , 2.50 ] , "a" : null }`, `{"a":null,"b":[1,2.50]}`},
+		{`{"\u0062":1,"a":{"d":true,"c":false}}`, `{"a":{"c":false,"d":true},"b":1}`},
+		{`{"a":1,"a":2}`, `{"a":2}`}, // the last of duplicate keys, as decoding into a map reads it
+		{`"\u0041\/"`, `"A/"`},
+		{`"<&>"`, `"\u003c\u0026\u003e"`},
+		{"\"\u2028\"", `"\u2028"`},
+		{`"\ud83d\ude00 \ud800"`, "\"😀 \ufffd\""},
+		{"\"\xff\"", "\"\ufffd\""},
+		{`"\u0001\b\u000c"`, `"\u0001\b\f"`},
+		{`1E+2`, `1E+2`}, // numbers as written
+	}
+	for _, c := range cases {
+		got, err := canonical(json.RawMessage(c.in))
+		if err != nil || string(got) != c.want {
+			t.Errorf("canonical(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestDefinitionHashReadsMeaning(t *testing.T) {
+	base := `{"name":"t","description":"a/b","inputSchema":{"type":"object","maximum":1}}`
+	hash := func(s string) string {
+		tl, _, finds := parseEntry("h", json.RawMessage(s), Limits{}.withDefaults())
+		if tl == nil {
+			t.Fatalf("%s dropped: %+v", s, finds)
+		}
+		return tl.Hash
+	}
+	for _, same := range []string{
+		`{"n\u0061me":"\u0074","description":"a\/b","inputSchema":{ "maximum" : 1 , "type" : "object" },"_meta":{"x":1}}`,
+		`{"name":"t","title":null,"description":"a/b","inputSchema":{"type":"object","maximum":1},"annotations":null}`,
+	} {
+		if hash(same) != hash(base) {
+			t.Errorf("hash of %s differs from that of %s", same, base)
+		}
+	}
+	for _, changed := range []string{
+		`{"name":"t","description":"a/b ","inputSchema":{"type":"object","maximum":1}}`,
+		`{"name":"t","description":"a/b","inputSchema":{"type":"object","maximum":1.0}}`, // numbers as written
+		`{"name":"t","description":"a/b","inputSchema":{"type":"object","maximum":1,"minimum":0}}`,
+		`{"name":"t","description":"a/b","inputSchema":{"type":"object","maximum":1},"annotations":{}}`,
+		`{"name":"t","title":"","description":"a/b","inputSchema":{"type":"object","maximum":1}}`,
+	} {
+		if hash(changed) == hash(base) {
+			t.Errorf("hash of %s is that of %s", changed, base)
+		}
+	}
+}
+
+func TestSchemaFaults(t *testing.T) {
+	deep := strings.Repeat(`[`, 65) + strings.Repeat(`]`, 65)
+	cases := []struct{ schema, err string }{
+		{`{"properties":{"a":{"$ref":"#/$defs/a"},"b":{"$ref":"x.json"},"c":{"$ref":"y.json"}}}`, `$ref "x.json" points outside the schema`},
+		{`{"\u0024ref":"\u0068ttp://x"}`, `$ref "http://x" points outside the schema`},
+		{`{"$ref":"\u0023/a"}`, ``},
+		// A $ref key is in force until the next scalar, as in the token
+		// walk this replaced.
+		{`{"$ref":["x"]}`, `$ref "x" points outside the schema`},
+		{`{"$ref":[1,"x"]}`, ``},
+		// The token walk decoded numbers into float64.
+		{`{"maximum":1e400}`, `json: cannot unmarshal number 1e400 into Go value of type float64`},
+		{`{"maximum":1e-400}`, ``},
+		{deep, `schema too large: nested deeper than 64`},
+		{`[` + strings.Repeat(`0,`, 19998) + `0]`, `schema too large: more than 20000 values`},
+		{`[` + strings.Repeat(`0,`, 19997) + `0]`, ``},
+	}
+	for _, c := range cases {
+		got := ""
+		if err := checkSchema(json.RawMessage(c.schema)); err != nil {
+			got = err.Error()
+		}
+		if got != c.err {
+			t.Errorf("checkSchema(%.60s) = %q, want %q", c.schema, got, c.err)
+		}
+	}
+}
+
+func TestOddPagesReadAsDecoderWould(t *testing.T) {
+	cases := []struct {
+		page  string
+		tools []string
+	}{
+		{`null`, nil},
+		{`{"Tools":[{"name":"a","inputSchema":{}}]}`, []string{"a"}},
+		{`{"tools":[{"name":"a","inputSchema":{}}],"tools":[{"name":"b","inputSchema":{}}]}`, []string{"b"}},
+		{`{"t\u006fols":[{"name":"a","inputSchema":{}}],"nextCursor":null}`, []string{"a"}},
+		{`{"meta":{"tools":[1]},"tools":[{"name":"a","inputSchema":{}}]}`, []string{"a"}},
+	}
+	for _, c := range cases {
+		lst, err := listTools(context.Background(), pages(func(string) string { return c.page }), "h", Limits{})
+		if err != nil {
+			t.Errorf("%s: %v", c.page, err)
+			continue
+		}
+		var names []string
+		for _, tl := range lst.tools {
+			names = append(names, tl.Name)
+		}
+		if diff := cmp.Diff(c.tools, names); diff != "" {
+			t.Errorf("%s: tools (-want +got):\n%s", c.page, diff)
+		}
 	}
 }

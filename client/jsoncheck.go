@@ -1,40 +1,24 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 )
 
 // duplicateKey returns the first key that occurs twice in the top level of
-// the JSON object raw, or "". Parsers disagree on which of two duplicates
-// counts (first or last), so a server could show one reading to one
-// component and another to the next; such objects are not believed.
-func duplicateKey(raw json.RawMessage) string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
+// the JSON object raw, and whether there is one (the key may be ""). Parsers
+// disagree on which of two duplicates counts (first or last), so a server
+// could show one reading to one component and another to the next; such
+// objects are not believed. raw that is not a valid JSON object has no
+// duplicate keys.
+func duplicateKey(raw json.RawMessage) (string, bool) {
+	var s scanner
+	root, ok := s.scan(raw)
+	if !ok || raw[root.val.start] != '{' {
+		return "", false
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		k, _ := t.(string)
-		if seen[k] {
-			return k
-		}
-		seen[k] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return ""
-		}
-	}
-	return ""
+	return s.firstRepeat(s.node(root))
 }
 
 // Schema bounds: deeper or larger schemas are refused rather than handed to
@@ -44,57 +28,35 @@ const (
 	maxSchemaNodes = 20000
 )
 
-var errSchemaTooBig = errors.New("schema too large")
+var (
+	errSchemaTooBig  = errors.New("schema too large")
+	errTooManyValues = fmt.Errorf("%w: more than %d values", errSchemaTooBig, maxSchemaNodes)
+	errTooDeep       = fmt.Errorf("%w: nested deeper than %d", errSchemaTooBig, maxSchemaDepth)
+)
 
-// checkSchema walks a JSON schema once and refuses it when it nests deeper
-// than maxSchemaDepth, holds more than maxSchemaNodes values, or has a $ref
-// that is not local to the document: mcphost never fetches a schema from
-// the network, so a tool that needs one cannot be described faithfully.
+func errExternalRef(ref string) error {
+	return fmt.Errorf("$ref %q points outside the schema", ref)
+}
+
+// checkSchema refuses a JSON schema that nests deeper than maxSchemaDepth,
+// holds more than maxSchemaNodes values (counting delimiters and keys), has
+// a $ref that is not local to the document, or has a number out of the
+// range of a float64: mcphost never fetches a schema from the network, so a
+// tool that needs one cannot be described faithfully.
+//
+// The first fault in document order is reported. Note that a $ref key
+// stays in force until the next scalar, so {"$ref":["x"]} is refused too.
 func checkSchema(raw json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	depth, nodes := 0, 0
-	var inObject []bool // per level: is it an object (so the next string may be a key)
-	expectKey := false
-	lastKey := ""
-	for {
-		t, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		nodes++
-		if nodes > maxSchemaNodes {
-			return fmt.Errorf("%w: more than %d values", errSchemaTooBig, maxSchemaNodes)
-		}
-		if d, ok := t.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				depth++
-				if depth > maxSchemaDepth {
-					return fmt.Errorf("%w: nested deeper than %d", errSchemaTooBig, maxSchemaDepth)
-				}
-				inObject = append(inObject, d == '{')
-				expectKey = d == '{'
-			case '}', ']':
-				depth--
-				inObject = inObject[:len(inObject)-1]
-				expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
-			}
-			continue
-		}
-		if expectKey {
-			lastKey, _ = t.(string)
-			expectKey = false
-			continue
-		}
-		if lastKey == "$ref" {
-			if ref, ok := t.(string); ok && !strings.HasPrefix(ref, "#") {
-				return fmt.Errorf("$ref %q points outside the schema", ref)
-			}
-		}
-		lastKey = ""
-		expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
+	var s scanner
+	root, ok := s.scan(raw)
+	if !ok {
+		return errors.New("schema is not valid JSON")
 	}
+	return s.checkSchema(root)
+}
+
+// checkSchema checks the scanned value it; see the function checkSchema.
+func (s *scanner) checkSchema(it item) error {
+	w := schemaWalk{s: s}
+	return w.value(it)
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -51,43 +53,90 @@ type Tool struct {
 // Ref names a tool for people: "server/tool".
 func (t *Tool) Ref() string { return t.Server + "/" + t.Name }
 
-// canonical re-encodes a JSON value with sorted object keys and no
-// insignificant whitespace. Numbers keep their written form.
+// definingFields are the entry fields that define a tool, in the order the
+// definition hash covers them.
+var definingFields = [...]string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+
+// Indexes into definingFields.
+const (
+	fieldName = iota
+	fieldTitle
+	fieldDescription
+	fieldInputSchema
+	fieldOutputSchema
+	fieldAnnotations
+	numFields
+)
+
+// canonical re-encodes a JSON value as json.Marshal encodes what decoding it
+// with UseNumber into an any gives: sorted object keys, the last of
+// duplicate keys, no insignificant whitespace, strings decoded and
+// re-encoded ("\u0041" is "A"), numbers as written. Empty raw is null.
 func canonical(raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return []byte("null"), nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
+	var s scanner
+	root, ok := s.scan(raw)
+	if !ok {
+		return nil, errors.New("not valid JSON")
 	}
-	return json.Marshal(v) // maps marshal with sorted keys
+	return s.appendCanonical(nil, root), nil
 }
 
-// definitionHash hashes the fields of a tool entry that define it.
+// definitionHash hashes the fields of a tool entry that define it: SHA-256
+// over, for each of definingFields, "key=len:" and the canonical JSON of
+// the value (null when absent). A value that is not valid JSON, which a
+// listing never holds, is hashed as it is.
 func definitionHash(fields map[string]json.RawMessage) string {
-	h := sha256.New()
-	for _, k := range []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"} {
+	var s scanner
+	var canon [numFields][]byte
+	for i, k := range definingFields {
 		c, err := canonical(fields[k])
 		if err != nil {
-			c = fields[k] // unreadable JSON still changes the hash when it changes
+			c = fields[k]
 		}
-		fmt.Fprintf(h, "%s=%d:", k, len(c))
-		h.Write(c)
+		canon[i] = c
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := s.sumCanonical(canon[:])
+	return hex.EncodeToString(sum[:])
+}
+
+// appendHash appends the definition hash of the scanned entry's defining
+// fields, as the function definitionHash computes it.
+func (s *scanner) appendHash(dst []byte, fields *[numFields]item) []byte {
+	var canon [numFields][]byte
+	s.canon = s.canon[:0]
+	for i, it := range fields {
+		start := len(s.canon)
+		s.canon = s.appendCanonical(s.canon, it)
+		canon[i] = s.canon[start:]
+	}
+	sum := s.sumCanonical(canon[:])
+	return hex.AppendEncode(dst, sum[:])
+}
+
+func (s *scanner) sumCanonical(canon [][]byte) [sha256.Size]byte {
+	b := s.hash[:0]
+	for i, c := range canon {
+		b = append(b, definingFields[i]...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(len(c)), 10)
+		b = append(b, ':')
+		b = append(b, c...)
+	}
+	s.hash = b
+	return sha256.Sum256(b)
 }
 
 // changedFields lists which defining fields differ between two entries.
 func changedFields(a, b *entryFields) []string {
 	var out []string
-	for _, k := range []string{"title", "description", "inputSchema", "outputSchema", "annotations"} {
-		ca, _ := canonical(a.raw[k])
-		cb, _ := canonical(b.raw[k])
+	for i := fieldTitle; i < numFields; i++ {
+		ca, _ := canonical(a.raw[i])
+		cb, _ := canonical(b.raw[i])
 		if !bytes.Equal(ca, cb) {
-			out = append(out, k)
+			out = append(out, definingFields[i])
 		}
 	}
 	return out
@@ -96,7 +145,7 @@ func changedFields(a, b *entryFields) []string {
 // entryFields keeps the raw defining fields of a listed tool so that a later
 // listing can say which of them changed.
 type entryFields struct {
-	raw map[string]json.RawMessage
+	raw [numFields]json.RawMessage // nil when absent
 }
 
 func hintString(b *bool) string {
