@@ -1,0 +1,236 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// ErrConfig is matched (with errors.Is) by every error [New] returns: an
+// unknown provider, a missing key or base URL, an unreadable script. The
+// command line reports these as configuration errors.
+var ErrConfig = errors.New("model configuration error")
+
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == ErrConfig }
+
+// configErrorf is fmt.Errorf (%w works) for an error that matches ErrConfig.
+func configErrorf(format string, args ...any) error {
+	return &configError{err: fmt.Errorf(format, args...)}
+}
+
+// APIError is an error response from a provider, either an HTTP status of
+// 400 or more or an error event inside an open stream.
+type APIError struct {
+	// Provider is the provider part of the model spec ("anthropic",
+	// "openai", "ollama", "openai-compatible").
+	Provider string
+	// StatusCode is the HTTP status, or 0 for an error event that arrived
+	// inside a stream that had started with 200.
+	StatusCode int
+	// Type is the provider's error type or code, when it sent one
+	// ("rate_limit_error", "invalid_api_key").
+	Type string
+	// Message is the provider's explanation, with control characters removed
+	// and cut to a few hundred characters.
+	Message string
+
+	hint string // what to check, for authentication failures
+}
+
+// RateLimited reports whether the provider refused the request because of a
+// rate limit or quota.
+func (e *APIError) RateLimited() bool {
+	return e.StatusCode == http.StatusTooManyRequests || e.Type == "rate_limit_error"
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Provider)
+	b.WriteString(": ")
+	switch {
+	case e.RateLimited():
+		b.WriteString("rate limited by the provider")
+	case e.StatusCode == 0:
+		b.WriteString("error in the response stream")
+	default:
+		b.WriteString("API error")
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, " (HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+		if e.Type != "" {
+			b.WriteString(", " + e.Type)
+		}
+		b.WriteString(")")
+	} else if e.Type != "" {
+		b.WriteString(" (" + e.Type + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + strings.TrimRight(e.Message, ". "))
+	}
+	switch {
+	case e.RateLimited():
+		b.WriteString("; wait a moment and try again")
+	case e.hint != "" && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden):
+		b.WriteString("; " + e.hint)
+	}
+	return b.String()
+}
+
+// maxRetryWait is the longest a provider may ask us to wait before a retry
+// (Retry-After). A longer wait is not a retry but an outage: the error is
+// reported at once instead.
+const maxRetryWait = 30 * time.Second
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// httpFailure remembers the last error response of one Stream call. The SDKs
+// decode error bodies only in their provider's own format; OpenAI-compatible
+// servers answer in several others ({"error": "text"}, {"detail": …}, plain
+// text), so the body is kept here and read by [httpFailure.apiError].
+type httpFailure struct {
+	mu     sync.Mutex
+	status int
+	body   []byte
+}
+
+// middleware has the shape both SDKs' option.WithMiddleware accept. It runs
+// once per attempt.
+func (f *httpFailure) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	if res.StatusCode < 400 {
+		f.set(0, nil)
+		return res, nil
+	}
+	body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	_ = res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if readErr != nil {
+		return res, nil // the SDK reports the status; there is no message to add
+	}
+	f.set(res.StatusCode, body)
+	if d, ok := retryAfter(res.Header); ok && d > maxRetryWait {
+		res.Header.Set("x-should-retry", "false")
+	}
+	return res, nil
+}
+
+func (f *httpFailure) set(status int, body []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status, f.body = status, body
+}
+
+// apiError returns the recorded error response as an *APIError, or nil when
+// the last attempt did not end with an error status.
+func (f *httpFailure) apiError(provider, hint string) *APIError {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.status == 0 {
+		return nil
+	}
+	typ, msg := parseErrorBody(f.body)
+	return &APIError{Provider: provider, StatusCode: f.status, Type: typ, Message: msg, hint: hint}
+}
+
+func retryAfter(h http.Header) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil {
+			return time.Duration(s * float64(time.Second)), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return time.Until(t), true
+		}
+	}
+	return 0, false
+}
+
+// parseErrorBody finds the error type and message in the error formats seen
+// in practice: Anthropic and OpenAI ({"error": {"type", "code", "message"}}),
+// Ollama ({"error": "text"}), FastAPI-based servers ({"detail": …}), and
+// {"message": …}. Anything else is reported as text.
+func parseErrorBody(body []byte) (typ, msg string) {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Type    json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return "", clean(string(body))
+	}
+	var nested struct {
+		Type    json.RawMessage `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(v.Error, &nested) == nil {
+		typ = firstText(nested.Code, nested.Type) // OpenAI's code is the more precise
+		msg = firstText(nested.Message)
+	}
+	if msg == "" {
+		msg = firstText(v.Error, v.Message, v.Detail)
+	}
+	if typ == "" {
+		if t := firstText(v.Type); t != "error" {
+			typ = t
+		}
+	}
+	if msg == "" && typ == "" {
+		msg = string(body)
+	}
+	return clean(typ), clean(msg)
+}
+
+// firstText returns the first value that is a JSON string, or else the first
+// that is any other JSON value, as text.
+func firstText(raws ...json.RawMessage) string {
+	for _, r := range raws {
+		var s string
+		if json.Unmarshal(r, &s) == nil && s != "" {
+			return s
+		}
+	}
+	for _, r := range raws {
+		if t := strings.TrimSpace(string(r)); t != "" && t != "null" {
+			return t
+		}
+	}
+	return ""
+}
+
+// clean makes provider text safe to print on a terminal: control and format
+// characters (escape sequences, bidirectional overrides) become spaces, runs of space collapse, and the text is cut to 300 runes.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == unicode.ReplacementChar {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	return s
+}
