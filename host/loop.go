@@ -96,7 +96,7 @@ type CallEntry struct {
 	ResultBytes int  `json:"resultBytes,omitempty"`
 	Truncated   bool `json:"truncated,omitempty"`
 	IsError     bool `json:"isError,omitempty"`
-	Duration    time.Duration
+	Duration    time.Duration `json:"durationNs"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
 	Result *mcp.CallToolResult `json:"-"`

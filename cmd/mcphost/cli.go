@@ -83,6 +83,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newCallCmd(g, s),
 		newAuditCmd(g, s),
 		newPinCmd(g, s),
+		newRunCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true
