@@ -93,9 +93,9 @@ type CallEntry struct {
 	Message   string          `json:"message,omitempty"`
 	// ResultBytes is the size of the result text given to the model before
 	// truncation; Truncated says it was cut.
-	ResultBytes int  `json:"resultBytes,omitempty"`
-	Truncated   bool `json:"truncated,omitempty"`
-	IsError     bool `json:"isError,omitempty"`
+	ResultBytes int           `json:"resultBytes,omitempty"`
+	Truncated   bool          `json:"truncated,omitempty"`
+	IsError     bool          `json:"isError,omitempty"`
 	Duration    time.Duration `json:"durationNs"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
