@@ -14,8 +14,9 @@ import (
 )
 
 type callOptions struct {
-	JSON bool
-	Yes  bool
+	JSON  bool
+	Yes   bool
+	Batch string
 }
 
 func newCallCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -31,13 +32,29 @@ overrides a deny rule.
 Prints the result's content (escaped for the terminal), or with --json the
 full result with the decision and every attempt. A summary line goes to stderr.
 
+With --batch FILE, each line of FILE is a call, optionally with expectations:
+  {"tool": "tasks/get_task", "args": {"id": "T-1"}, "expect": {"verdict": "allow", "isError": false}}
+Expectations: verdict, status, class, tier, isError, contains (text in the
+result). The calls run in order; a line per call and "N passed, N failed" are
+printed, and any unmet expectation exits 1 — a test of a server's annotations
+and behaviour for its CI.
+
 Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
 an error, 6 the outcome is unknown (the call may or may not have taken effect;
 it was not retried automatically), 1 anything else.`,
 		Example: `  mcphost call tasks/list_tasks
   mcphost call --yes tasks/delete_task '{"id": "T-3"}'`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Batch != "" {
+				if len(args) > 0 {
+					return usageError(fmt.Errorf("call --batch takes no SERVER/TOOL"))
+				}
+				return runCallBatch(cmd, g, o, s)
+			}
+			if len(args) == 0 {
+				return usageError(fmt.Errorf("call needs SERVER/TOOL (or --batch FILE)"))
+			}
 			var raw string
 			if len(args) == 2 {
 				raw = args[1]
@@ -47,6 +64,7 @@ it was not retried automatically), 1 anything else.`,
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "approve this one call if it needs approval (never overrides a deny rule)")
+	cmd.Flags().StringVar(&o.Batch, "batch", "", "run the calls of a JSON Lines `FILE` in order, checking each line's expectations")
 	return cmd
 }
 
@@ -172,4 +190,25 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
 		fmt.Fprintln(s.Out, sanitize.Text(string(b)))
 	}
+}
+
+func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams) error {
+	calls, err := openBatch(o.Batch)
+	if err != nil {
+		return err
+	}
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	mode, asker := decide.Headless, host.Asker(host.HeadlessAsker{})
+	if o.Yes {
+		mode, asker = decide.Interactive, host.YesAsker{}
+	}
+	sess, err := st.openSession(cmd.Context(), g, s, mode, asker)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	return runBatch(sess, s, o.Batch, calls, cmd.Context())
 }
