@@ -579,3 +579,39 @@ func (g *Gate) record(callID string, n int, c Call, spec client.Spec, trusted bo
 	// which verify reports; the call itself already happened.
 	_ = g.o.Audit.Append(rec)
 }
+
+// Grants returns the grants in force in this session: the person's session
+// and argument grants and the persisted "always" grants, oldest first.
+func (g *Gate) Grants() []decide.Grant {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]decide.Grant(nil), g.grants...)
+}
+
+// Revoke removes every grant equal to gr from this session and reports how
+// many there were. An "always" grant is removed from the session only; the
+// caller removes it from the store too.
+func (g *Gate) Revoke(gr decide.Grant) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keep := g.grants[:0]
+	n := 0
+	for _, x := range g.grants {
+		if x == gr {
+			n++
+			continue
+		}
+		keep = append(keep, x)
+	}
+	g.grants = keep
+	return n
+}
+
+// Taint reports what kinds of output entered the session: from an
+// open-world tool, and from a closed-world read. Both together mean the
+// session holds private data and untrusted content at once.
+func (g *Gate) Taint() (openWorld, privateRead bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sawOpen, g.sawPriv
+}

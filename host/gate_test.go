@@ -405,3 +405,30 @@ func TestPropNonIdempotentExecutionsAtMostApprovals(t *testing.T) {
 		w.m.Close()
 	})
 }
+
+func TestGrantsRevokeAndTaint(t *testing.T) {
+	asker := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Scope: decide.ScopeSession}},
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: false}},
+	)
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: asker})
+	w.call("set_value", `{"key":"a","value":"1"}`)
+	gs := w.gate.Grants()
+	if len(gs) != 1 || gs[0].Scope != decide.ScopeSession || gs[0].Tool != "set_value" {
+		t.Fatalf("grants %+v, want one session grant for set_value", gs)
+	}
+	if n := w.gate.Revoke(gs[0]); n != 1 || len(w.gate.Grants()) != 0 {
+		t.Fatalf("Revoke removed %d, %d left", n, len(w.gate.Grants()))
+	}
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusDenied {
+		t.Errorf("after revoking, the call must ask again (and be denied), got %s", r.Status)
+	}
+	if open, priv := w.gate.Taint(); open || priv {
+		t.Errorf("taint before any read: %v %v", open, priv)
+	}
+	w.call("read_value", `{"key":"a"}`)
+	if open, priv := w.gate.Taint(); open || !priv {
+		t.Errorf("taint after a closed-world read: open=%v private=%v, want false true", open, priv)
+	}
+	asker.Done()
+}
