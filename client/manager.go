@@ -33,6 +33,14 @@ type Options struct {
 
 	ClientName, ClientVersion string
 
+	// Handlers for requests servers send to the host. A nil handler means
+	// the capability is not offered, so a server cannot use it.
+	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	Sampling    func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// Roots are offered to every server; none by default (a server such as
+	// server-filesystem replaces its allowed folders with the client's roots).
+	Roots []*mcp.Root
+
 	Getenv        func(string) string // the host's environment (default os.Getenv)
 	HTTPTransport http.RoundTripper   // base HTTP transport (default http.DefaultTransport)
 	Now           func() time.Time    // clock for the crash window (default time.Now)

@@ -154,13 +154,10 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if pv == "" {
 		pv = DefaultProtocolVersion
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation are offered until the host can
-		// serve them.
-		Capabilities:                &mcp.ClientCapabilities{},
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
-		ProgressNotificationHandler: s.m.onProgress,
-	})
+	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions())
+	if roots := s.m.opts.Roots; len(roots) > 0 {
+		c.AddRoots(roots...)
+	}
 	cs, err := c.Connect(connCtx, d.transport, &mcp.ClientSessionOptions{ProtocolVersion: pv})
 	if err != nil {
 		return fail(fmt.Errorf("initialize: %w", err), d)
@@ -186,6 +183,33 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	}
 	stopWatch()
 	return l, lst, nil
+}
+
+// clientOptions offers only the capabilities the host can serve: roots,
+// sampling and elicitation each need the person's configuration or a
+// handler.
+func (s *server) clientOptions() *mcp.ClientOptions {
+	caps := &mcp.ClientCapabilities{}
+	if len(s.m.opts.Roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	o := &mcp.ClientOptions{
+		Capabilities:                caps,
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
+		ProgressNotificationHandler: s.m.onProgress,
+	}
+	name := s.spec.Name
+	if h := s.m.opts.Elicitation; h != nil {
+		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return h(ctx, name, req)
+		}
+	}
+	if h := s.m.opts.Sampling; h != nil {
+		o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return h(ctx, name, req)
+		}
+	}
+	return o
 }
 
 // install makes l the server's connection, publishes the catalog change

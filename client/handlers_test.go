@@ -1,0 +1,67 @@
+package client
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A server asking for elicitation or roots reaches the host's handlers only
+// when the host offers them.
+func TestServerRequestsReachHandlers(t *testing.T) {
+	build := func() *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "asks", Version: "1"}, nil)
+		obj := map[string]any{"type": "object"}
+		s.AddTool(&mcp.Tool{Name: "ask", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil
+		})
+		s.AddTool(&mcp.Tool{Name: "roots", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			text := ""
+			for _, r := range res.Roots {
+				text += r.URI
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		})
+		return s
+	}
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := build().Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	text := func(r *CallResult) string { return r.Result.Content[0].(*mcp.TextContent).Text }
+
+	plain := startManager(t, []Spec{{Name: "s", Dial: dial}}, Options{})
+	if r := plain.Call(context.Background(), "s", "ask", nil, CallOptions{}); r.Outcome != OutcomeToolError {
+		t.Errorf("elicitation without a handler: %s %q, want the server to get an error", r.Outcome, text(r))
+	}
+	if r := plain.Call(context.Background(), "s", "roots", nil, CallOptions{}); r.Outcome == OutcomeSuccess && text(r) != "" {
+		t.Errorf("roots without configuration: %q, want none", text(r))
+	}
+
+	var asked string
+	full := startManager(t, []Spec{{Name: "s", Dial: dial}}, Options{
+		Elicitation: func(_ context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = server + ": " + req.Params.Message
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		Roots: []*mcp.Root{{URI: "file:///work/project", Name: "project"}},
+	})
+	if r := full.Call(context.Background(), "s", "ask", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "decline" || asked != "s: name?" {
+		t.Errorf("elicitation: %s %q (asked %q), want the handler's decline", r.Outcome, text(r), asked)
+	}
+	if r := full.Call(context.Background(), "s", "roots", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "file:///work/project" {
+		t.Errorf("roots: %s %q", r.Outcome, text(r))
+	}
+}
