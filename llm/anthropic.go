@@ -242,8 +242,8 @@ func anthropicParams(model string, req *Request) anthropic.MessageNewParams {
 	for _, t := range req.Tools {
 		tool := anthropic.ToolParam{
 			Name: t.Name,
-			// Override sends the schema byte for byte instead of through the
-			// SDK's typed schema, which knows only a few keywords.
+			// Override sends the schema as given instead of through the SDK's
+			// typed schema, which knows only a few keywords.
 			InputSchema: param.Override[anthropic.ToolInputSchemaParam](schemaOrEmpty(t.InputSchema)),
 		}
 		if t.Description != "" {

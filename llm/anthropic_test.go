@@ -118,14 +118,14 @@ func TestAnthropicRequest(t *testing.T) {
 			]}
 		],
 		"tools": [
-			{"name": "files_read", "description": "Read a file.", "input_schema": ` + schema + `},
+			{"name": "files_read", "description": "Read a file.", "input_schema": `+schema+`},
 			{"name": "files_list", "input_schema": {"type": "object", "properties": {}}}
 		]
 	}`)
 	if diff := cmp.Diff(want, r.Body); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
-	// The schema travels byte for byte, key order included.
+	// The schema travels unchanged, key order included.
 	if !strings.Contains(string(r.Raw), schema) {
 		t.Errorf("schema not sent as given:\n%s", r.Raw)
 	}

@@ -24,9 +24,10 @@
 // variable in the process cannot redirect requests or add credentials behind
 // the caller's back. Ollama never receives OPENAI_API_KEY.
 //
-// Tool names and input schemas are sent as given (a schema byte for byte); a
-// schema over [MaxSchemaBytes] is refused before anything is sent. A tool
-// without a schema is sent {"type":"object","properties":{}}.
+// Tool names and input schemas are sent as given (a schema keeps its keywords,
+// key order and values; only insignificant whitespace may go); a schema over
+// [MaxSchemaBytes] is refused before anything is sent. A tool without a
+// schema is sent {"type":"object","properties":{}}.
 //
 // Anthropic: the system prompt is the system parameter; tool calls of an
 // assistant message are tool_use blocks; tool results are tool_result blocks
@@ -37,7 +38,8 @@
 // OpenAI and compatible servers: the system prompt is a system message; tool
 // calls are the assistant message's tool_calls; each tool result is a message
 // of role tool with its tool_call_id, its content prefixed "Error: " when it
-// failed (the API has no error flag). Streams ask for a final usage chunk.
+// failed (the API has no error flag); text on a tool message follows as a
+// user message. Streams ask for a final usage chunk.
 // OpenAI gets max_completion_tokens, compatible servers max_tokens. A call
 // without an id gets "call_<index>"; a finish reason of "stop" after tool
 // calls is reported as tool_use.

@@ -68,8 +68,8 @@ type Request struct {
 // or written to a prompt cache, so the number means the same for every
 // provider.
 type Usage struct {
-	InputTokens  int
-	OutputTokens int
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
 }
 
 // EventKind says what an [Event] carries.
@@ -108,7 +108,8 @@ type Event struct {
 	StopReason string
 }
 
-// Model is a language model behind one provider.
+// Model is a language model behind one provider. Models are safe for
+// concurrent use.
 type Model interface {
 	// Name returns the spec the model was made from, "provider:model".
 	Name() string

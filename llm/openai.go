@@ -301,7 +301,7 @@ func (m *openaiModel) params(req *Request) (openai.ChatCompletionNewParams, erro
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionToolUnionParam{
 			OfFunction: &openai.ChatCompletionFunctionToolParam{
-				// Override sends the schema byte for byte; the SDK's
+				// Override sends the schema as given; the SDK's
 				// FunctionParameters is a map that would reorder it.
 				Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(def)),
 			},
