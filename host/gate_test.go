@@ -300,24 +300,10 @@ func TestChangedDefinitionIsAskedAgain(t *testing.T) {
 	w := newWorld(t, worldOpts{fixture: "hostile", trusted: true, asker: asker})
 	events, unsub := w.m.Subscribe()
 	defer unsub()
-	// The first listing pinned fetch_notes; the server then changes it and
-	// says so. Wait for mcphost to list it again.
-	if t2, _ := w.m.Tool("f", "fetch_notes"); t2 != nil {
-		first := t2.Hash
-		spec := mustSpec(t, w.m)
-		w.gate.pin(spec.Identity(), t2, true)
-		deadline := time.After(20 * time.Second)
-		for {
-			if cur, _ := w.m.Tool("f", "fetch_notes"); cur != nil && cur.Hash != first {
-				break
-			}
-			select {
-			case <-events:
-			case <-deadline:
-				t.Fatal("the definition never changed")
-			}
-		}
-	}
+	// The server changes fetch_notes right after the first listing and says
+	// so; once mcphost has listed it again, pin the first definition, as a
+	// person who saw it before the change would have.
+	w.pinOriginal(events, "fetch_notes")
 	r := w.call("fetch_notes", `{}`)
 	if !r.Decision.Has(decide.CodeDefinitionChanged) || r.Status != StatusSuccess {
 		t.Fatalf("fetch_notes after a change: %s %v", r.Status, r.Decision.Reasons)
@@ -336,6 +322,27 @@ func TestChangedDefinitionIsAskedAgain(t *testing.T) {
 		t.Errorf("the question shows changed fields %q, want description,inputSchema,annotations", got)
 	}
 	asker.Done()
+}
+
+// pinOriginal waits until the fixture changed tool's definition and pins
+// the definition it had before.
+func (w *world) pinOriginal(events <-chan client.Event, tool string) {
+	w.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		if ch, ok := w.m.LastChange("f", tool); ok {
+			spec := mustSpec(w.t, w.m)
+			w.gate.mu.Lock()
+			w.gate.pins[spec.Identity()+"\x00"+tool] = ch.OldHash
+			w.gate.mu.Unlock()
+			return
+		}
+		select {
+		case <-events:
+		case <-deadline:
+			w.t.Fatalf("the definition of %s never changed", tool)
+		}
+	}
 }
 
 func mustSpec(t *testing.T, m *client.Manager) client.Spec {
