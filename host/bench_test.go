@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,4 +71,50 @@ func BenchmarkGateOverhead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoopPerCall runs scripted turns of one read each through the loop
+// (model turn, gate, call, result back); compare with gate-nosync in
+// BenchmarkGateOverhead for the loop's own share. It also reports the heap
+// a 1,000-turn transcript holds.
+func BenchmarkLoopPerCall(b *testing.B) {
+	m := client.New([]client.Spec{{Name: "tasks", Dial: func(ctx context.Context) (mcp.Transport, error) {
+		f, err := fixtures.New("tasks", fixtures.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return f.InMemory(ctx)
+	}}}, client.Options{})
+	defer m.Close()
+	m.Start(context.Background())
+	log, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"), audit.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer log.Close()
+	p, _ := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Mode: decide.Headless, Audit: log})
+	const turns = 1000
+	script := make([]llm.ScriptTurn, 0, turns+1)
+	for range turns {
+		script = append(script, llm.ScriptTurn{ToolCalls: []llm.ScriptCall{{Name: "tasks__get_task", Args: json.RawMessage(`{"id":"T-1"}`)}}})
+	}
+	script = append(script, llm.ScriptTurn{Text: "done"})
+	var heap uint64
+	b.ResetTimer()
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		l := NewLoop(LoopOptions{Model: llm.NewScript(script), Gate: g, Tools: m.Tools(), MaxSteps: turns + 1})
+		if _, err := l.Run(context.Background(), "go"); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap = after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)
+		runtime.KeepAlive(l)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/call")
+	b.ReportMetric(float64(heap)/(1<<20), "MiB/1000-turns")
 }
