@@ -84,6 +84,10 @@ Without a configuration it runs against built-in demo servers.`,
 		newAuditCmd(g, s),
 		newPinCmd(g, s),
 		newRunCmd(g, s),
+		newResourcesCmd(g, s),
+		newReadCmd(g, s),
+		newPromptsCmd(g, s),
+		newPromptCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true

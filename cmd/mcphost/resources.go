@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+type listOptions struct{ JSON bool }
+
+type resourceJSON struct {
+	Server string `json:"server"`
+	*mcp.Resource
+}
+
+type promptJSON struct {
+	Server string `json:"server"`
+	*mcp.Prompt
+}
+
+func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &listOptions{}
+	cmd := &cobra.Command{
+		Use:   "resources",
+		Short: "List every server's resources",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := loadSetup(g, s)
+			if err != nil {
+				return err
+			}
+			m := st.start(cmd.Context())
+			defer m.Close()
+			out := []resourceJSON{}
+			var errs []string
+			for _, ss := range m.Servers() {
+				rs, err := m.Resources(cmd.Context(), ss.Name)
+				if err != nil {
+					errs = append(errs, err.Error())
+				}
+				for _, r := range rs {
+					out = append(out, resourceJSON{Server: ss.Name, Resource: r})
+				}
+			}
+			if o.JSON {
+				if err := writeJSON(s, out); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "SERVER\tURI\tNAME (SERVER'S WORDS)\tTYPE")
+				for _, r := range out {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize.Line(r.Server), sanitize.Line(r.URI),
+						sanitize.Line(sanitize.Truncate(r.Name, 60)), dash(sanitize.Line(r.MIMEType)))
+				}
+				tw.Flush()
+			}
+			if len(errs) > 0 {
+				return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
+			}
+			return startFailures(st, m)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newReadCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &listOptions{}
+	cmd := &cobra.Command{
+		Use:   "read SERVER URI",
+		Short: "Read one resource of a server",
+		Long: `Read one resource and print its text contents (escaped for the terminal) or,
+for binary contents, their type and size. Resource contents are the server's
+data: untrusted, like a tool result.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := loadSetup(g, s)
+			if err != nil {
+				return err
+			}
+			m, err := startOne(cmd, st, args[0])
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			res, err := m.ReadResource(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("read %s: %s", sanitize.Line(args[1]), sanitize.Text(err.Error())))
+			}
+			if o.JSON {
+				return writeJSON(s, res)
+			}
+			for _, c := range res.Contents {
+				if c.Text != "" || c.Blob == nil {
+					fmt.Fprintln(s.Out, sanitize.Text(c.Text))
+				} else {
+					fmt.Fprintf(s.Out, "[%s, %d bytes]\n", dash(sanitize.Line(c.MIMEType)), len(c.Blob))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &listOptions{}
+	cmd := &cobra.Command{
+		Use:   "prompts",
+		Short: "List every server's prompts",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := loadSetup(g, s)
+			if err != nil {
+				return err
+			}
+			m := st.start(cmd.Context())
+			defer m.Close()
+			out := []promptJSON{}
+			var errs []string
+			for _, ss := range m.Servers() {
+				ps, err := m.Prompts(cmd.Context(), ss.Name)
+				if err != nil {
+					errs = append(errs, err.Error())
+				}
+				for _, p := range ps {
+					out = append(out, promptJSON{Server: ss.Name, Prompt: p})
+				}
+			}
+			if o.JSON {
+				if err := writeJSON(s, out); err != nil {
+					return err
+				}
+			} else {
+				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "PROMPT\tARGUMENTS\tDESCRIPTION (SERVER'S WORDS)")
+				for _, p := range out {
+					var names []string
+					for _, a := range p.Arguments {
+						n := a.Name
+						if a.Required {
+							n += "*"
+						}
+						names = append(names, n)
+					}
+					fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", sanitize.Line(p.Server), sanitize.Line(p.Name),
+						dash(sanitize.Line(strings.Join(names, ","))), dash(sanitize.Line(sanitize.Truncate(p.Description, 60))))
+				}
+				tw.Flush()
+			}
+			if len(errs) > 0 {
+				return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
+			}
+			return startFailures(st, m)
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &listOptions{}
+	cmd := &cobra.Command{
+		Use:   "prompt SERVER/NAME ['{\"arg\": \"value\"}']",
+		Short: "Get one prompt with its arguments filled in",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			server, name, err := splitRef(args[0])
+			if err != nil {
+				return err
+			}
+			var pargs map[string]string
+			if len(args) == 2 {
+				if err := json.Unmarshal([]byte(args[1]), &pargs); err != nil {
+					return usageError(fmt.Errorf("prompt arguments must be a JSON object of strings: %v", err))
+				}
+			}
+			st, err := loadSetup(g, s)
+			if err != nil {
+				return err
+			}
+			m, err := startOne(cmd, st, server)
+			if err != nil {
+				return err
+			}
+			defer m.Close()
+			res, err := m.GetPrompt(cmd.Context(), server, name, pargs)
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("prompt %s: %s", sanitize.Line(args[0]), sanitize.Text(err.Error())))
+			}
+			if o.JSON {
+				return writeJSON(s, res)
+			}
+			for _, msg := range res.Messages {
+				text := ""
+				if tc, ok := msg.Content.(*mcp.TextContent); ok {
+					text = tc.Text
+				} else {
+					b, _ := json.Marshal(msg.Content)
+					text = string(b)
+				}
+				fmt.Fprintf(s.Out, "[%s]\n%s\n", msg.Role, sanitize.Text(text))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	return cmd
+}
