@@ -23,6 +23,10 @@ type globalOptions struct {
 	BaseURL    string
 	Audit      string
 	Demo       bool
+	// Server-initiated requests.
+	Elicit        string   // "decline" (default) or "defaults"
+	AllowSampling bool     // let servers use the model, headless
+	Roots         []string // directories offered to servers as roots
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -74,6 +78,9 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringVar(&g.BaseURL, "base-url", "", "base `URL` of an OpenAI-compatible endpoint")
 	f.StringVar(&g.Audit, "audit", "", "audit log `file` (default: under $XDG_STATE_HOME/mcphost)")
 	f.BoolVar(&g.Demo, "demo", false, "run against the built-in demo servers")
+	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person: decline, or defaults (accept the defaults the form gives)")
+	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
+	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
 
 	root.AddCommand(
 		newServersCmd(g, s),

@@ -230,5 +230,6 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 	if err != nil {
 		return nil, usageError(err)
 	}
+	st.sampler.use(m)
 	return m, nil
 }

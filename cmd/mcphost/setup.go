@@ -25,6 +25,9 @@ type setup struct {
 	// reason: disabled, or from a project file and not yet consented.
 	held []client.Status
 	demo bool
+	// clientOpts holds how servers' own requests are answered.
+	clientOpts client.Options
+	sampler    *sampler // nil unless --allow-sampling
 }
 
 // States of servers that are configured but not started.
@@ -51,12 +54,16 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	copts, smp, err := serverRequestOptions(g, s)
+	if err != nil {
+		return nil, err
+	}
 	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
 	store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
 	if err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}
-	st := &setup{cfg: cfg, store: store, stateDir: stateDir, trusted: map[string]bool{}}
+	st := &setup{cfg: cfg, store: store, stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()
@@ -121,7 +128,9 @@ func demoSpecs() []client.Spec {
 // start starts every server and returns the running manager; the caller
 // closes it.
 func (st *setup) start(ctx context.Context) *client.Manager {
-	m := client.New(st.specs, client.Options{ClientVersion: version})
+	opts := st.clientOpts
+	opts.ClientVersion = version
+	m := client.New(st.specs, opts)
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	m.Start(startCtx)
