@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,5 +65,29 @@ func TestServerRequestsReachHandlers(t *testing.T) {
 	}
 	if r := full.Call(context.Background(), "s", "roots", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "file:///work/project" {
 		t.Errorf("roots: %s %q", r.Outcome, text(r))
+	}
+}
+
+func TestServerLogIsKeptBounded(t *testing.T) {
+	m := New([]Spec{{Name: "s"}}, Options{})
+	defer m.Close()
+	s := m.byName["s"]
+	for i := range 80 {
+		s.onLog(context.Background(), &mcp.LoggingMessageRequest{Params: &mcp.LoggingMessageParams{
+			Level: "info", Logger: "l", Data: fmt.Sprintf("line %d %s", i, strings.Repeat("x", 2000))}})
+	}
+	s.onLog(context.Background(), &mcp.LoggingMessageRequest{Params: &mcp.LoggingMessageParams{Level: "error", Data: map[string]any{"k": 1}}})
+	s.mu.Lock()
+	n, last := len(s.log), s.log[len(s.log)-1]
+	s.mu.Unlock()
+	if n != maxLogLines {
+		t.Errorf("kept %d log lines, want %d", n, maxLogLines)
+	}
+	if last != `error: {"k":1}` {
+		t.Errorf("last line %q", last)
+	}
+	st := m.Servers()[0]
+	if len(st.Log) != 10 || len(st.Log[0]) > maxLogLine+len("…") {
+		t.Errorf("status carries %d lines (first %d bytes), want the last 10, each bounded", len(st.Log), len(st.Log[0]))
 	}
 }

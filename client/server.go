@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,6 +36,9 @@ type Status struct {
 	LastError       string `json:"lastError,omitempty"`
 	StderrTail      string `json:"stderrTail,omitempty"`
 	Identity        string `json:"identity"`
+	// Log holds the server's last log messages (notifications/message),
+	// oldest first, unsanitized.
+	Log []string `json:"log,omitempty"`
 }
 
 // server is one configured server and its current connection, if any.
@@ -52,6 +56,8 @@ type server struct {
 	crashes  []time.Time
 	restarts int
 	relister bool // the relist goroutine runs
+	// log keeps the server's last log messages (notifications/message).
+	log []string
 	// changes remembers, per tool, the last change of its definition seen
 	// in this run, so a person asked about it can be shown what changed.
 	changes map[string]Change
@@ -197,6 +203,7 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		Capabilities:                caps,
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
 		ProgressNotificationHandler: s.m.onProgress,
+		LoggingMessageHandler:       s.onLog,
 	}
 	name := s.spec.Name
 	if h := s.m.opts.Elicitation; h != nil {
@@ -210,6 +217,38 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		}
 	}
 	return o
+}
+
+// Bounds on a server's log messages kept by the host.
+const (
+	maxLogLines = 50
+	maxLogLine  = 1024
+)
+
+// onLog keeps a bounded tail of the server's log messages, unsanitized.
+func (s *server) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
+	if req.Params == nil {
+		return
+	}
+	data, ok := req.Params.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(req.Params.Data)
+		data = string(b)
+	}
+	line := string(req.Params.Level)
+	if req.Params.Logger != "" {
+		line += " " + req.Params.Logger
+	}
+	line += ": " + data
+	if len(line) > maxLogLine {
+		line = line[:maxLogLine] + "…"
+	}
+	s.mu.Lock()
+	s.log = append(s.log, line)
+	if len(s.log) > maxLogLines {
+		s.log = append(s.log[:0:0], s.log[len(s.log)-maxLogLines:]...)
+	}
+	s.mu.Unlock()
 }
 
 // install makes l the server's connection, publishes the catalog change
@@ -430,6 +469,9 @@ func (s *server) status() Status {
 	}
 	if s.state == StateFailed || s.state == StateRestarting {
 		st.StderrTail = strings.TrimSpace(s.stderr.Tail(10))
+	}
+	if n := len(s.log); n > 0 {
+		st.Log = append([]string(nil), s.log[max(0, n-10):]...)
 	}
 	return st
 }

@@ -37,18 +37,19 @@ Exits 1 when a server failed to start.`,
 
 // serverJSON is the stable --json shape of one server.
 type serverJSON struct {
-	Name            string `json:"name"`
-	Transport       string `json:"transport"`
-	State           string `json:"state"`
-	Trusted         bool   `json:"trusted"`
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
-	ServerName      string `json:"serverName,omitempty"`
-	ServerVersion   string `json:"serverVersion,omitempty"`
-	Tools           int    `json:"tools"`
-	Restarts        int    `json:"restarts"`
-	LastError       string `json:"lastError,omitempty"`
-	StderrTail      string `json:"stderrTail,omitempty"`
-	Identity        string `json:"identity,omitempty"`
+	Name            string   `json:"name"`
+	Transport       string   `json:"transport"`
+	State           string   `json:"state"`
+	Trusted         bool     `json:"trusted"`
+	ProtocolVersion string   `json:"protocolVersion,omitempty"`
+	ServerName      string   `json:"serverName,omitempty"`
+	ServerVersion   string   `json:"serverVersion,omitempty"`
+	Tools           int      `json:"tools"`
+	Restarts        int      `json:"restarts"`
+	LastError       string   `json:"lastError,omitempty"`
+	StderrTail      string   `json:"stderrTail,omitempty"`
+	Identity        string   `json:"identity,omitempty"`
+	Log             []string `json:"log,omitempty"`
 }
 
 func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *streams) error {
@@ -72,7 +73,7 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 			out = append(out, serverJSON{
 				Name: ss.Name, Transport: ss.Transport, State: string(ss.State), Trusted: st.trusted[ss.Name],
 				ProtocolVersion: ss.ProtocolVersion, ServerName: ss.ServerName, ServerVersion: ss.ServerVersion,
-				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity,
+				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity, Log: ss.Log,
 			})
 		}
 		if err := writeJSON(s, out); err != nil {
@@ -88,6 +89,12 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 		}
 		tw.Flush()
 		for _, ss := range statuses {
+			if len(ss.Log) > 0 {
+				fmt.Fprintf(s.Out, "\n%s log:\n", sanitize.Line(ss.Name))
+				for _, l := range ss.Log {
+					fmt.Fprintf(s.Out, "  %s\n", sanitize.Line(l))
+				}
+			}
 			if ss.LastError == "" && ss.StderrTail == "" {
 				continue
 			}
