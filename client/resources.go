@@ -47,23 +47,35 @@ func (m *Manager) Resources(ctx context.Context, server string) ([]*mcp.Resource
 	if err != nil {
 		return nil, err
 	}
-	var out []*mcp.Resource
-	cursor := ""
-	seen := map[string]bool{}
-	for page := 0; page < maxListPages; page++ {
+	return paginate(func(cursor string) ([]*mcp.Resource, string, error) {
 		res, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return out, fmt.Errorf("list resources of %q: %w", server, err)
+			return nil, "", fmt.Errorf("list resources of %q: %w", server, err)
 		}
-		out = append(out, res.Resources...)
+		return res.Resources, res.NextCursor, nil
+	})
+}
+
+// paginate collects pages until the cursor ends or repeats, within the
+// page and item bounds; what was read before an error is returned with it.
+func paginate[T any](page func(cursor string) ([]T, string, error)) ([]T, error) {
+	var out []T
+	cursor := ""
+	seen := map[string]bool{}
+	for range maxListPages {
+		items, next, err := page(cursor)
+		out = append(out, items...)
+		if err != nil {
+			return out, err
+		}
 		if len(out) >= maxListItems {
 			return out[:maxListItems], nil
 		}
-		if res.NextCursor == "" || seen[res.NextCursor] {
+		if next == "" || seen[next] {
 			break
 		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
+		seen[next] = true
+		cursor = next
 	}
 	return out, nil
 }
@@ -87,25 +99,13 @@ func (m *Manager) Prompts(ctx context.Context, server string) ([]*mcp.Prompt, er
 	if err != nil {
 		return nil, err
 	}
-	var out []*mcp.Prompt
-	cursor := ""
-	seen := map[string]bool{}
-	for page := 0; page < maxListPages; page++ {
+	return paginate(func(cursor string) ([]*mcp.Prompt, string, error) {
 		res, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return out, fmt.Errorf("list prompts of %q: %w", server, err)
+			return nil, "", fmt.Errorf("list prompts of %q: %w", server, err)
 		}
-		out = append(out, res.Prompts...)
-		if len(out) >= maxListItems {
-			return out[:maxListItems], nil
-		}
-		if res.NextCursor == "" || seen[res.NextCursor] {
-			break
-		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
-	}
-	return out, nil
+		return res.Prompts, res.NextCursor, nil
+	})
 }
 
 // GetPrompt fetches one prompt with its arguments filled in.

@@ -96,10 +96,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if err != nil {
 		return err
 	}
-	mode, asker := decide.Headless, host.Asker(host.HeadlessAsker{})
-	if o.Yes {
-		mode, asker = decide.Interactive, host.YesAsker{}
-	}
+	mode, asker := cliAsker(o.Yes)
 	policy, err := st.policy(g, s)
 	if err != nil {
 		return err
@@ -201,14 +198,20 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 	if err != nil {
 		return err
 	}
-	mode, asker := decide.Headless, host.Asker(host.HeadlessAsker{})
-	if o.Yes {
-		mode, asker = decide.Interactive, host.YesAsker{}
-	}
+	mode, asker := cliAsker(o.Yes)
 	sess, err := st.openSession(cmd.Context(), g, s, mode, asker)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	return runBatch(sess, s, o.Batch, calls, cmd.Context())
+}
+
+// cliAsker is who answers when a command line call needs approval: nobody
+// (headless), or with --yes an approval of that one call.
+func cliAsker(yes bool) (decide.Mode, host.Asker) {
+	if yes {
+		return decide.Interactive, host.YesAsker{}
+	}
+	return decide.Headless, host.HeadlessAsker{}
 }

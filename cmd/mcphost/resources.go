@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -37,16 +38,13 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 			m := st.start(cmd.Context())
 			defer m.Close()
 			out := []resourceJSON{}
-			var errs []string
-			for _, ss := range m.Servers() {
-				rs, err := m.Resources(cmd.Context(), ss.Name)
-				if err != nil {
-					errs = append(errs, err.Error())
-				}
+			errs := eachServer(m, func(name string) error {
+				rs, err := m.Resources(cmd.Context(), name)
 				for _, r := range rs {
-					out = append(out, resourceJSON{Server: ss.Name, Resource: r})
+					out = append(out, resourceJSON{Server: name, Resource: r})
 				}
-			}
+				return err
+			})
 			if o.JSON {
 				if err := writeJSON(s, out); err != nil {
 					return err
@@ -60,10 +58,7 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 				}
 				tw.Flush()
 			}
-			if len(errs) > 0 {
-				return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
-			}
-			return startFailures(st, m)
+			return listFailures(st, m, errs)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -124,16 +119,13 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 			m := st.start(cmd.Context())
 			defer m.Close()
 			out := []promptJSON{}
-			var errs []string
-			for _, ss := range m.Servers() {
-				ps, err := m.Prompts(cmd.Context(), ss.Name)
-				if err != nil {
-					errs = append(errs, err.Error())
-				}
+			errs := eachServer(m, func(name string) error {
+				ps, err := m.Prompts(cmd.Context(), name)
 				for _, p := range ps {
-					out = append(out, promptJSON{Server: ss.Name, Prompt: p})
+					out = append(out, promptJSON{Server: name, Prompt: p})
 				}
-			}
+				return err
+			})
 			if o.JSON {
 				if err := writeJSON(s, out); err != nil {
 					return err
@@ -155,10 +147,7 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 				}
 				tw.Flush()
 			}
-			if len(errs) > 0 {
-				return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
-			}
-			return startFailures(st, m)
+			return listFailures(st, m, errs)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -213,4 +202,23 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
+}
+
+// eachServer runs f for every server and collects the errors.
+func eachServer(m *client.Manager, f func(name string) error) []string {
+	var errs []string
+	for _, ss := range m.Servers() {
+		if err := f(ss.Name); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	return errs
+}
+
+// listFailures reports listing errors, then servers that failed to start.
+func listFailures(st *setup, m *client.Manager, errs []string) error {
+	if len(errs) > 0 {
+		return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
+	}
+	return startFailures(st, m)
 }
