@@ -139,8 +139,9 @@ func Open(path string, opts Options) (*Log, error) {
 // Afterwards r holds exactly what was written. r.Kind must be Intent or
 // Outcome.
 //
-// When Append returns nil the record is in the file and, unless
-// Options.NoSync, on disk. When it returns an error the caller must act as
+// When Append returns nil the record is in the file and, for an intent
+// unless Options.NoSync, on disk; an outcome reaches the disk with the next
+// intent or at Close. When it returns an error the caller must act as
 // if nothing was recorded (for an intent: refuse any call that is not a
 // read). A failed write may leave a partial line, which the next Append
 // steps over (see the package documentation). After a failed sync the Log
@@ -204,7 +205,11 @@ func (l *Log) write(r *Record) error {
 	}
 	l.size += int64(n)
 	l.seq, l.hash, l.needNL = r.Seq, r.Hash, false
-	if !l.opts.NoSync {
+	// An intent must be on disk before its call runs. An outcome reaches
+	// the kernel at once (a crash of mcphost cannot lose it) and the disk
+	// with the next intent's sync or at Close: a power failure can lose it,
+	// and then its intent shows as open, so nothing goes missing unseen.
+	if !l.opts.NoSync && r.Kind == Intent {
 		if err := l.f.Sync(); err != nil {
 			l.failed = err
 			return fmt.Errorf("audit: sync %s: %w", l.path, err)

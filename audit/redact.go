@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -59,27 +60,33 @@ func redact(raw json.RawMessage, secrets []string) json.RawMessage {
 // secretPatterns match the parts of a string that look like credentials.
 // Each runs only on strings that contain its needle (compared in lower
 // case): most strings contain none, and this keeps scrubbing cheap.
-var secretPatterns = []struct {
+//
+// They are compiled on first use, not at start-up: most runs never redact.
+var secretPatterns = sync.OnceValue(func() []secretPattern {
+	return []secretPattern{
+		{"bearer", regexp.MustCompile(`(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
+		{"basic", regexp.MustCompile(`(?i:\bbasic[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
+		{"private key-----", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)},
+		{"eyj", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
+		{"://", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)},
+		{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
+		{"k_live_", regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{16,}`)},
+		{"k_test_", regexp.MustCompile(`\b[sr]k_test_[A-Za-z0-9]{16,}`)},
+		{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
+		{"github_pat_", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`)},
+		{"glpat-", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+		{"xox", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+		{"akia", regexp.MustCompile(`\bAKIA[A-Z0-9]{16}\b`)},
+		{"asia", regexp.MustCompile(`\bASIA[A-Z0-9]{16}\b`)},
+		{"aiza", regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{35}`)},
+		{"npm_", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
+		{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
+	}
+})
+
+type secretPattern struct {
 	needle string
 	re     *regexp.Regexp
-}{
-	{"bearer", regexp.MustCompile(`(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
-	{"basic", regexp.MustCompile(`(?i:\bbasic[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
-	{"private key-----", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-	{"eyj", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
-	{"://", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)},
-	{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
-	{"k_live_", regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{16,}`)},
-	{"k_test_", regexp.MustCompile(`\b[sr]k_test_[A-Za-z0-9]{16,}`)},
-	{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
-	{"github_pat_", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`)},
-	{"glpat-", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
-	{"xox", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"akia", regexp.MustCompile(`\bAKIA[A-Z0-9]{16}\b`)},
-	{"asia", regexp.MustCompile(`\bASIA[A-Z0-9]{16}\b`)},
-	{"aiza", regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{35}`)},
-	{"npm_", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
-	{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
 }
 
 // hide replaces every occurrence in s of the secrets (Options.Secrets).
@@ -95,7 +102,7 @@ func hide(s string, secrets []string) string {
 // scrub replaces the credential-looking parts of s.
 func scrub(s string) string {
 	var lower string
-	for _, p := range secretPatterns {
+	for _, p := range secretPatterns() {
 		if lower == "" {
 			lower = strings.ToLower(s)
 		}
