@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs every test of mcphost on a fresh machine: installs what the tests need
-# (Go modules, the pinned npm MCP servers in interop/), then checks formatting,
-# vets, and runs the whole suite with the race detector.
+# (Go modules; the pinned npm MCP servers in interop/; the official conformance
+# suite and Node 22 in conformance/), then checks formatting, vets, and runs the
+# whole suite with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== installing dependencies"
 go mod download
 (cd interop && npm ci --no-audit --no-fund --loglevel=error)
+# The official MCP conformance suite, with the Node 22 it needs, from npm.
+(cd conformance && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/node_modules/*'))
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
@@ -19,4 +22,13 @@ echo "== go vet"
 go vet ./...
 
 echo "== go test -race"
-GORACE="${GORACE:-atexit_sleep_ms=0}" go test -race -timeout 25m ./...
+export GORACE="${GORACE:-atexit_sleep_ms=0}"
+go test -race -timeout 25m $(go list ./... | grep -v '/conformance$')
+
+echo "== conformance (mcphost's client beside the reference client)"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+go test -race -timeout 10m -count=1 -v ./conformance/ >"$log" 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then cat "$log"; exit "$status"; fi
+grep -E 'checks|^ok' "$log" 

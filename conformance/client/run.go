@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Exit codes. The suite ignores them; they help a person running one
+// scenario by hand.
+const (
+	exitOK     = 0
+	exitFailed = 1 // the scenario's steps did not all succeed
+	exitUsage  = 2
+)
+
+const (
+	scenarioVar = "MCP_CONFORMANCE_SCENARIO"
+	serverName  = "conformance"
+	clientName  = "mcphost"
+	clientVer   = "0.0.0-conformance"
+
+	startTimeout = 20 * time.Second
+	// runTimeout stays below the suite's own 30s limit, so that a hung
+	// step ends with this program's error rather than a bare kill.
+	runTimeout = 25 * time.Second
+)
+
+// A step is what one scenario expects of a client once its server is
+// ready (connected, initialized, tools listed).
+type step func(ctx context.Context, m *client.Manager) error
+
+// steps maps each client scenario of the suite to what the client does.
+// Scenarios under "auth/" share authSteps.
+var steps = map[string]step{
+	"initialize":                          nothingMore,
+	"tools_call":                          call("add_numbers", `{"a":5,"b":3}`),
+	"elicitation-sep1034-client-defaults": call("test_client_elicitation_defaults", `{}`),
+	// The tool's response stream is closed by the server mid-call; the SDK
+	// must wait the announced retry delay and resume with Last-Event-ID.
+	"sse-retry": call("test_reconnection", `{}`),
+}
+
+// authSteps is what an authorized client would do once through the
+// server's OAuth flow. The client has no OAuth yet, so Start reports the
+// server's 401 and these steps are never reached. (With OAuth, the
+// pre-registration scenario's client credentials come in the JSON of
+// MCP_CONFORMANCE_CONTEXT.)
+var authSteps = call("test-tool", `{}`)
+
+func nothingMore(context.Context, *client.Manager) error { return nil }
+
+// call calls a tool the server must have listed, and requires a result.
+func call(tool, args string) step {
+	return func(ctx context.Context, m *client.Manager) error {
+		if _, ok := m.Tool(serverName, tool); !ok {
+			return fmt.Errorf("tool %q is not in the server's tools/list", tool)
+		}
+		res := m.Call(ctx, serverName, tool, json.RawMessage(args), client.CallOptions{})
+		if res.Outcome != client.OutcomeSuccess {
+			return fmt.Errorf("call %q: outcome %s (%s): %v", tool, res.Outcome, res.Detail, res.Err)
+		}
+		return nil
+	}
+}
+
+func lookup(scenario string) (step, bool) {
+	if s, ok := steps[scenario]; ok {
+		return s, true
+	}
+	if strings.HasPrefix(scenario, "auth/") {
+		return authSteps, true
+	}
+	return nil, false
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "usage: client <serverURL> (with %s set)\n", scenarioVar)
+		return exitUsage
+	}
+	scenario := getenv(scenarioVar)
+	s, ok := lookup(scenario)
+	if !ok {
+		fmt.Fprintf(stderr, "client: unknown scenario %q (%s)\n", scenario, scenarioVar)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	if err := runScenario(ctx, args[0], s, stderr); err != nil {
+		fmt.Fprintf(stderr, "client: scenario %s: %v\n", scenario, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func runScenario(ctx context.Context, url string, s step, stderr io.Writer) error {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	m := client.New([]client.Spec{{Name: serverName, Transport: client.TransportHTTP, URL: url}}, client.Options{
+		StartTimeout:  startTimeout,
+		ClientName:    clientName,
+		ClientVersion: clientVer,
+		HTTPTransport: tr,
+		// The conformance server is started once per scenario: a restart
+		// would only hide the failure being measured.
+		MaxCrashes: 1,
+		Elicitation: func(_ context.Context, _ string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			res := host.ElicitDefaults(req.Params)
+			fmt.Fprintf(stderr, "client: elicitation answered %s with %v\n", res.Action, res.Content)
+			return res, nil
+		},
+	})
+	defer m.Close()
+	m.Start(ctx)
+	st := m.Servers()[0]
+	if st.State != client.StateReady {
+		return fmt.Errorf("server is %s after start: %s", st.State, st.LastError)
+	}
+	fmt.Fprintf(stderr, "client: ready, protocol %s, %d tools\n", st.ProtocolVersion, st.Tools)
+	err := s(ctx, m)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = errors.Join(err, fmt.Errorf("gave up after %s", runTimeout))
+	}
+	return err
+}
