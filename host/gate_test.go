@@ -156,6 +156,9 @@ func TestReadRetriedAtMostTwice(t *testing.T) {
 	if n := w.count(fixtures.EventExec, "hang"); n != 3 {
 		t.Errorf("the read ran %d times, want 3 (one try and two retries)", n)
 	}
+	// Each attempt was cancelled; wait until the server has logged all
+	// three, so nothing writes to the test's files after it ends.
+	w.waitCount(fixtures.EventCancelled, "hang", 3)
 	intents, _ := w.records("hang")
 	if len(intents) != 3 {
 		t.Errorf("%d intent records for 3 executions", len(intents))

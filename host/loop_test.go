@@ -133,10 +133,13 @@ func TestLoopCancelDuringHungCall(t *testing.T) {
 }
 
 // waitLog waits until the fixture logged event for tool.
-func (w *world) waitLog(event, tool string) {
+func (w *world) waitLog(event, tool string) { w.t.Helper(); w.waitCount(event, tool, 1) }
+
+// waitCount waits until the fixture logged event for tool n times.
+func (w *world) waitCount(event, tool string, n int) {
 	w.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for w.count(event, tool) == 0 {
+	for w.count(event, tool) < n {
 		if time.Now().After(deadline) {
 			w.t.Fatalf("the fixture never logged %s for %s", event, tool)
 		}

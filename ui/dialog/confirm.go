@@ -1,0 +1,682 @@
+package dialog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+)
+
+// ApproveWord is what a person types to approve a T3 call when the tool's
+// raw name is not easy and unambiguous to type.
+const ApproveWord = "approve"
+
+// Bounds of a tool name that a T3 confirmation asks to be typed.
+const (
+	minTypedName = 4
+	maxTypedName = 32
+)
+
+type mode uint8
+
+const (
+	modeButtons mode = iota
+	modeReason       // typing a reason for the model
+	modeEdit         // editing the arguments
+	modeTyped        // typing the T3 confirmation
+)
+
+type button struct {
+	label   string
+	approve bool
+	scope   decide.Scope
+}
+
+// Confirm asks a person whether one tool call may run. Create it with
+// NewConfirm, feed it messages with Update, draw View over the transcript,
+// and read Result once the person has decided. After that it ignores every
+// message.
+type Confirm struct {
+	q    *host.Question
+	o    Options
+	st   Styles
+	keys ConfirmKeyMap
+	wait grace
+
+	tier    decide.Tier
+	danger  bool // T2 or T3: red, focus on Deny
+	name    string
+	title   string
+	desc    string
+	reasons []string
+	args    string
+	argsOK  bool
+	word    string // what a T3 approval must type
+
+	buttons []button
+	focus   int
+	mode    mode
+
+	vp     viewport.Model
+	vpKey  string
+	reason textinput.Model
+	editor textarea.Model
+	typed  []rune
+	scope  decide.Scope // the approval a T3 confirmation gives
+	hint   string       // under a field: a mismatch, invalid JSON
+
+	header, footer []string
+	reasonsInBody  bool
+
+	answer host.Answer
+	done   bool
+}
+
+// NewConfirm returns a dialog for q. A nil q, or one without scopes, can
+// only be denied.
+func NewConfirm(q *host.Question, o Options) *Confirm {
+	if q == nil {
+		q = &host.Question{}
+	}
+	o = o.withDefaults()
+	c := &Confirm{
+		q:    q,
+		o:    o,
+		st:   NewStyles(o.Dark, o.NoColor),
+		keys: DefaultConfirmKeyMap(),
+		wait: newGrace(o),
+		tier: q.Decision.Tier,
+	}
+	c.danger = c.tier >= decide.T2
+
+	server, tool := q.Server, ""
+	if q.Tool != nil {
+		tool = q.Tool.Name
+		c.title = oneLine(q.Tool.Title)
+		c.desc = oneLine(q.Tool.Description)
+	}
+	c.name = sanitize.Line(server) + "/" + sanitize.Line(tool)
+	c.word = typedWord(tool)
+	for _, r := range q.Decision.Reasons {
+		c.reasons = append(c.reasons, reasonText(r))
+	}
+	c.args, c.argsOK = prettyArgs(q.Args)
+
+	scopeKeys := map[decide.Scope]*key.Binding{
+		decide.ScopeOnce: &c.keys.Once, decide.ScopeArgs: &c.keys.Args,
+		decide.ScopeSession: &c.keys.Session, decide.ScopeAlways: &c.keys.Always,
+	}
+	labels := map[decide.Scope]string{
+		decide.ScopeOnce: "Allow once", decide.ScopeArgs: "These args",
+		decide.ScopeSession: "This session", decide.ScopeAlways: "Always",
+	}
+	for _, s := range []decide.Scope{decide.ScopeOnce, decide.ScopeArgs, decide.ScopeSession, decide.ScopeAlways} {
+		b := scopeKeys[s]
+		if !c.offers(s) {
+			b.SetEnabled(false)
+			continue
+		}
+		label := labels[s]
+		if c.tier >= decide.T3 {
+			// the button and the key open the typed confirmation
+			label += "…"
+			b.SetHelp(b.Help().Key, b.Help().Desc+"…")
+		}
+		c.buttons = append(c.buttons, button{label: label, approve: true, scope: s})
+	}
+	c.buttons = append(c.buttons, button{label: "Deny"})
+	if c.danger {
+		c.focus = len(c.buttons) - 1
+	}
+
+	c.vp = viewport.New()
+	c.vp.KeyMap = viewport.KeyMap{} // the dialog's keymap scrolls it
+
+	c.reason = textinput.New()
+	c.reason.Prompt = "> "
+	c.reason.Placeholder = "why not; the model reads this"
+	c.reason.CharLimit = 500
+	c.reason.KeyMap.Paste.SetEnabled(false)
+	c.reason.SetStyles(inputStyles(o))
+
+	c.relayout()
+	return c
+}
+
+// offers reports whether the dialog offers approval at scope s: the gate
+// listed it, and it is not "always" at T3, whatever the gate listed.
+func (c *Confirm) offers(s decide.Scope) bool {
+	if s == decide.ScopeAlways && c.tier >= decide.T3 {
+		return false
+	}
+	for _, x := range c.q.Scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// typedWord is what approving a T3 call asks the person to type: the raw
+// tool name when it is plain printable ASCII of a sensible length, so the
+// person reads and repeats what will run; ApproveWord otherwise (names with
+// escapes, spaces, look-alike letters, or too short to be deliberate).
+func typedWord(name string) string {
+	if len(name) < minTypedName || len(name) > maxTypedName {
+		return ApproveWord
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] <= ' ' || name[i] > '~' {
+			return ApproveWord
+		}
+	}
+	return name
+}
+
+// reasonText is the sentence for one reason. A rule's sentence says its id
+// follows the colon, so the code is shown with it.
+func reasonText(r decide.Reason) string {
+	text := r.Text
+	if text == "" {
+		text = decide.ReasonText(r.Code)
+	}
+	switch {
+	case text == "":
+		return sanitize.Line(r.Code)
+	case strings.HasPrefix(r.Code, decide.CodeRulePrefix):
+		return sanitize.Line(r.Code) + " — " + oneLine(text)
+	}
+	return oneLine(text)
+}
+
+// Question returns the question the dialog asks.
+func (c *Confirm) Question() *host.Question { return c.q }
+
+// KeyMap returns the dialog's keymap; approvals it does not offer are
+// disabled, so help rendered from it lists only what works.
+func (c *Confirm) KeyMap() ConfirmKeyMap { return c.keys }
+
+// Result returns the person's answer, and true once they have decided.
+// An approval carries the scope chosen, one of Question.Scopes. An edit
+// returns Approve with Args set to the edited arguments (compact JSON) and
+// ScopeOnce: it approves nothing by itself, the gate decides the edited
+// call again from the start and asks again if it must.
+func (c *Confirm) Result() (host.Answer, bool) { return c.answer, c.done }
+
+// SetSize sets the size of the whole box, border included.
+func (c *Confirm) SetSize(width, height int) {
+	c.o.Width, c.o.Height = max(width, minWidth), max(height, minHeight)
+	c.relayout()
+}
+
+// Update handles a message. Keys are ignored during the grace period and
+// pastes always; once the person has decided, everything is ignored.
+func (c *Confirm) Update(msg tea.Msg) (*Confirm, tea.Cmd) {
+	if c.done {
+		return c, nil
+	}
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
+		return c, nil
+	case tea.KeyPressMsg:
+		if c.wait.holds() {
+			return c, nil
+		}
+		cmd = c.key(msg)
+	default:
+		// cursor blinks and the like, for the open field
+		switch c.mode {
+		case modeReason:
+			c.reason, cmd = c.reason.Update(msg)
+		case modeEdit:
+			c.editor, cmd = c.editor.Update(msg)
+		}
+	}
+	c.relayout()
+	return c, cmd
+}
+
+func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := c.keys
+	if c.mode != modeEdit && c.scroll(msg) {
+		return nil
+	}
+	if msg.IsRepeat && (c.mode == modeButtons || c.mode == modeTyped) {
+		return nil // a held key is not an answer
+	}
+	switch c.mode {
+	case modeButtons:
+		switch {
+		case key.Matches(msg, k.Once):
+			c.approve(decide.ScopeOnce)
+		case key.Matches(msg, k.Args):
+			c.approve(decide.ScopeArgs)
+		case key.Matches(msg, k.Session):
+			c.approve(decide.ScopeSession)
+		case key.Matches(msg, k.Always):
+			c.approve(decide.ScopeAlways)
+		case key.Matches(msg, k.Deny):
+			c.finish(host.Answer{})
+		case key.Matches(msg, k.Reason):
+			c.mode = modeReason
+			c.reason.Reset()
+			return c.reason.Focus()
+		case key.Matches(msg, k.Edit):
+			return c.startEdit()
+		case key.Matches(msg, k.Next):
+			c.focus = (c.focus + 1) % len(c.buttons)
+		case key.Matches(msg, k.Prev):
+			c.focus = (c.focus + len(c.buttons) - 1) % len(c.buttons)
+		case key.Matches(msg, k.Choose):
+			if b := c.buttons[c.focus]; b.approve {
+				c.approve(b.scope)
+			} else {
+				c.finish(host.Answer{})
+			}
+		}
+	case modeTyped:
+		switch {
+		case key.Matches(msg, k.Back):
+			c.mode, c.typed, c.hint = modeButtons, nil, ""
+		case key.Matches(msg, k.Confirm):
+			if string(c.typed) == c.word {
+				c.finish(host.Answer{Approve: true, Scope: c.scope})
+			} else {
+				c.hint = "That is not " + c.word + ": type it exactly, or press esc to go back."
+			}
+		case msg.Code == tea.KeyBackspace && msg.Mod == 0:
+			if len(c.typed) > 0 {
+				c.typed = c.typed[:len(c.typed)-1]
+			}
+			c.hint = ""
+		default:
+			if r, ok := typedRune(msg); ok && len(c.typed) < maxTypedName+8 {
+				c.typed = append(c.typed, r)
+				c.hint = ""
+			}
+		}
+	case modeReason:
+		switch {
+		case key.Matches(msg, k.Back):
+			c.mode = modeButtons
+			c.reason.Blur()
+		case key.Matches(msg, k.Confirm):
+			c.finish(host.Answer{Reason: strings.TrimSpace(c.reason.Value())})
+		default:
+			var cmd tea.Cmd
+			c.reason, cmd = c.reason.Update(msg)
+			return cmd
+		}
+	case modeEdit:
+		switch {
+		case key.Matches(msg, k.Back):
+			c.mode, c.hint = modeButtons, ""
+			c.editor.Blur()
+		case key.Matches(msg, k.Submit):
+			c.submitEdit()
+		default:
+			c.hint = ""
+			var cmd tea.Cmd
+			c.editor, cmd = c.editor.Update(msg)
+			return cmd
+		}
+	}
+	return nil
+}
+
+// scroll moves the arguments for the scroll keys and reports whether msg
+// was one.
+func (c *Confirm) scroll(msg tea.KeyPressMsg) bool {
+	k := c.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		c.vp.ScrollUp(1)
+	case key.Matches(msg, k.Down):
+		c.vp.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		c.vp.PageUp()
+	case key.Matches(msg, k.PageDown):
+		c.vp.PageDown()
+	default:
+		return false
+	}
+	return true
+}
+
+// typedRune accepts a key press as one typed character of the T3
+// confirmation: exactly one printable rune, with no modifier but shift.
+// Anything that delivers several characters at once is refused.
+func typedRune(msg tea.KeyPressMsg) (rune, bool) {
+	if msg.Mod&^tea.ModShift != 0 {
+		return 0, false
+	}
+	rs := []rune(msg.Text)
+	if len(rs) != 1 || !unicode.IsPrint(rs[0]) || sanitize.Unsafe(rs[0]) {
+		return 0, false
+	}
+	return rs[0], true
+}
+
+func (c *Confirm) approve(s decide.Scope) {
+	if !c.offers(s) {
+		return
+	}
+	if c.tier >= decide.T3 {
+		c.mode, c.scope, c.typed, c.hint = modeTyped, s, nil, ""
+		return
+	}
+	c.finish(host.Answer{Approve: true, Scope: s})
+}
+
+func (c *Confirm) finish(a host.Answer) {
+	c.answer, c.done = a, true
+	c.reason.Blur()
+	c.editor.Blur()
+}
+
+func (c *Confirm) startEdit() tea.Cmd {
+	c.editor = textarea.New()
+	c.editor.ShowLineNumbers = false
+	c.editor.Prompt = ""
+	c.editor.CharLimit = 0
+	c.editor.MaxHeight = 0
+	c.editor.MaxWidth = 0
+	c.editor.KeyMap.Paste.SetEnabled(false)
+	c.editor.SetStyles(editorStyles(c.o))
+	c.editor.SetValue(c.args)
+	if c.editor.Value() != c.args {
+		// the textarea has a line limit; editing a cut copy would send it
+		c.hint = "These arguments are too large to edit here."
+		return nil
+	}
+	c.editor.MoveToBegin()
+	c.mode, c.hint = modeEdit, ""
+	c.relayout()
+	return c.editor.Focus()
+}
+
+func (c *Confirm) submitEdit() {
+	text := []byte(c.editor.Value())
+	if err := checkObject(text); err != nil {
+		c.hint = sanitize.Line(err.Error())
+		return
+	}
+	orig := c.q.Args
+	if len(bytes.TrimSpace(orig)) == 0 {
+		orig = json.RawMessage("{}")
+	}
+	a, errA := decide.Canonical(text)
+	b, errB := decide.Canonical(orig)
+	if errA == nil && errB == nil && bytes.Equal(a, b) {
+		c.hint = "The arguments did not change; press esc to go back."
+		return
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, text); err != nil {
+		c.hint = sanitize.Line(err.Error())
+		return
+	}
+	c.finish(host.Answer{Approve: true, Scope: decide.ScopeOnce, Args: json.RawMessage(buf.Bytes())})
+}
+
+// checkObject reports why text is not one JSON object, saying where.
+func checkObject(text []byte) error {
+	trimmed := bytes.TrimSpace(text)
+	var v any
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(trimmed, se.Offset)
+			return fmt.Errorf("Not valid JSON (line %d, column %d): %s", line, col, se.Error())
+		}
+		return fmt.Errorf("Not valid JSON: %s", err.Error())
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errors.New("The arguments must be a JSON object: { … }")
+	}
+	return nil
+}
+
+func lineCol(b []byte, off int64) (int, int) {
+	off = min(max(off, 0), int64(len(b)))
+	prefix := b[:off]
+	line := bytes.Count(prefix, []byte("\n")) + 1
+	col := len([]rune(string(prefix[bytes.LastIndexByte(prefix, '\n')+1:])))
+	return line, max(col, 1)
+}
+
+// relayout lays the dialog out for its size and mode: the header, the
+// footer, and the height of the scrolling body between them.
+func (c *Confirm) relayout() {
+	st := c.st
+	w, h := c.o.Width-4, c.o.Height-2
+
+	// header
+	var head []string
+	head = append(head, spread(Badge(c.q.Decision.Class, c.tier, st), st.Muted.Render(position(c.o)), w)...)
+	head = append(head, hardWrap(st.Heading.Render(c.name), w)...)
+	if c.title != "" {
+		head = append(head, quotedLine(st, "Server's title: ", c.title, w))
+	}
+	if c.desc != "" {
+		head = append(head, quotedLine(st, "Server's description: ", c.desc, w))
+	}
+	if !c.q.Trusted {
+		head = append(head, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)
+	}
+	if c.q.Changed {
+		head = append(head, styled(st.Warn, hanging("! ", "This tool's definition changed since it was approved or first seen; allowing the call accepts the new definition.", w))...)
+		if len(c.q.ChangedFields) > 0 {
+			fields := make([]string, len(c.q.ChangedFields))
+			for i, f := range c.q.ChangedFields {
+				fields[i] = sanitize.Line(f)
+			}
+			head = append(head, styled(st.Warn, hanging("  What changed: ", strings.Join(fields, ", "), w))...)
+		}
+	}
+	why := []string{st.Label.Render("Why it asks")}
+	for _, r := range c.reasons {
+		why = append(why, hanging("• ", r, w)...)
+	}
+	if len(c.reasons) == 0 {
+		why = nil
+	}
+
+	// body: the arguments, and the reasons too when the header has no room
+	// for them and a useful part of the arguments
+	argLines := hardWrap(c.args, w)
+	foot := c.footerLines(w)
+	room := h - len(head) - len(foot) - 2 // a blank line and the body label
+	c.reasonsInBody = len(why) > 0 && room-len(why)-1 < min(len(argLines), 5)
+	body := argLines
+	if c.reasonsInBody {
+		label := "Arguments"
+		if !c.argsOK {
+			label += " (not valid JSON)"
+		}
+		body = append(append(why, "", st.Label.Render(label)), argLines...)
+	} else if len(why) > 0 {
+		head = append(head, "")
+		head = append(head, why...)
+		room -= len(why) + 1
+	}
+	if room < 1 {
+		// keep the badge, the name, the body's first line and the footer
+		head = head[:max(2, len(head)-(1-room))]
+		room = 1
+	}
+	c.header, c.footer = head, foot
+
+	vpKey := fmt.Sprint(w, c.reasonsInBody)
+	c.vp.SetWidth(w)
+	c.vp.SetHeight(room)
+	if vpKey != c.vpKey {
+		c.vp.SetContent(strings.Join(body, "\n"))
+		c.vpKey = vpKey
+	}
+	if c.mode == modeEdit {
+		c.editor.SetWidth(w)
+		c.editor.SetHeight(room)
+	}
+}
+
+// footerLines lays out what sits under the body for the current mode. The
+// scroll keys are not listed: the body's label line names them when the
+// body scrolls.
+func (c *Confirm) footerLines(w int) []string {
+	st, k := c.st, c.keys
+	var foot []string
+	switch c.mode {
+	case modeButtons:
+		foot = append(foot, "")
+		if c.hint != "" {
+			foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
+		}
+		if c.tier >= decide.T3 && len(c.buttons) > 1 {
+			foot = append(foot, styled(st.Muted, wrapText("Allowing this call asks you to type "+c.word+".", w))...)
+		}
+		foot = append(foot, c.buttonLines(w)...)
+		foot = append(foot, helpLines(st, w, k.Once, k.Args, k.Session, k.Always,
+			k.Deny, k.Reason, k.Edit, k.Next, k.Choose)...)
+	case modeTyped:
+		what := map[decide.Scope]string{
+			decide.ScopeOnce: "allow this call once", decide.ScopeArgs: "allow these exact arguments",
+			decide.ScopeSession: "allow this tool for the session",
+		}[c.scope]
+		foot = append(foot, "")
+		foot = append(foot, wrapText("To "+what+", type "+st.Heading.Render(c.word)+" and press enter.", w)...)
+		foot = append(foot, "> "+string(c.typed)+"▏")
+		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
+		foot = append(foot, helpLines(st, w, k.Confirm, k.Back)...)
+	case modeReason:
+		c.reason.SetWidth(max(w-4, 1))
+		foot = append(foot, "", st.Label.Render("Deny, and tell the model why"), c.reason.View())
+		foot = append(foot, helpLines(st, w, withHelp(k.Confirm, "deny with this reason"), k.Back)...)
+	case modeEdit:
+		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
+		foot = append(foot, helpLines(st, w, k.Submit, withHelp(k.Back, "discard edits"))...)
+	}
+	return foot
+}
+
+func (c *Confirm) buttonLines(w int) []string {
+	focused := c.st.Focused
+	if c.danger {
+		focused = c.st.FocusedDanger
+	}
+	items := make([]string, len(c.buttons))
+	for i, b := range c.buttons {
+		if i == c.focus {
+			items[i] = focused.Render("[ " + b.label + " ]")
+		} else {
+			items[i] = c.st.Button.Render("  " + b.label + "  ")
+		}
+	}
+	return flow(items, " ", w)
+}
+
+// View renders the dialog as a box of exactly Width×Height cells.
+func (c *Confirm) View() string {
+	st := c.st
+	w := c.o.Width - 4
+	label := "Arguments"
+	if !c.argsOK {
+		label += " (not valid JSON)"
+	}
+	if c.reasonsInBody {
+		label = "" // the body has its own headings
+	}
+	var body []string
+	if c.mode == modeEdit {
+		label = "Edit the arguments (a JSON object); the edited call is decided again"
+		body = strings.Split(c.editor.View(), "\n")
+	} else {
+		body = strings.Split(c.vp.View(), "\n")
+	}
+	lines := append([]string{}, c.header...)
+	lines = append(lines, "")
+	lines = append(lines, spread(st.Label.Render(clip(label, w)), st.Muted.Render(scrollState(c.vp, c.mode != modeEdit)), w)[0])
+	lines = append(lines, body...)
+	lines = append(lines, c.footer...)
+	frame := st.Frame
+	if c.danger {
+		frame = st.Danger
+	}
+	return box(frame, c.o.Width, c.o.Height, lines)
+}
+
+// scrollState says which lines of the body are shown, when not all are.
+func scrollState(vp viewport.Model, show bool) string {
+	total, h := vp.TotalLineCount(), vp.Height()
+	if !show || total <= h {
+		return ""
+	}
+	y := vp.YOffset()
+	return fmt.Sprintf("lines %d–%d of %d · ↑/↓/pgup/pgdn", y+1, min(y+h, total), total)
+}
+
+// flow joins items with sep into lines of at most width cells.
+func flow(items []string, sep string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, it := range items {
+		switch {
+		case cur == "":
+			cur = it
+		case ansi.StringWidth(cur+sep+it) <= width:
+			cur += sep + it
+		default:
+			lines = append(lines, cur)
+			cur = it
+		}
+	}
+	return append(lines, cur)
+}
+
+func styled(s lipgloss.Style, lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if l != "" {
+			l = s.Render(l)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 1 && out[0] == "" {
+		return nil
+	}
+	return out
+}
+
+func withHelp(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
+}
+
+func inputStyles(o Options) textinput.Styles {
+	if o.NoColor {
+		return textinput.Styles{}
+	}
+	return textinput.DefaultStyles(o.Dark)
+}
+
+func editorStyles(o Options) textarea.Styles {
+	if o.NoColor {
+		return textarea.Styles{}
+	}
+	return textarea.DefaultStyles(o.Dark)
+}
