@@ -262,7 +262,14 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 				g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
 				return r
 			}
-			if ans.Args != nil && edits < 3 {
+			if ans.Args != nil {
+				if edits >= 3 {
+					// Never run arguments other than the ones just shown.
+					r.Status, r.DecidedBy = StatusDenied, "user"
+					r.DenyReason = "the arguments were edited too many times; call again with the arguments you want"
+					g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+					return r
+				}
 				c.Args = ans.Args // the edited call is a new call: decide again
 				continue
 			}

@@ -442,3 +442,28 @@ func TestGrantsRevokeAndTaint(t *testing.T) {
 	}
 	asker.Done()
 }
+
+func TestEditedArgumentsAreDecidedAgain(t *testing.T) {
+	edit := func(args string) ScriptedAnswer {
+		return ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Args: json.RawMessage(args)}}
+	}
+	asker := NewScriptAsker(t,
+		edit(`{"key":"b","value":"2"}`),
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Scope: decide.ScopeOnce}},
+	)
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: asker})
+	r := w.call("set_value", `{"key":"a","value":"1"}`)
+	if r.Status != StatusSuccess || string(r.Args) != `{"key":"b","value":"2"}` {
+		t.Fatalf("%s with %s, want the edited call to run", r.Status, r.Args)
+	}
+	asker.Done()
+
+	// Editing without end never runs anything the person was not shown.
+	asker = NewScriptAsker(t, edit(`{"key":"c","value":"1"}`), edit(`{"key":"c","value":"2"}`),
+		edit(`{"key":"c","value":"3"}`), edit(`{"key":"c","value":"4"}`))
+	w = newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: asker})
+	if r := w.call("set_value", `{"key":"c","value":"0"}`); r.Status != StatusDenied || w.count(fixtures.EventExec, "set_value") != 0 {
+		t.Errorf("after four edits: %s, %d executions; want denied and none", r.Status, w.count(fixtures.EventExec, "set_value"))
+	}
+	asker.Done()
+}
