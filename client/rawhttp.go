@@ -48,21 +48,18 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid := r.session.ID(); sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	if ir := r.session.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-		req.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
-	}
-	resp, err := r.client.Do(req)
+	req, resp, err := r.post(ctx, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	// The server may want a fresh token (or a login) as it would for the
+	// SDK's own requests; it gets one chance, as there.
+	if retry, err := reauthorize(ctx, r.client, req, resp); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	} else if retry {
+		if _, resp, err = r.post(ctx, body); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
 	}
 	defer resp.Body.Close()
 	lr := io.LimitReader(resp.Body, r.maxBody+1)
@@ -86,6 +83,31 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	default:
 		return nil, fmt.Errorf("%s: unexpected content type %q", method, ct)
 	}
+}
+
+// post sends one raw message with the session's headers and, for a server
+// behind OAuth, its bearer token.
+func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid := r.session.ID(); sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+	}
+	if ir := r.session.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
+	}
+	if err := authorizeRaw(ctx, r.client, req); err != nil {
+		return nil, nil, err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, resp, nil
 }
 
 // readStream reads server-sent events until the response to id arrives.

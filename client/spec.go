@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,6 +37,9 @@ type Spec struct {
 
 	URL     string
 	Headers map[string]string
+	// OAuth, when set, authorizes a streamable HTTP server's requests (see
+	// client/auth.go). It is ignored when Headers sets Authorization.
+	OAuth auth.OAuthHandler `json:"-"`
 
 	ProtocolVersion string        // "" selects DefaultProtocolVersion
 	StartTimeout    time.Duration // 0 selects Options.StartTimeout

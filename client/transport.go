@@ -54,7 +54,11 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		hc := m.httpClient(spec.Headers)
-		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: hc, MaxRetries: 2}, http: hc}, nil
+		oh := oauthFor(spec)
+		if oh != nil {
+			hc = withOAuth(hc, spec.URL, oh)
+		}
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh}, http: hc}, nil
 	case spec.Transport == TransportSSE:
 		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: m.httpClient(spec.Headers)}}
 		return &dialed{transport: rt, raw: rt}, nil

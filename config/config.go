@@ -90,6 +90,10 @@ type Server struct {
 
 	Source Source
 	File   string // the file that defined the server; "" for flags and demos
+	// OAuth names a pre-registered OAuth client for an HTTP server; nil
+	// means dynamic client registration when the server asks for OAuth.
+	OAuth *OAuthClient
+
 	// Consented is set on a project server the person named with --trust:
 	// that is their consent to start it for this run (and to trust it).
 	Consented bool
@@ -147,4 +151,13 @@ func StateDir(stateHome string) string {
 		stateHome = xdg.StateHome
 	}
 	return filepath.Join(stateHome, "mcphost")
+}
+
+// OAuthClient is a pre-registered OAuth client ("oauth" in a server entry).
+// ClientSecret may use ${VAR} like headers, so the secret stays out of the
+// file.
+type OAuthClient struct {
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
 }

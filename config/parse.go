@@ -17,7 +17,8 @@ import (
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
 	topKeys        = []string{"mcpServers", "permissions", "model"}
-	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "startTimeout", "callTimeout", "disabled"}
+	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "startTimeout", "callTimeout", "disabled", "oauth"}
+	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
 )
 
@@ -343,6 +344,30 @@ func (p *parser) server(m member) (Server, error) {
 				}
 				return out, err
 			})
+		case "oauth":
+			if v.kind != kindObject {
+				err = p.typeError(v, "an object", label, where)
+				break
+			}
+			s.OAuth = &OAuthClient{}
+			for _, o := range p.uniq(v, fmt.Sprintf("in %s %s", label, where)) {
+				olabel := fmt.Sprintf("%s.%q", label, o.key)
+				switch o.key {
+				case "clientId":
+					s.OAuth.ClientID, err = p.str(o.val, olabel, where)
+				case "clientSecret":
+					if s.OAuth.ClientSecret, err = p.str(o.val, olabel, where); err == nil {
+						s.OAuth.ClientSecret, err = expandAt(s.OAuth.ClientSecret, o.val, olabel)
+					}
+				case "scopes":
+					s.OAuth.Scopes, err = p.strList(o.val, olabel, where)
+				default:
+					p.warnf(o.keyOff, "unknown key %q in %s %s; known keys: %s", short(o.key), label, where, strings.Join(oauthKeys, ", "))
+				}
+				if err != nil {
+					break
+				}
+			}
 		case "trust":
 			if p.src == SourceProject {
 				p.warnf(f.keyOff, `"trust" %s is ignored: a project file cannot grant trust; project servers are trusted through consent, not by the file`, where)

@@ -497,3 +497,22 @@ func BenchmarkParseHostileProject(b *testing.B) {
 		}
 	}
 }
+
+func TestParseOAuthClient(t *testing.T) {
+	data := []byte(`{"mcpServers": {"r": {"url": "https://example.com/mcp", "oauth": {"clientId": "mcphost", "clientSecret": "${SECRET}", "scopes": ["read"], "extra": 1}}}}`)
+	t.Setenv("SECRET", "s3cret")
+	cfg, warns, err := Parse("c.json", data, SourceUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Servers[0].OAuth
+	if o == nil || o.ClientID != "mcphost" || o.ClientSecret != "s3cret" || len(o.Scopes) != 1 || o.Scopes[0] != "read" {
+		t.Errorf("oauth = %+v", o)
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0].Message, `unknown key "extra"`) {
+		t.Errorf("warnings = %v, want one about \"extra\"", warns)
+	}
+	if _, _, err := Parse("c.json", []byte(`{"mcpServers": {"r": {"url": "https://example.com/mcp", "oauth": "yes"}}}`), SourceUser); err == nil {
+		t.Error(`"oauth": "yes" must be an error`)
+	}
+}

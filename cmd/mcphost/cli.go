@@ -95,6 +95,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newReadCmd(g, s),
 		newPromptsCmd(g, s),
 		newPromptCmd(g, s),
+		newAuthCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true

@@ -63,6 +63,9 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 	}
 	m := st.start(cmd.Context())
 	defer m.Close()
+	if err := st.loginNeeded(m); err != nil {
+		return err
+	}
 
 	var fs []findingJSON
 	for _, ss := range m.Servers() {

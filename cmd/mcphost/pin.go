@@ -87,6 +87,10 @@ func startOne(cmd *cobra.Command, st *setup, server string) (*client.Manager, er
 	}
 	st.specs = keep
 	m := st.start(cmd.Context())
+	if err := st.loginNeeded(m); err != nil {
+		m.Close()
+		return nil, err
+	}
 	if ss := m.Servers()[0]; ss.State != client.StateReady {
 		m.Close()
 		return nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, sanitize.Text(ss.LastError)))

@@ -37,6 +37,9 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 			}
 			m := st.start(cmd.Context())
 			defer m.Close()
+			if err := st.loginNeeded(m); err != nil {
+				return err
+			}
 			out := []resourceJSON{}
 			errs := eachServer(m, func(name string) error {
 				rs, err := m.Resources(cmd.Context(), name)
@@ -118,6 +121,9 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 			}
 			m := st.start(cmd.Context())
 			defer m.Close()
+			if err := st.loginNeeded(m); err != nil {
+				return err
+			}
 			out := []promptJSON{}
 			errs := eachServer(m, func(name string) error {
 				ps, err := m.Prompts(cmd.Context(), name)

@@ -104,6 +104,9 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 			}
 		}
 	}
+	if err := st.loginNeeded(m); err != nil {
+		return err
+	}
 	if failed > 0 {
 		return withCode(exitError, fmt.Errorf("%d of %d servers failed to start", failed, len(statuses)))
 	}

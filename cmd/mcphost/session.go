@@ -42,6 +42,10 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 		return nil, err
 	}
 	ss := &session{m: st.start(ctx)}
+	if err := st.loginNeeded(ss.m); err != nil {
+		ss.m.Close()
+		return nil, err
+	}
 	return st.withGate(ss, policy, g, s, mode, asker), nil
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -77,7 +79,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 			continue
 		case srv.Source == config.SourceProject && !srv.Consented:
 			spec := specFromConfig(srv)
-			c, ok := store.State().Consent(srv.Name, spec.ConsentHash())
+			c, ok := store.State().Consent(srv.Name, consentHash(srv, spec))
 			if !ok || c.Choice == state.ChoiceSkipped {
 				why := "it starts only after you consent to its exact command: run mcphost interactively to see it and choose, or pass --trust " + srv.Name + " to start and trust it for this run"
 				if c.Hash != "" && !ok {
@@ -97,6 +99,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 			st.trusted[srv.Name] = true
 		}
 	}
+	st.attachOAuth()
 	return st, nil
 }
 
@@ -143,4 +146,16 @@ func (st *setup) statuses(m *client.Manager) []client.Status {
 	out := append(m.Servers(), st.held...)
 	sortStatuses(out)
 	return out
+}
+
+// consentHash covers everything a person approves when they consent to a
+// project server: its command line, environment and headers, and the OAuth
+// client it would present (a secret read from the environment included).
+func consentHash(srv config.Server, spec client.Spec) string {
+	h := spec.ConsentHash()
+	if srv.OAuth == nil {
+		return h
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\noauth %q %q %q", h, srv.OAuth.ClientID, srv.OAuth.ClientSecret, srv.OAuth.Scopes)))
+	return hex.EncodeToString(sum[:])
 }

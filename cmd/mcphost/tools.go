@@ -76,6 +76,9 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 	}
 	m := st.start(cmd.Context())
 	defer m.Close()
+	if err := st.loginNeeded(m); err != nil {
+		return err
+	}
 	tools := m.Tools()
 	names := client.BuildNames(tools)
 
