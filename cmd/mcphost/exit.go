@@ -17,8 +17,8 @@ const (
 	exitUnknown = 6 // the outcome of a call is unknown
 )
 
-// exitError carries an exit code with an error; the message may be empty
-// when the command already said everything on its streams.
+// codeError carries an exit code with an error; the error may be nil when
+// the command already said everything on its streams.
 type codeError struct {
 	code int
 	err  error
@@ -35,7 +35,7 @@ func (e *codeError) Unwrap() error { return e.err }
 
 func withCode(code int, err error) error { return &codeError{code: code, err: err} }
 
-// usageErrorf reports a mistake on the command line.
+// usageError marks a mistake on the command line or in the configuration.
 func usageError(err error) error { return withCode(exitUsage, err) }
 
 // exitCode is the one place that maps an error to the process's exit code.
