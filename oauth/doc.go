@@ -6,9 +6,10 @@
 // the keyboard, and a [Store] keeps the resulting tokens on disk.
 //
 // The SDK performs discovery (protected resource metadata, then authorization
-// server metadata), client registration (pre-registered or dynamic), PKCE
-// with S256, the resource parameter (RFC 8707) and the issuer check (RFC
-// 9207). This package adds what a terminal host needs around it:
+// server metadata), client registration (pre-registered, dynamic, or by a
+// client ID metadata document), PKCE with S256, the resource parameter
+// (RFC 8707) and the issuer check (RFC 9207). This package adds what a
+// terminal host needs around it:
 //
 //   - the authorization URL is checked (http or https only) before it is
 //     shown or opened, and it is opened without a shell;

@@ -35,6 +35,13 @@ type Config struct {
 	// Its Scopes, if any, are requested in either case.
 	Client *ClientConfig
 
+	// ClientMetadataURL, if set, is the https URL of a client ID metadata
+	// document that describes mcphost (SEP-991). An authorization server
+	// that advertises client_id_metadata_document_supported gets this URL
+	// as the client ID, in place of Client or dynamic registration; other
+	// servers never see it.
+	ClientMetadataURL string
+
 	// Headers are the server's configured headers, sent with the request
 	// that asks the server whether it wants a login.
 	Headers map[string]string
@@ -94,6 +101,11 @@ func NewHandler(cfg Config) (*Handler, error) {
 	origin, err := originOf(u)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: server %s: %w", cfg.Server, err)
+	}
+	if m := cfg.ClientMetadataURL; m != "" {
+		if mu, err := url.Parse(m); err != nil || mu.Scheme != "https" || mu.Host == "" || strings.TrimPrefix(mu.Path, "/") == "" {
+			return nil, fmt.Errorf("oauth: server %s: client metadata URL %q is not an https URL with a path", cfg.Server, m)
+		}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

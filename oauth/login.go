@@ -172,6 +172,10 @@ func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Respo
 			return oauth2.StaticTokenSource(t), nil
 		},
 	}
+	if h.cfg.ClientMetadataURL != "" {
+		// The SDK uses it only with a server that supports such documents.
+		ac.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.cfg.ClientMetadataURL}
+	}
 	if c := h.cfg.Client; c != nil && c.ClientID != "" {
 		creds := &oauthex.ClientCredentials{ClientID: c.ClientID}
 		if c.ClientSecret != "" {

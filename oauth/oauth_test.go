@@ -157,6 +157,47 @@ func TestLoginWithPreregisteredClientKeepsSecretOutOfStore(t *testing.T) {
 	}
 }
 
+// A server that supports client ID metadata documents gets mcphost's
+// document URL as the client ID, with no registration, and refreshes go by
+// it too; one that does not never sees the URL.
+func TestLoginWithClientMetadataDocument(t *testing.T) {
+	const doc = "https://mcphost.example/oauth/client.json"
+	t.Run("supported", func(t *testing.T) {
+		e := newEnv(t, oauthtest.AuthServerOptions{MetadataClients: []string{doc}, NoRegistration: true}, oauthtest.MCPServerOptions{})
+		cfg := e.config()
+		cfg.ClientMetadataURL = doc
+		if rec := e.login(t, cfg); rec.ClientID != doc || rec.ClientSecret != "" {
+			t.Errorf("client %q (secret kept: %v), want %s without a secret", rec.ClientID, rec.ClientSecret != "", doc)
+		}
+		e.expireStored(t)
+		m, _ := e.managerWithClient(t, cfg)
+		if st := m.Servers()[0]; st.State != client.StateReady {
+			t.Fatalf("server state %s (%s), want ready after a refresh", st.State, st.LastError)
+		}
+		reqs := e.as.TokenRequests()
+		if last := reqs[len(reqs)-1]; last.GrantType != "refresh_token" || last.Error != "" || last.ClientID != doc {
+			t.Errorf("last token request = %+v, want a successful refresh by %s", last, doc)
+		}
+	})
+	t.Run("unsupported", func(t *testing.T) {
+		e := newEnv(t, oauthtest.AuthServerOptions{}, oauthtest.MCPServerOptions{})
+		cfg := e.config()
+		cfg.ClientMetadataURL = doc
+		if rec := e.login(t, cfg); rec.ClientID == doc || rec.ClientID == "" {
+			t.Errorf("client %q, want one from dynamic registration", rec.ClientID)
+		}
+	})
+}
+
+func TestNewHandlerRefusesClientMetadataURL(t *testing.T) {
+	for _, u := range []string{"http://mcphost.example/client.json", "https://mcphost.example", "https://mcphost.example/", "https:///client.json", "client.json"} {
+		cfg := oauth.Config{Server: "remote", URL: "https://mcp.example/mcp", Store: oauth.NewStore(t.TempDir()), ClientMetadataURL: u}
+		if _, err := oauth.NewHandler(cfg); err == nil {
+			t.Errorf("NewHandler accepted client metadata URL %q, want an error", u)
+		}
+	}
+}
+
 func (e *env) managerWithClient(t *testing.T, cfg oauth.Config) (*client.Manager, *oauth.Handler) {
 	t.Helper()
 	h, err := oauth.NewHandler(cfg)

@@ -5,7 +5,11 @@
 // Everything goes through mcphost's own client package, configured the way
 // the mcphost command configures it, so that the suite measures the client
 // that ships rather than a harness written for the suite. Questions from
-// servers are answered as `mcphost --elicit defaults` answers them.
+// servers are answered as `mcphost --elicit defaults` answers them. OAuth
+// goes through mcphost's oauth package: a server that asks for
+// authorization gets a login (the browser's part played by a program),
+// and the scenario then runs again in a session that can only use the
+// stored token, as every later mcphost command does.
 package main
 
 import (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,11 +51,8 @@ var steps = map[string]step{
 	"sse-retry": call("test_reconnection", `{}`),
 }
 
-// authSteps is what an authorized client would do once through the
-// server's OAuth flow. The client has no OAuth yet, so Start reports the
-// server's 401 and these steps are never reached. (With OAuth, the
-// pre-registration scenario's client credentials come in the JSON of
-// MCP_CONFORMANCE_CONTEXT.)
+// authSteps is what the client does once through the server's OAuth flow,
+// which runs when the server first answers 401 (see withLogin).
 var authSteps = call("test-tool", `{}`)
 
 func nothingMore(context.Context, *client.Manager) error { return nil }
@@ -94,19 +92,57 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintf(stderr, "client: unknown scenario %q (%s)\n", scenario, scenarioVar)
 		return exitUsage
 	}
+	sc, err := parseContext(getenv(contextVar))
+	if err != nil {
+		fmt.Fprintf(stderr, "client: %v\n", err)
+		return exitUsage
+	}
+	store, cleanup, err := tokens()
+	if err != nil {
+		fmt.Fprintf(stderr, "client: %v\n", err)
+		return exitFailed
+	}
+	defer cleanup()
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	if err := runScenario(ctx, args[0], s, stderr); err != nil {
+	if err := runScenario(ctx, args[0], store, sc, s, stderr); err != nil {
 		fmt.Fprintf(stderr, "client: scenario %s: %v\n", scenario, err)
 		return exitFailed
 	}
 	return exitOK
 }
 
-func runScenario(ctx context.Context, url string, s step, stderr io.Writer) error {
+// runScenario runs s in a session whose OAuth handler may log in. If that
+// stored a token, s runs again in a second session, as every later mcphost
+// command runs: with a handler that uses the stored token (refreshing it if
+// need be) but cannot log in.
+func runScenario(ctx context.Context, url string, store *oauth.Store, sc scenarioContext, s step, stderr io.Writer) error {
+	cfg := oauthConfig(url, store, sc)
+	h, err := oauth.NewHandler(withLogin(cfg, stderr))
+	if err != nil {
+		return err
+	}
+	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h}, s, stderr); err != nil {
+		return err
+	}
+	if rec, err := store.Load(serverName); err != nil || rec == nil {
+		return err
+	}
+	if h, err = oauth.NewHandler(cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "client: again, with the stored token and no login\n")
+	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h}, s, stderr); err != nil {
+		return fmt.Errorf("with the stored token: %w", err)
+	}
+	return nil
+}
+
+// session starts the server of spec, runs s, and closes it.
+func session(ctx context.Context, spec client.Spec, s step, stderr io.Writer) error {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
-	m := client.New([]client.Spec{{Name: serverName, Transport: client.TransportHTTP, URL: url}}, client.Options{
+	m := client.New([]client.Spec{spec}, client.Options{
 		StartTimeout:  startTimeout,
 		ClientName:    clientName,
 		ClientVersion: clientVer,

@@ -11,18 +11,23 @@ func TestRunRefuses(t *testing.T) {
 		name     string
 		args     []string
 		scenario string
+		context  string
 		want     string
 	}{
-		{"no URL", nil, "initialize", "usage"},
-		{"two URLs", []string{"http://127.0.0.1:1/mcp", "x"}, "initialize", "usage"},
-		{"no scenario", []string{"http://127.0.0.1:1/mcp"}, "", `unknown scenario ""`},
-		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, "no-such", `unknown scenario "no-such"`},
+		{"no URL", nil, "initialize", "", "usage"},
+		{"two URLs", []string{"http://127.0.0.1:1/mcp", "x"}, "initialize", "", "usage"},
+		{"no scenario", []string{"http://127.0.0.1:1/mcp"}, "", "", `unknown scenario ""`},
+		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, "no-such", "", `unknown scenario "no-such"`},
+		{"bad context", []string{"http://127.0.0.1:1/mcp"}, "auth/pre-registration", `{"client_id":`, contextVar},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr strings.Builder
 			getenv := func(k string) string {
-				if k == scenarioVar {
+				switch k {
+				case scenarioVar:
 					return tc.scenario
+				case contextVar:
+					return tc.context
 				}
 				return ""
 			}

@@ -24,6 +24,11 @@ type AuthServerOptions struct {
 	// Clients are pre-registered clients: client ID to secret ("" for a
 	// public client). Their redirect URIs may be any loopback /callback.
 	Clients map[string]string
+	// MetadataClients are client IDs that are URLs of client ID metadata
+	// documents (SEP-991), accepted as public clients with loopback
+	// redirect URIs as if their documents had been fetched. When there are
+	// any, the metadata advertises client_id_metadata_document_supported.
+	MetadataClients []string
 	// NoRegistration turns dynamic client registration off.
 	NoRegistration bool
 	// Scopes are advertised in the metadata; granted when none is asked.
@@ -96,6 +101,9 @@ func NewAuthServer(t testing.TB, opts AuthServerOptions) *AuthServer {
 	for id, secret := range opts.Clients {
 		a.clients[id] = &client{secret: secret}
 	}
+	for _, id := range opts.MetadataClients {
+		a.clients[id] = &client{}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", a.metadata)
 	mux.HandleFunc("POST /register", a.register)
@@ -127,6 +135,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if len(a.opts.Scopes) > 0 {
 		m["scopes_supported"] = a.opts.Scopes
+	}
+	if len(a.opts.MetadataClients) > 0 {
+		m["client_id_metadata_document_supported"] = true
 	}
 	writeJSON(w, http.StatusOK, m)
 }
