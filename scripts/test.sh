@@ -12,6 +12,17 @@ go mod download
 # The official MCP conformance suite, with the Node 22 it needs, from npm.
 (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
 
+# tmux and jq drive the end-to-end test of the interactive interface.
+for tool in tmux jq; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      (apt-get install -y "$tool" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$tool" >/dev/null; })
+    else
+      echo "$tool is needed for the interface's end-to-end test: install it (for example apt-get install $tool)"; exit 1
+    fi
+  fi
+done
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*'))
 if [ -n "$unformatted" ]; then

@@ -3,12 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/ui"
 )
 
-// runOverview is what mcphost does without a command. The interactive
-// chat is not built yet; until then it shows the servers and tools it would
-// work with and the commands that exist.
+// runOverview is what mcphost does without a command: the interactive chat
+// on a terminal; elsewhere a summary of the servers and tools, and where to
+// go instead.
 func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
+	if s.Terminal {
+		return runTUI(ctx, g, s)
+	}
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -27,10 +38,56 @@ func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
 		fmt.Fprintln(s.Out, "No configuration found: these are the built-in demo servers (see mcphost --help for --config and --server).")
 	}
 	fmt.Fprintln(s.Out)
-	fmt.Fprintln(s.Out, `Commands:
+	fmt.Fprintln(s.Out, `The interactive chat needs a terminal. Without one:
   mcphost servers   connection state of every server
-  mcphost tools     every tool with its declared hints
-
-The interactive chat is not available in this version.`)
+  mcphost tools     every tool with its hints and default decision
+  mcphost call      one call through the gate, no model
+  mcphost run -p    the model loop, headless`)
 	return startFailures(st, m)
+}
+
+// runTUI starts the interactive interface.
+func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	policy, err := st.policy(g, s)
+	if err != nil {
+		return err
+	}
+	model, err := st.model(g, s)
+	noModel := ""
+	if err != nil {
+		model, noModel = nil, err.Error()
+	}
+	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
+		Store: st.store, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	if l, err := audit.Open(st.auditPath(g), audit.Options{}); err != nil {
+		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
+	} else {
+		defer l.Close()
+		gate.Audit = l
+	}
+	var project []ui.ProjectServer
+	var held []client.Status
+	for _, h := range st.held {
+		if h.State != stateNeedsConsent {
+			held = append(held, h)
+			continue
+		}
+		if srv, ok := st.cfg.Server(h.Name); ok {
+			project = append(project, ui.ProjectServer{Name: srv.Name, File: srv.File, Vars: srv.Vars, Spec: specFromConfig(srv)})
+		}
+	}
+	copts := st.clientOpts
+	copts.ClientVersion = version
+	// The interactive interface has no form for a server's questions or its
+	// use of the model yet, and must not print over the screen: those
+	// capabilities are not offered there.
+	copts.Elicitation, copts.Sampling = nil, nil
+	return ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
+		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
+		Model: model, NoModel: noModel, System: systemPrompt,
+		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != ""})
 }

@@ -1,0 +1,348 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// card is one tool call as the transcript shows it: from the moment the
+// model (or the call form) asks for it until its outcome is known.
+type card struct {
+	id                      string
+	server, tool, modelName string
+	args                    json.RawMessage
+	manual                  bool // from the call form, not the model
+	started                 time.Time
+
+	done    bool
+	asking  bool             // the gate is waiting for the person
+	preview *decide.Decision // the expected decision while it runs
+
+	// Set when the gate has answered.
+	verdict     string
+	class       decide.Class
+	tier        decide.Tier
+	decidedBy   string
+	reasons     []string
+	status      host.Status
+	message     string
+	result      *mcp.CallToolResult
+	attempts    []host.Attempt
+	duration    time.Duration
+	resultBytes int
+	truncated   bool
+
+	expanded bool
+}
+
+// fromEntry fills the card from the loop's account of the call.
+func (c *card) fromEntry(e *host.CallEntry) {
+	c.server, c.tool, c.modelName = e.Server, e.Tool, e.ModelName
+	if e.Args != nil {
+		c.args = e.Args
+	}
+	if e.Verdict == "" && e.Status == "" {
+		return
+	}
+	c.done = true
+	c.asking = false
+	c.verdict, c.decidedBy, c.reasons = e.Verdict, e.DecidedBy, e.Reasons
+	_ = c.class.UnmarshalText([]byte(e.Class))
+	c.tier = decide.Tier(min(max(e.Tier, 0), int(decide.T3)))
+	c.status, c.message, c.result, c.attempts = e.Status, e.Message, e.Result, e.Attempts
+	c.duration, c.resultBytes, c.truncated = e.Duration, e.ResultBytes, e.Truncated
+	if c.resultBytes == 0 && e.Result != nil {
+		c.resultBytes = len(host.ResultText(e.Result))
+	}
+}
+
+// fromResult fills the card from a call the call form sent.
+func (c *card) fromResult(r *host.Result, took time.Duration) {
+	c.done, c.asking = true, false
+	c.args = r.Args
+	d := r.Decision
+	c.verdict, c.class, c.tier, c.decidedBy = d.Verdict.String(), d.Class, d.Tier, r.DecidedBy
+	c.reasons = nil
+	for _, rs := range d.Reasons {
+		c.reasons = append(c.reasons, rs.Code)
+	}
+	c.status, c.message, c.result, c.attempts, c.duration = r.Status, r.Message(), r.Result, r.Attempts, took
+	if r.Status == host.StatusError && r.Err != nil {
+		c.message = r.Server + "/" + r.Tool + ": " + r.Err.Error()
+	}
+	c.resultBytes = len(host.ResultText(r.Result))
+}
+
+// live reports whether the card changes from frame to frame.
+func (c *card) live() bool { return !c.done }
+
+func (c *card) ref() string {
+	if c.server == "" {
+		return c.modelName
+	}
+	return c.server + "/" + c.tool
+}
+
+// outcome is the card's state as a symbol and words, so that it reads the
+// same without colour.
+func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) {
+	st := rc.st
+	if !c.done {
+		words = "running " + fmtDuration(rc.now().Sub(c.started))
+		if c.asking {
+			words = "waiting for you"
+		}
+		return rc.spin(), words, st.Info
+	}
+	switch c.status {
+	case host.StatusSuccess:
+		return "✓", "ran", st.OK
+	case host.StatusToolError:
+		return "✗", "tool error", st.Bad
+	case host.StatusDenied:
+		if c.decidedBy == "user" {
+			return "⊘", "denied by you", st.Bad
+		}
+		return "⊘", "denied by " + ruleWords(c.decidedBy), st.Bad
+	case host.StatusBlocked:
+		return "⊘", "blocked: needs approval", st.Warn
+	case host.StatusUnknown:
+		return "?", "outcome unknown", st.Warn
+	case host.StatusNotSent:
+		return "✗", "not sent", st.Warn
+	case host.StatusRejected:
+		return "✗", "rejected by the server", st.Bad
+	case host.StatusThrottled:
+		return "✗", "throttled", st.Warn
+	default:
+		return "✗", "failed", st.Bad
+	}
+}
+
+// allowedBy says who let the call run, with the verdict, in words:
+// "allowed: auto", "allowed: rule fs-read", "allowed: you, session".
+func allowedBy(by string) string {
+	switch {
+	case by == "auto":
+		return "allowed: auto"
+	case strings.HasPrefix(by, "user:"):
+		return "allowed: you, " + strings.TrimPrefix(by, "user:")
+	case strings.HasPrefix(by, "rule:"):
+		return "allowed: rule " + cleanLine(strings.TrimPrefix(by, "rule:"))
+	case by == "":
+		return ""
+	default:
+		return "allowed: " + cleanLine(by)
+	}
+}
+
+func ruleWords(by string) string {
+	if s, ok := strings.CutPrefix(by, "rule:"); ok {
+		return "rule " + cleanLine(s)
+	}
+	return cleanLine(by)
+}
+
+// render draws the card: a header, the arguments, and the outcome.
+func (c *card) render(rc *renderCtx, width int, selected bool) []string {
+	return c.details(rc, width, c.header(rc, width, selected))
+}
+
+// header is the card's first line (or lines, when it wraps): status, name,
+// badge, who decided, time and attempts.
+func (c *card) header(rc *renderCtx, width int, selected bool) []string {
+	st := rc.st
+	mark := "  "
+	if selected {
+		mark = st.Selected.Render("▶") + " "
+	}
+	sym, words, style := c.outcome(rc)
+	head := mark + style.Render(sym) + " " + st.Bold.Render(cleanLine(c.ref()))
+	switch {
+	case c.done && c.verdict != "":
+		head += " " + rc.badge(c.class, c.tier)
+	case c.preview != nil:
+		head += " " + rc.badge(c.preview.Class, c.preview.Tier)
+	}
+	head += " " + style.Render(words)
+	if c.done {
+		var meta []string
+		if c.status != host.StatusDenied && c.status != host.StatusBlocked {
+			if d := allowedBy(c.decidedBy); d != "" {
+				meta = append(meta, d)
+			}
+		}
+		if len(c.attempts) > 0 {
+			// The time the server took, without the time spent asking.
+			var took time.Duration
+			for _, a := range c.attempts {
+				took += a.Duration
+			}
+			meta = append(meta, fmtDuration(took))
+		}
+		if n := len(c.attempts); n > 1 || (n == 1 && c.status != host.StatusSuccess && c.status != host.StatusToolError) {
+			var outs []string
+			for _, a := range c.attempts {
+				o := string(a.Outcome)
+				if a.Detail != "" {
+					o += " (" + cleanLine(a.Detail) + ")"
+				}
+				outs = append(outs, o)
+			}
+			meta = append(meta, fmt.Sprintf("%d attempt%s: %s", n, plural(n), strings.Join(outs, ", ")))
+		}
+		if c.manual {
+			meta = append(meta, "call form")
+		}
+		if len(meta) > 0 {
+			head += st.Muted.Render(" · " + strings.Join(meta, " · "))
+		}
+	}
+	return hang(head, width, "    ")
+}
+
+// details draws what follows the header: arguments, then the outcome.
+func (c *card) details(rc *renderCtx, width int, lines []string) []string {
+	st := rc.st
+	pad := "    "
+	inner := max(width-len(pad), 10)
+	args := strings.TrimSpace(string(c.args))
+	if args == "" {
+		args = "{}"
+	}
+	if !c.expanded {
+		line := pad + st.Muted.Render("args ") + cleanLine(compactJSON(args))
+		lines = append(lines, trunc(line, width))
+	} else {
+		lines = append(lines, pad+st.Muted.Render("args"))
+		for _, l := range strings.Split(clean(indentJSON(args)), "\n") {
+			for _, w := range wrap(l, inner-2) {
+				lines = append(lines, pad+"  "+w)
+			}
+		}
+		if c.done && c.verdict != "" {
+			lines = append(lines, pad+st.Muted.Render("decision ")+cleanLine(c.verdict)+st.Muted.Render(" · decided by ")+cleanLine(c.decidedBy))
+		}
+		if len(c.reasons) > 0 {
+			lines = append(lines, hangPad(st.Muted.Render("reasons ")+strings.Join(c.reasons, ", "), width, pad)...)
+		}
+		for _, a := range c.attempts {
+			l := fmt.Sprintf("attempt %d: %s, %s", a.N, a.Outcome, fmtDuration(a.Duration))
+			if a.Detail != "" {
+				l += " (" + cleanLine(a.Detail) + ")"
+			}
+			lines = append(lines, hangPad(st.Muted.Render(l), width, pad)...)
+		}
+		if c.done && c.duration > 0 {
+			lines = append(lines, pad+st.Muted.Render("in all  ")+fmtDuration(c.duration)+st.Muted.Render(" from the request to the outcome, asking included"))
+		}
+	}
+	if !c.done {
+		return lines
+	}
+
+	body := c.body()
+	if !c.expanded {
+		first, more := firstLine(body)
+		line := pad + st.Muted.Render("⎿ ") + cleanLine(first)
+		if more {
+			line += st.Muted.Render(" …")
+		}
+		lines = append(lines, trunc(line, width))
+		return lines
+	}
+	lines = append(lines, pad+st.Muted.Render(c.bodyTitle()))
+	const maxLines = 40
+	n := 0
+	for _, l := range strings.Split(clean(indentJSON(body)), "\n") {
+		for _, w := range wrap(l, inner-2) {
+			if n == maxLines {
+				lines = append(lines, pad+"  "+st.Muted.Render("… (the full result went to the model; mcphost call prints it)"))
+				return lines
+			}
+			lines = append(lines, pad+"  "+w)
+			n++
+		}
+	}
+	return lines
+}
+
+// hangPad wraps s to width, every line indented by pad.
+func hangPad(s string, width int, pad string) []string {
+	out := wrap(s, max(width-len(pad), 10))
+	for i := range out {
+		out[i] = pad + out[i]
+	}
+	return out
+}
+
+// body is what the outcome line shows: the result for a call that ran,
+// otherwise the gate's message.
+func (c *card) body() string {
+	if (c.status == host.StatusSuccess || c.status == host.StatusToolError) && c.result != nil {
+		if t := host.ResultText(c.result); t != "" {
+			return t
+		}
+		return "(empty result)"
+	}
+	return c.message
+}
+
+func (c *card) bodyTitle() string {
+	switch {
+	case c.status == host.StatusSuccess || c.status == host.StatusToolError:
+		s := fmt.Sprintf("result (%d bytes)", c.resultBytes)
+		if c.truncated {
+			s += ", cut before it went to the model"
+		}
+		return s
+	default:
+		return "outcome"
+	}
+}
+
+func firstLine(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i], true
+	}
+	return s, false
+}
+
+func compactJSON(s string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return s
+	}
+	return b.String()
+}
+
+func indentJSON(s string) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(s), "", "  "); err != nil {
+		return s
+	}
+	return b.String()
+}
+
+// fmtDuration shows a duration briefly: 4ms, 1.2s, 3m05s.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+}

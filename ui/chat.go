@@ -1,0 +1,346 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/mcphost/mcphost/host"
+)
+
+// onKey routes a key: Ctrl-C first, then the top dialog, the panel, and
+// the main screen.
+func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	ck := m.keys.chat
+	if key.Matches(k, ck.Cancel) {
+		return m.interrupt()
+	}
+	m.quitArmed, m.flash = false, ""
+
+	switch {
+	// The dialogs own their keys, Esc included: it denies a confirmation
+	// and skips a server, or leaves a text field inside the dialog. During
+	// the grace period they ignore every key.
+	case m.consent != nil:
+		var cmd tea.Cmd
+		m.consent, cmd = m.consent.Update(k)
+		return tea.Batch(cmd, m.afterConsent())
+	case m.confirm != nil:
+		var cmd tea.Cmd
+		m.confirm, cmd = m.confirm.Update(k)
+		return tea.Batch(cmd, m.afterConfirm())
+	case m.panel != nil:
+		var cmd tea.Cmd
+		m.panel, cmd = m.panel.update(m, k)
+		return cmd
+	}
+
+	switch {
+	case key.Matches(k, ck.Tools):
+		return m.openPanel(newToolsPanel(m, ""))
+	case key.Matches(k, ck.Help):
+		return m.openPanel(newHelpPanel(m))
+	case key.Matches(k, ck.PageUp):
+		m.tr.scroll(&m.rc, -max(m.transcriptHeight()-2, 1), m.width, m.transcriptHeight())
+		return nil
+	case key.Matches(k, ck.PageDown):
+		m.tr.scroll(&m.rc, max(m.transcriptHeight()-2, 1), m.width, m.transcriptHeight())
+		return nil
+	case key.Matches(k, ck.Expand):
+		if c := m.tr.lastCard(); c != nil {
+			c.expanded = !c.expanded
+			m.invalidateCard(c)
+		}
+		return nil
+	}
+
+	if m.focus == focusTranscript {
+		return m.transcriptKey(k)
+	}
+	switch {
+	case key.Matches(k, ck.Focus):
+		m.focus = focusTranscript
+		m.input.Blur()
+		if m.tr.sel < 0 {
+			m.tr.selectCard(&m.rc, -1, m.width, m.transcriptHeight())
+		}
+		return nil
+	case key.Matches(k, ck.Send):
+		return m.send()
+	case key.Matches(k, ck.Close):
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return cmd
+}
+
+func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
+	tk := m.keys.transcript
+	w, h := m.width, m.transcriptHeight()
+	switch {
+	case key.Matches(k, tk.Back):
+		m.focus = focusInput
+		m.tr.sel = -1
+		m.invalidateAll()
+		return m.input.Focus()
+	case key.Matches(k, tk.Prev):
+		if !m.tr.selectCard(&m.rc, -1, w, h) {
+			m.tr.scroll(&m.rc, -1, w, h)
+		}
+	case key.Matches(k, tk.Next):
+		if !m.tr.selectCard(&m.rc, 1, w, h) {
+			m.tr.scroll(&m.rc, 1, w, h)
+		}
+	case key.Matches(k, tk.Toggle):
+		if c := m.tr.lastCard(); c != nil {
+			c.expanded = !c.expanded
+			m.invalidateCard(c)
+			m.tr.reveal(&m.rc, m.tr.sel, w, h)
+		}
+	case key.Matches(k, tk.Top):
+		m.tr.top(&m.rc, w, h)
+	case key.Matches(k, tk.Bottom):
+		m.tr.bottom()
+	}
+	return nil
+}
+
+func (m *Model) invalidateAll() {
+	for _, e := range m.tr.entries {
+		e.invalidate()
+	}
+}
+
+func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.consent != nil:
+		m.consent, cmd = m.consent.Update(p)
+		return tea.Batch(cmd, m.afterConsent())
+	case m.confirm != nil:
+		m.confirm, cmd = m.confirm.Update(p)
+		return tea.Batch(cmd, m.afterConfirm())
+	case m.panel != nil:
+		m.panel, cmd = m.panel.update(m, p)
+		return cmd
+	}
+	m.input, cmd = m.input.Update(p)
+	return cmd
+}
+
+// interrupt is Ctrl-C: it cancels what runs; pressed again, it quits.
+func (m *Model) interrupt() tea.Cmd {
+	if m.quitArmed {
+		return m.quit()
+	}
+	m.quitArmed = true
+	if m.run != nil || len(m.calls) > 0 {
+		if m.run != nil {
+			m.run.cancel()
+		}
+		for _, c := range m.calls {
+			c.cancel()
+		}
+		m.flash = "cancelling · ctrl+c again quits"
+		return nil
+	}
+	m.flash = "press ctrl+c again to quit"
+	return nil
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.stop()
+	return tea.Quit
+}
+
+// send handles Enter: a command, or a message to the model.
+func (m *Model) send() tea.Cmd {
+	text := strings.TrimSpace(m.input.Value())
+	if text == "" {
+		return nil
+	}
+	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		m.input.Reset()
+		return m.command(text)
+	}
+	text = strings.TrimPrefix(text, "/")
+	if m.cfg.Model == nil {
+		m.input.Reset()
+		m.tr.add(&entry{kind: entryUser, text: text})
+		m.notice(levelWarn, m.noModelText())
+		return nil
+	}
+	if m.run != nil || m.pending != "" {
+		m.flash = "the model is still working: wait, or ctrl+c to cancel"
+		return nil
+	}
+	m.input.Reset()
+	m.tr.bottom()
+	m.tr.add(&entry{kind: entryUser, text: text})
+	if m.phase != phaseReady {
+		m.pending = text
+		return nil
+	}
+	return m.startRun(text)
+}
+
+// startRun runs the model loop on text in a goroutine; its events come
+// back through the inbox, in order, ending with runDoneMsg.
+func (m *Model) startRun(text string) tea.Cmd {
+	if m.loop == nil {
+		m.loop = host.NewLoop(host.LoopOptions{
+			Model: m.cfg.Model, Gate: m.gate, Tools: m.mgr.Tools(),
+			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
+			OnEvent: func(ev host.LoopEvent) {
+				if ev.Call != nil {
+					c := *ev.Call // the loop goes on writing to its own entry
+					ev.Call = &c
+				}
+				m.post(loopEventMsg{run: int(m.loopRun.Load()), ev: ev})
+			},
+		})
+	}
+	m.runSeq++
+	id := m.runSeq
+	m.loopRun.Store(int64(id))
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.run = &activeRun{id: id, cancel: cancel}
+	loop := m.loop
+	return tea.Batch(m.job(func() {
+		defer cancel()
+		out, err := loop.Run(ctx, text)
+		m.post(runDoneMsg{run: id, out: out, err: err})
+	}), m.spin())
+}
+
+func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
+	ev := msg.ev
+	switch ev.Kind {
+	case host.EvTurnStart:
+		m.finishText()
+	case host.EvTextDelta:
+		if m.current == nil {
+			m.current = &entry{kind: entryAssistant}
+			m.tr.add(m.current)
+		}
+		m.current.text += ev.Text
+	case host.EvToolCall:
+		m.finishText()
+		c := &card{id: fmt.Sprintf("%d/%s", msg.run, ev.Call.ID), started: m.now()}
+		c.fromEntry(ev.Call)
+		if !c.done {
+			if d, _, err := m.explain(c.server, c.tool, c.args); err == nil {
+				c.preview = &d
+			}
+		}
+		m.cards[c.id] = c
+		m.tr.add(&entry{kind: entryCard, card: c})
+	case host.EvDecision, host.EvResult, host.EvBlocked:
+		if ev.Call == nil {
+			break
+		}
+		if c := m.cards[fmt.Sprintf("%d/%s", msg.run, ev.Call.ID)]; c != nil {
+			c.fromEntry(ev.Call)
+			m.invalidateCard(c)
+		}
+	case host.EvDone:
+		m.finishText()
+		switch ev.Status {
+		case "cancelled":
+			m.notice(levelWarn, "cancelled")
+		case "step-limit":
+			m.notice(levelWarn, "the model was still calling tools when the step limit was reached")
+		}
+	}
+	return nil
+}
+
+// finishText ends the streamed message: from now on it is markdown.
+func (m *Model) finishText() {
+	if m.current != nil {
+		m.current.done = true
+		m.current.invalidate()
+		m.current = nil
+	}
+}
+
+func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
+	if m.run == nil || m.run.id != msg.run {
+		return nil
+	}
+	m.run = nil
+	m.finishText()
+	for _, c := range m.cards {
+		if !c.done && !c.manual {
+			// The loop ended without an outcome for it (cancelled at once).
+			c.done, c.status, c.message = true, host.StatusError, "not run: the session was stopped"
+			m.invalidateCard(c)
+		}
+	}
+	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+		m.notice(levelError, "model: "+cleanLine(msg.err.Error()))
+	}
+	return nil
+}
+
+// command runs a slash command.
+func (m *Model) command(line string) tea.Cmd {
+	name, rest, _ := strings.Cut(line, " ")
+	rest = strings.TrimSpace(rest)
+	switch name {
+	case "/tools":
+		return m.openPanel(newToolsPanel(m, rest))
+	case "/servers":
+		return m.openPanel(newServersPanel(m))
+	case "/grants":
+		return m.openPanel(newGrantsPanel(m))
+	case "/help", "/?":
+		return m.openPanel(newHelpPanel(m))
+	case "/explain":
+		m.explainCommand(rest)
+	case "/trust":
+		m.trustCommand(rest)
+	case "/clear":
+		if m.run != nil {
+			m.flash = "the model is working: ctrl+c first"
+			return nil
+		}
+		m.tr.clear()
+		m.cards = map[string]*card{}
+		m.loop = nil
+		m.notice(levelInfo, "transcript cleared; the next message starts a new conversation (session grants stay)")
+	case "/quit", "/exit":
+		return m.quit()
+	default:
+		m.notice(levelWarn, fmt.Sprintf("unknown command %s: /help lists the commands (start a message with // to send a slash)", cleanLine(name)))
+	}
+	return nil
+}
+
+func (m *Model) explainCommand(arg string) {
+	ref, raw, _ := strings.Cut(arg, " ")
+	server, tool, ok := strings.Cut(ref, "/")
+	if !ok || server == "" || tool == "" {
+		m.notice(levelWarn, "usage: /explain SERVER/TOOL [ARGS as a JSON object]")
+		return
+	}
+	var args json.RawMessage
+	if raw = strings.TrimSpace(raw); raw != "" {
+		if err := checkObject(raw); err != nil {
+			m.notice(levelWarn, "/explain: "+cleanLine(err.Error()))
+			return
+		}
+		args = json.RawMessage(raw)
+	}
+	d, t, err := m.explain(server, tool, args)
+	if err != nil {
+		m.notice(levelWarn, "/explain: "+cleanLine(err.Error()))
+		return
+	}
+	m.notice(levelInfo, strings.Join(m.explainLines(t, d, max(m.width-2, 20)), "\n"))
+}

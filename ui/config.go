@@ -1,0 +1,116 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
+)
+
+// Config is everything the TUI needs. The TUI builds the client.Manager
+// and the host.Gate itself, because project servers may only join the
+// manager after the person consented to them, and the gate must ask the
+// TUI's dialogs.
+type Config struct {
+	// Servers start without asking: the person's own configuration,
+	// --server flags, and project servers consented to earlier.
+	Servers []client.Spec
+	// Client tunes the manager (client version, timeouts, limits).
+	Client client.Options
+	// Project are servers from a project file that have no valid consent:
+	// each is shown in the consent dialog before anything starts, and
+	// starts only if the person agrees.
+	Project []ProjectServer
+	// Held are configured servers that will not start (disabled ones);
+	// /servers lists them.
+	Held []client.Status
+
+	// Gate configures the gate in front of every call. The TUI sets
+	// Catalog, Asker and Mode (interactive). Trusted is consulted after
+	// the servers the person trusted in this session (/trust, consent).
+	Gate host.GateOptions
+	// StatePath is the state file (state.json) where consents and trust
+	// given in the TUI are recorded. Empty: they last for this session.
+	StatePath string
+
+	// Model is the language model; nil runs the TUI without a chat.
+	Model llm.Model
+	// NoModel says why there is no model, shown when the person writes a
+	// message (for example the configuration error from llm.New).
+	NoModel string
+	// System is the system prompt; MaxSteps bounds the model turns of one
+	// message (0: the loop's default).
+	System   string
+	MaxSteps int
+
+	// In and Out are the terminal. Run refuses to start unless both are
+	// terminals.
+	In  io.Reader
+	Out io.Writer
+	// Dark forces the dark (true) or light (false) palette; nil asks the
+	// terminal for its background colour.
+	Dark *bool
+	// NoColor draws without colour (NO_COLOR); bold, reverse and symbols
+	// remain.
+	NoColor bool
+	// Now is the clock (default time.Now); Grace is how long a dialog
+	// ignores keys after it opens (0: the dialog's default).
+	Now   func() time.Time
+	Grace time.Duration
+}
+
+// ProjectServer is a server from a project-level file, waiting for consent.
+type ProjectServer struct {
+	Name string // its name in the file
+	File string // the project file it comes from
+	// Vars are the environment variables its entry uses (config.Server.Vars).
+	Vars []string
+	Spec client.Spec
+}
+
+// ErrNotTerminal is returned by Run when stdin or stdout is not a terminal.
+var ErrNotTerminal = errors.New("the interactive interface needs a terminal on standard input and output; " +
+	"use `mcphost run -p PROMPT` for a model run or `mcphost call SERVER/TOOL [ARGS]` for one call")
+
+// fder is what a terminal stream is.
+type fder interface{ Fd() uintptr }
+
+// isTerminal reports whether s is a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(fder)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// Run runs the TUI until the person quits or ctx ends; either way it
+// returns nil. It returns ErrNotTerminal, before touching anything, unless
+// cfg.In and cfg.Out are both terminals. When it returns, every server it
+// started is stopped and no call is running, so the caller may close the
+// audit log.
+func Run(ctx context.Context, cfg Config) error {
+	if !isTerminal(cfg.In) || !isTerminal(cfg.Out) {
+		return ErrNotTerminal
+	}
+	m := NewModel(cfg)
+	defer m.Close()
+	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx)}
+	if cfg.NoColor {
+		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	p := tea.NewProgram(m, opts...)
+	_, err := p.Run()
+	switch {
+	case err == nil, errors.Is(err, tea.ErrInterrupted):
+		return nil
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return nil // the caller (a signal) ended the session: not a failure
+	}
+	return fmt.Errorf("terminal interface: %w", err)
+}

@@ -1,0 +1,24 @@
+// Package ui is mcphost's interactive terminal interface: a chat in which a
+// language model calls MCP tools, with a confirmation dialog for every call
+// the gate asks about, and panels for testing servers by hand (tools, a call
+// form, servers, grants).
+//
+// The UI decides nothing. Every call, from the model or from the call form,
+// goes through a host.Gate that the UI builds from Config.Gate with itself as
+// the gate's Asker. The model loop runs in its own goroutine; each question
+// the gate asks travels to the Bubble Tea program as a message and the asking
+// goroutine waits until the dialog answers or the call's context ends.
+// Questions that arrive together are queued and shown one at a time.
+//
+// Everything a server sent (tool names, titles, descriptions, schemas,
+// results, errors, stderr) is passed through package sanitize before it is
+// drawn, and so is the model's text before it is rendered as markdown; the
+// markdown renderer's own output keeps only colour and style sequences, never
+// hyperlinks or other terminal controls.
+//
+// The transcript renders only the entries on screen and caches each entry's
+// lines per width, so a long session costs the same per frame as a short one.
+//
+// Run refuses to start unless both of its streams are terminals; NewModel
+// builds the same model without a terminal, for tests.
+package ui

@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+)
+
+// explain returns the decision the gate would make for a call now: the
+// same policy, trust, pins, grants and taint, without running anything.
+func (m *Model) explain(server, tool string, args json.RawMessage) (decide.Decision, *client.Tool, error) {
+	if m.mgr == nil || m.gate == nil {
+		return decide.Decision{}, nil, errors.New("the servers have not started yet")
+	}
+	t, ok := m.mgr.Tool(server, tool)
+	if !ok {
+		if _, known := m.mgr.Spec(server); !known {
+			return decide.Decision{}, nil, fmt.Errorf("no server named %q", server)
+		}
+		return decide.Decision{}, nil, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
+	}
+	spec, _ := m.mgr.Spec(server)
+	trusted := m.trust.trusted(server)
+	var pinned string
+	if s := m.cfg.Gate.Store; s != nil {
+		pinned, _ = s.Pin(spec.Identity(), t.Name)
+	}
+	open, priv := m.gate.Taint()
+	d := m.cfg.Gate.Policy.Decide(decide.Input{
+		Server:  host.DecideServer(&spec, trusted),
+		Tool:    host.DecideTool(t, pinned),
+		Args:    args,
+		Session: decide.Session{Grants: m.gate.Grants(), SawOpenWorldOutput: open, SawPrivateRead: priv},
+		Mode:    decide.Interactive,
+	})
+	return d, t, nil
+}
+
+// explainLines says what the gate decides for a tool and why, for the
+// tools panel and /explain, wrapped to width.
+func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []string {
+	st := m.st
+	head := st.Bold.Render(cleanLine(t.Ref()))
+	if t.Title != "" {
+		head += st.Muted.Render(fmt.Sprintf("  “%s” (the server's words)", cleanLine(truncBytes(t.Title, 80))))
+	}
+	trusted := "not trusted: its annotations are ignored"
+	if m.trust.trusted(t.Server) {
+		trusted = "trusted"
+	}
+	retry := "no (at most once)"
+	if d.Retry {
+		retry = "yes, if the outcome is unknown"
+	}
+	e := d.Effective
+	lines := []string{
+		head,
+		m.rc.badge(d.Class, d.Tier) + " " + verdictWords(d) + st.Muted.Render(" — "+tierWords(d.Tier)),
+		st.Muted.Render("declared  ") + t.Annotations.String(),
+		st.Muted.Render("effective ") + fmt.Sprintf("readOnly=%s destructive=%s idempotent=%s openWorld=%s", e.ReadOnly, e.Destructive, e.Idempotent, e.OpenWorld),
+		st.Muted.Render("server    ") + trusted + st.Muted.Render(" · retry ") + retry,
+	}
+	if d.Rule != "" {
+		lines = append(lines, st.Muted.Render("rule      ")+cleanLine(d.Rule))
+	}
+	lines = append(lines, st.Muted.Render("why"))
+	for _, r := range d.Reasons {
+		lines = append(lines, "  - "+cleanLine(r.Code)+": "+cleanLine(r.Text))
+	}
+	var out []string
+	for i, l := range lines {
+		indent := "          "
+		if i >= len(lines)-len(d.Reasons) {
+			indent = "    "
+		}
+		out = append(out, hang(l, width, indent)...)
+	}
+	return out
+}
+
+func verdictWords(d decide.Decision) string {
+	switch d.Verdict {
+	case decide.Allow:
+		return "ALLOW: runs without asking"
+	case decide.Ask:
+		return "ASK: a dialog asks you first"
+	default:
+		return "DENY: refused"
+	}
+}
+
+func tierWords(t decide.Tier) string {
+	switch t {
+	case decide.T0:
+		return "runs without asking"
+	case decide.T1:
+		return "plain confirmation"
+	case decide.T2:
+		return "destructive: confirmation with the focus on Deny"
+	default:
+		return "elevated: a deliberate confirmation, never \"always\""
+	}
+}
+
+// checkObject reports whether raw is one JSON object.
+func checkObject(raw string) error {
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return fmt.Errorf("the arguments are not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return errors.New("the arguments must be a JSON object, like {\"id\": \"T-1\"}")
+	}
+	return nil
+}
+
+// truncBytes cuts s to at most n bytes on a rune boundary, with an ellipsis.
+func truncBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
+}

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/mcphost/mcphost/ui/dialog"
+)
+
+// keyGroup is one keymap, as the help view lists it.
+type keyGroup struct {
+	Title    string
+	Bindings []key.Binding
+}
+
+// chatKeys work on the main screen.
+type chatKeys struct {
+	Send, Newline, Cancel, Close, Tools, Help, Focus, PageUp, PageDown, Expand key.Binding
+}
+
+func newChatKeys() chatKeys {
+	return chatKeys{
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command")),
+		Newline:  key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
+		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs; twice: quit")),
+		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny")),
+		Tools:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
+		Help:     key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help (also /help)")),
+		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch between input and transcript")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "scroll down")),
+		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand the selected tool card")),
+	}
+}
+
+// transcriptKeys work while the transcript has the focus.
+type transcriptKeys struct {
+	Prev, Next, Toggle, Top, Bottom, Back key.Binding
+}
+
+func newTranscriptKeys() transcriptKeys {
+	return transcriptKeys{
+		Prev:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous tool card")),
+		Next:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next tool card")),
+		Toggle: key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand the card: arguments, reasons, result")),
+		Top:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home", "first entry")),
+		Bottom: key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "last entry, follow new output")),
+		Back:   key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("esc/tab", "back to the input")),
+	}
+}
+
+// listKeys work in the tools, servers and grants panels.
+type listKeys struct {
+	Up, Down, Open, Restart, Revoke, Back key.Binding
+}
+
+func newListKeys() listKeys {
+	return listKeys{
+		Up:      key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑", "previous")),
+		Down:    key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "next")),
+		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Restart: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "restart (servers)")),
+		Revoke:  key.NewBinding(key.WithKeys("x", "delete"), key.WithHelp("x", "revoke (grants)")),
+		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+// formKeys work in the call form.
+type formKeys struct {
+	Send, Reset, Back key.Binding
+}
+
+func newFormKeys() formKeys {
+	return formKeys{
+		Send:  key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "send (checks the JSON first)")),
+		Reset: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "reset to the skeleton")),
+		Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+	}
+}
+
+type keyMaps struct {
+	chat       chatKeys
+	transcript transcriptKeys
+	list       listKeys
+	form       formKeys
+}
+
+func newKeyMaps() keyMaps {
+	return keyMaps{chat: newChatKeys(), transcript: newTranscriptKeys(), list: newListKeys(), form: newFormKeys()}
+}
+
+// groups lists every binding, in the order the help view shows them: the
+// UI's own, then the dialogs'.
+func (k keyMaps) groups() []keyGroup {
+	c, t, l, f := k.chat, k.transcript, k.list, k.form
+	return []keyGroup{
+		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Close, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand}},
+		{"Transcript", []key.Binding{t.Prev, t.Next, t.Toggle, t.Top, t.Bottom, t.Back}},
+		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Back}},
+		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
+		{"Confirmation dialog (keys wait until typing pauses)", flatten(dialog.DefaultConfirmKeyMap().FullHelp())},
+		{"Project server consent", flatten(dialog.DefaultConsentKeyMap().FullHelp())},
+	}
+}
+
+// flatten joins binding groups, leaving out those without help.
+func flatten(groups [][]key.Binding) []key.Binding {
+	var out []key.Binding
+	for _, g := range groups {
+		for _, b := range g {
+			if b.Help().Key != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+// commandHelp describes the slash commands.
+var commandHelp = [][2]string{
+	{"/tools [FILTER]", "every tool with its badges; pick one to explain it and call it"},
+	{"/servers", "server states, stderr tails; restart a server"},
+	{"/explain SERVER/TOOL [ARGS]", "the decision for a call and every reason"},
+	{"/grants", "approvals in force; revoke them"},
+	{"/trust NAME", "believe a running server's annotations from now on (remembered)"},
+	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
+	{"/help", "this help"},
+	{"/quit", "leave mcphost"},
+}
+
+// helpText renders every keymap and command, wrapped to width.
+func (k keyMaps) helpText(st styles, width int) []string {
+	var lines []string
+	table := func(title string, rows [][2]string) {
+		lines = append(lines, st.Title.Render(title))
+		w := 0
+		for _, r := range rows {
+			w = max(w, ansi.StringWidth(r[0]))
+		}
+		indent := strings.Repeat(" ", w+4)
+		for _, r := range rows {
+			l := "  " + st.Key.Render(r[0]) + strings.Repeat(" ", w-ansi.StringWidth(r[0])+2) + r[1]
+			lines = append(lines, hang(l, width, indent)...)
+		}
+		lines = append(lines, "")
+	}
+	for _, g := range k.groups() {
+		var rows [][2]string
+		for _, b := range g.Bindings {
+			rows = append(rows, [2]string{b.Help().Key, b.Help().Desc})
+		}
+		table(g.Title, rows)
+	}
+	table("Commands", commandHelp)
+	return lines[:len(lines)-1]
+}

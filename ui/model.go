@@ -1,0 +1,674 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/ui/dialog"
+)
+
+// Model is the TUI's Bubble Tea model. Build it with NewModel; a Model that
+// was started must be closed with Close.
+type Model struct {
+	cfg  Config
+	now  func() time.Time
+	keys keyMaps
+	st   styles
+	rc   renderCtx
+
+	width, height int
+
+	// ctx is the model's lifetime, not one request's: a Bubble Tea model
+	// has no call to pass a context through, and every goroutine it starts
+	// (the model loop, calls, server starts) must end when the person
+	// quits.
+	ctx   context.Context
+	stop  context.CancelFunc
+	inbox chan tea.Msg
+	jobs  jobs
+	once  sync.Once
+
+	trust *trustSet
+	mgr   *client.Manager
+	gate  *host.Gate
+	asker *asker
+	phase phase
+	// servers is the last state of the manager's servers.
+	servers []client.Status
+
+	consents  []ProjectServer // waiting for the person, the first one shown
+	consentN  int             // how many there were, for "2 of 3"
+	consentAt int             // which one is shown
+	consent   *dialog.Consent
+	consented []client.Spec
+	skipped   []client.Status
+
+	loop    *host.Loop
+	run     *activeRun
+	runSeq  int
+	loopRun atomic.Int64 // the run the loop's events belong to
+	pending string       // a message written while the servers were starting
+	current *entry       // the assistant message being streamed
+	cards   map[string]*card
+
+	tr    transcript
+	input textarea.Model
+	focus focusArea
+
+	asks    []*pendingAsk
+	confirm *dialog.Confirm
+
+	panel   panel
+	calls   map[int]*manualCall
+	callSeq int
+
+	quitArmed bool
+	flash     string
+	spinning  bool
+}
+
+type phase uint8
+
+const (
+	phaseConsent phase = iota // asking about project servers
+	phaseStarting
+	phaseReady
+)
+
+type focusArea uint8
+
+const (
+	focusInput focusArea = iota
+	focusTranscript
+)
+
+type activeRun struct {
+	id     int
+	cancel context.CancelFunc
+}
+
+type manualCall struct {
+	id      int
+	cancel  context.CancelFunc
+	card    *card
+	started time.Time
+}
+
+// Messages.
+type (
+	inboxMsg     struct{ msg tea.Msg }
+	loopEventMsg struct {
+		run int
+		ev  host.LoopEvent
+	}
+	runDoneMsg struct {
+		run int
+		out *host.RunOutcome
+		err error
+	}
+	startedMsg  struct{}
+	serversMsg  struct{}
+	callDoneMsg struct {
+		id int
+		r  *host.Result
+	}
+	restartedMsg struct {
+		name string
+		err  error
+	}
+	spinMsg struct{}
+)
+
+// NewModel returns the TUI's model for cfg without touching a terminal.
+// Nothing starts until Init's commands run.
+func NewModel(cfg Config) *Model {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	m := &Model{
+		cfg: cfg, now: cfg.Now, keys: newKeyMaps(),
+		ctx: ctx, stop: stop, inbox: make(chan tea.Msg, 256),
+		trust: &trustSet{base: cfg.Gate.Trusted, on: map[string]bool{}},
+		cards: map[string]*card{}, calls: map[int]*manualCall{},
+		tr:    newTranscript(),
+		width: 80, height: 24,
+	}
+	m.jobs.init()
+	m.asker = &asker{inbox: m.inbox, done: ctx.Done()}
+	dark := true
+	if cfg.Dark != nil {
+		dark = *cfg.Dark
+	}
+	m.setStyles(dark)
+	m.input = newInput(m.st, cfg.Model != nil)
+	m.consents = append([]ProjectServer(nil), cfg.Project...)
+	m.consentN = len(m.consents)
+	if m.consentN == 0 {
+		m.phase = phaseStarting
+	}
+	m.layout()
+	return m
+}
+
+func newInput(st styles, haveModel bool) textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.ShowLineNumbers = false
+	ta.Placeholder = "Write to the model; /help lists commands"
+	if !haveModel {
+		ta.Placeholder = "No model configured: /help, ctrl+t tools, /servers"
+	}
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 6
+	ta.CharLimit = 0
+	ta.SetVirtualCursor(false)
+	km := textarea.DefaultKeyMap()
+	km.InsertNewline = key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"))
+	km.TransposeCharacterBackward.SetEnabled(false) // ctrl+t opens the tools
+	km.SelectAll.SetEnabled(false)
+	ta.KeyMap = km
+	s := textarea.DefaultStyles(st.dark)
+	if st.noColor {
+		s = textarea.Styles{}
+	}
+	ta.SetStyles(s)
+	ta.Focus()
+	return ta
+}
+
+func (m *Model) setStyles(dark bool) {
+	m.st = newStyles(dark, m.cfg.NoColor)
+	m.rc = renderCtx{st: m.st, dst: dialogStyles(dark, m.cfg.NoColor), now: m.now, frame: m.rc.frame, md: &markdown{}}
+	for _, e := range m.tr.entries {
+		e.invalidate()
+	}
+}
+
+// Init starts the servers, or first asks about project servers.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.listen()}
+	if m.cfg.Dark == nil {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if m.phase == phaseConsent {
+		m.openConsent()
+	} else {
+		cmds = append(cmds, m.startServers())
+	}
+	return tea.Batch(cmds...)
+}
+
+// Close stops everything the model started: it cancels what runs, waits
+// for its goroutines, and stops the servers. It may be called more than
+// once.
+func (m *Model) Close() {
+	m.once.Do(func() {
+		m.stop()
+		m.jobs.closeWait()
+		if m.mgr != nil {
+			m.mgr.Close()
+		}
+	})
+}
+
+// listen waits for the next message from the model's goroutines.
+func (m *Model) listen() tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case msg := <-m.inbox:
+			return inboxMsg{msg}
+		case <-m.ctx.Done():
+			return nil
+		}
+	}
+}
+
+// post hands a message from a goroutine to the program.
+func (m *Model) post(msg tea.Msg) {
+	select {
+	case m.inbox <- msg:
+	case <-m.ctx.Done():
+	}
+}
+
+// job runs f as a command whose end Close waits for.
+func (m *Model) job(f func()) tea.Cmd {
+	return func() tea.Msg {
+		if !m.jobs.start() {
+			return nil
+		}
+		defer m.jobs.done()
+		f()
+		return nil
+	}
+}
+
+// startServers builds the manager and the gate and starts the servers.
+func (m *Model) startServers() tea.Cmd {
+	m.phase = phaseStarting
+	specs := append(append([]client.Spec(nil), m.cfg.Servers...), m.consented...)
+	m.mgr = client.New(specs, m.cfg.Client)
+	o := m.cfg.Gate
+	o.Catalog, o.Asker, o.Mode, o.Trusted = m.mgr, m.asker, decide.Interactive, m.trust.trusted
+	if o.Now == nil {
+		o.Now = m.now
+	}
+	m.gate = host.NewGate(o)
+	m.servers = nil
+	events, unsub := m.mgr.Subscribe()
+	mgr := m.mgr
+	watch := m.job(func() {
+		defer unsub()
+		for {
+			select {
+			case _, ok := <-events:
+				if !ok {
+					return
+				}
+				m.post(serversMsg{})
+			case <-m.ctx.Done():
+				return
+			}
+		}
+	})
+	start := m.job(func() {
+		mgr.Start(m.ctx)
+		m.post(startedMsg{})
+	})
+	return tea.Batch(watch, start, m.spin())
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case inboxMsg:
+		return m, tea.Batch(m.handle(msg.msg), m.listen())
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
+		m.layout()
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if m.cfg.Dark == nil {
+			m.setStyles(msg.IsDark())
+			m.input.SetStyles(newInput(m.st, m.cfg.Model != nil).Styles())
+			if m.panel != nil {
+				m.panel.restyle(m)
+			}
+		}
+		return m, nil
+	case spinMsg:
+		if !m.busy() {
+			m.spinning = false
+			return m, nil
+		}
+		m.rc.frame++
+		return m, tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return spinMsg{} })
+	case tea.KeyPressMsg:
+		return m, m.onKey(msg)
+	case tea.PasteMsg:
+		return m, m.onPaste(msg)
+	}
+	// Anything else (a dialog's timers, the textarea's) goes to whatever
+	// has the focus.
+	switch {
+	case m.consent != nil:
+		var cmd tea.Cmd
+		m.consent, cmd = m.consent.Update(msg)
+		return m, tea.Batch(cmd, m.afterConsent())
+	case m.confirm != nil:
+		var cmd tea.Cmd
+		m.confirm, cmd = m.confirm.Update(msg)
+		return m, tea.Batch(cmd, m.afterConfirm())
+	case m.panel != nil:
+		var cmd tea.Cmd
+		m.panel, cmd = m.panel.update(m, msg)
+		return m, cmd
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// handle deals with what the model's goroutines report.
+func (m *Model) handle(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case askMsg:
+		return m.onAsk(msg)
+	case askWithdrawnMsg:
+		return m.onWithdrawn(msg.id)
+	case loopEventMsg:
+		return m.onLoopEvent(msg)
+	case runDoneMsg:
+		return m.onRunDone(msg)
+	case callDoneMsg:
+		return m.onCallDone(msg)
+	case startedMsg:
+		m.phase = phaseReady
+		m.servers = m.mgr.Servers()
+		m.reportServers()
+		if m.panel != nil {
+			m.panel.refresh(m)
+		}
+		if m.pending != "" {
+			text := m.pending
+			m.pending = ""
+			return m.startRun(text)
+		}
+	case serversMsg:
+		if m.mgr != nil {
+			m.servers = m.mgr.Servers()
+		}
+		if m.panel != nil {
+			m.panel.refresh(m)
+		}
+	case restartedMsg:
+		m.flash = ""
+		if msg.err != nil {
+			m.notice(levelError, fmt.Sprintf("restart %s: %s", cleanLine(msg.name), cleanLine(msg.err.Error())))
+		} else {
+			m.notice(levelInfo, fmt.Sprintf("server %s restarted", cleanLine(msg.name)))
+		}
+		if m.mgr != nil {
+			m.servers = m.mgr.Servers()
+		}
+		if m.panel != nil {
+			m.panel.refresh(m)
+		}
+	}
+	return nil
+}
+
+// reportServers says how the start went, and what did not start.
+func (m *Model) reportServers() {
+	ready, tools := 0, len(m.mgr.Tools())
+	for _, s := range m.servers {
+		if s.State == client.StateReady {
+			ready++
+		}
+	}
+	m.notice(levelInfo, fmt.Sprintf("%d of %d servers ready, %d tools · ctrl+t lists and calls them · f1 help", ready, len(m.servers), tools))
+	for _, s := range m.servers {
+		if s.State != client.StateReady {
+			m.notice(levelWarn, fmt.Sprintf("server %s is %s: %s (/servers shows its stderr)", cleanLine(s.Name), s.State, cleanLine(s.LastError)))
+		}
+	}
+	if m.cfg.Model == nil {
+		m.notice(levelInfo, m.noModelText())
+	}
+}
+
+func (m *Model) noModelText() string {
+	s := "No model is configured, so there is no chat; everything else works: ctrl+t (or /tools) lists the tools and calls them through the gate, /servers, /explain, /grants, /help.\n" +
+		"To chat, start mcphost with --model PROVIDER:MODEL (anthropic:…, openai:…, ollama:…, openai-compatible:… with --base-url, script:FILE), set \"model\" in your config, or set MCPHOST_MODEL."
+	if m.cfg.NoModel != "" {
+		s += "\n" + cleanLine(m.cfg.NoModel)
+	}
+	return s
+}
+
+// notice adds a line of mcphost's own to the transcript. text must be built
+// from cleaned parts.
+func (m *Model) notice(l level, text string) {
+	m.tr.add(&entry{kind: entryNotice, level: l, text: text})
+}
+
+// busy reports whether anything runs that Ctrl-C would cancel, or a
+// spinner should turn.
+func (m *Model) busy() bool {
+	return m.run != nil || len(m.calls) > 0 || m.phase == phaseStarting
+}
+
+// spin starts the spinner unless it turns already.
+func (m *Model) spin() tea.Cmd {
+	if m.spinning {
+		return nil
+	}
+	m.spinning = true
+	return tea.Tick(120*time.Millisecond, func(time.Time) tea.Msg { return spinMsg{} })
+}
+
+// layout sizes the parts to the window.
+func (m *Model) layout() {
+	m.input.SetWidth(m.width)
+	dw, dh := m.dialogSize()
+	if m.confirm != nil {
+		m.confirm.SetSize(dw, dh)
+	}
+	if m.consent != nil {
+		m.consent.SetSize(dw, dh)
+	}
+	if m.panel != nil {
+		m.panel.resize(m)
+	}
+}
+
+// transcriptHeight is the number of rows the transcript gets.
+func (m *Model) transcriptHeight() int {
+	return max(m.height-m.input.Height()-2, 1)
+}
+
+// View draws the screen: transcript, input and status line, with a panel
+// and the top dialog drawn over them as layers.
+func (m *Model) View() tea.View {
+	w, h := m.width, m.height
+	th := m.transcriptHeight()
+	rows := m.tr.view(&m.rc, w, th)
+	rows = append(rows, m.st.Rule.Render(strings.Repeat("─", w)))
+	for _, l := range strings.Split(m.input.View(), "\n") {
+		rows = append(rows, fit(l, w))
+	}
+	rows = append(rows, m.statusLine(w))
+	if len(rows) > h {
+		rows = rows[len(rows)-h:]
+	}
+	layers := []*lipgloss.Layer{lipgloss.NewLayer(strings.Join(rows, "\n"))}
+
+	var cursor *tea.Cursor
+	if m.panel == nil && m.focus == focusInput && m.topDialog() == "" {
+		if c := m.input.Cursor(); c != nil {
+			c.Position.Y += th + 1
+			cursor = c
+		}
+	}
+	if m.panel != nil {
+		box, c := m.panelView(w, h-1)
+		layers = append(layers, lipgloss.NewLayer(box).X(0).Y(0).Z(1))
+		if m.topDialog() == "" {
+			cursor = c
+		}
+	}
+	if d := m.topDialog(); d != "" {
+		dw, dh := lipgloss.Width(d), lipgloss.Height(d)
+		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(2))
+	}
+	content := lipgloss.NewCompositor(layers...).Render()
+	v := tea.NewView(content)
+	v.AltScreen = true
+	v.Cursor = cursor
+	v.WindowTitle = "mcphost"
+	return v
+}
+
+func (m *Model) topDialog() string {
+	switch {
+	case m.consent != nil:
+		return m.consent.View()
+	case m.confirm != nil:
+		return m.confirm.View()
+	}
+	return ""
+}
+
+// statusLine says what is going on: model, servers, grants, taint, and
+// the keys that matter now.
+func (m *Model) statusLine(w int) string {
+	st := m.st
+	var parts []string
+	switch {
+	case m.cfg.Model != nil:
+		parts = append(parts, "model "+cleanLine(m.cfg.Model.Name()))
+	default:
+		parts = append(parts, "no model")
+	}
+	ready, total := 0, len(m.cfg.Held)+len(m.skipped)
+	for _, s := range m.servers {
+		total++
+		if s.State == client.StateReady {
+			ready++
+		}
+	}
+	switch m.phase {
+	case phaseConsent:
+		parts = append(parts, fmt.Sprintf("servers wait for consent (%d)", len(m.consents)))
+	case phaseStarting:
+		if len(m.servers) == 0 {
+			total = len(m.cfg.Servers) + len(m.consented) + len(m.cfg.Held) + len(m.skipped)
+		}
+		parts = append(parts, fmt.Sprintf("servers %d/%d starting", ready, total))
+	default:
+		parts = append(parts, fmt.Sprintf("servers %d/%d ready", ready, total))
+	}
+	if m.gate != nil {
+		session, always := 0, 0
+		for _, g := range m.gate.Grants() {
+			if g.Scope == decide.ScopeAlways {
+				always++
+			} else {
+				session++
+			}
+		}
+		g := fmt.Sprintf("grants %d", session)
+		if always > 0 {
+			g += fmt.Sprintf("+%d always", always)
+		}
+		parts = append(parts, g)
+	}
+	if bot, total, following := m.tr.position(); !following && total > 0 {
+		parts = append(parts, fmt.Sprintf("scrolled up, at %d of %d (pgdown)", bot, total))
+	}
+	sep := st.Status.Render(" · ")
+	info := st.Status.Render(strings.Join(parts, " · "))
+	var right string
+	important := true
+	switch {
+	case m.flash != "":
+		right = st.Warn.Render(m.flash)
+	case len(m.asks) == 1:
+		right = st.Warn.Render("waiting for your answer")
+	case len(m.asks) > 1:
+		right = st.Warn.Render(fmt.Sprintf("question 1 of %d", len(m.asks)))
+	case m.run != nil || len(m.calls) > 0:
+		right = st.Info.Render(m.rc.spin()+" running") + st.Status.Render(" · ctrl+c cancels")
+	case m.pending != "":
+		right = st.Info.Render("waiting for the servers")
+	default:
+		right, important = st.Status.Render("f1 help · ctrl+t tools"), false
+	}
+	// The taint marker comes first and is never cut; the rest gives way.
+	taints := []string{""}
+	if m.tainted() {
+		taints = []string{
+			st.Taint.Render("⚠ TAINTED: private data + untrusted content") + sep,
+			st.Taint.Render("⚠ TAINTED") + sep,
+		}
+	}
+	rights := []string{right}
+	if !important {
+		rights = append(rights, st.Status.Render("f1 help"), "")
+	}
+	var left string
+	for _, r := range rights {
+		for _, tm := range taints {
+			left, right = tm+info, r
+			if lipgloss.Width(left)+lipgloss.Width(right)+1 <= w {
+				return fit(left+strings.Repeat(" ", w-lipgloss.Width(left)-lipgloss.Width(right))+right, w)
+			}
+		}
+	}
+	tm := taints[len(taints)-1]
+	rw := lipgloss.Width(right)
+	left = tm + trunc(info, max(w-rw-1-lipgloss.Width(tm), 0))
+	return fit(left+strings.Repeat(" ", max(w-lipgloss.Width(left)-rw, 0))+right, w)
+}
+
+// tainted reports whether the session holds private data and untrusted
+// content at once.
+func (m *Model) tainted() bool {
+	if m.gate == nil {
+		return false
+	}
+	open, priv := m.gate.Taint()
+	return open && priv
+}
+
+// jobs counts the model's goroutines so that Close can wait for them.
+type jobs struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	n      int
+	closed bool
+}
+
+func (j *jobs) init() { j.cond = sync.NewCond(&j.mu) }
+
+func (j *jobs) start() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return false
+	}
+	j.n++
+	return true
+}
+
+func (j *jobs) done() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.n--
+	if j.n == 0 {
+		j.cond.Broadcast()
+	}
+}
+
+func (j *jobs) closeWait() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	for j.n > 0 {
+		j.cond.Wait()
+	}
+}
+
+// trustSet is the servers trusted during the session, in front of the
+// configuration's own trust.
+type trustSet struct {
+	mu   sync.Mutex
+	on   map[string]bool
+	base func(string) bool
+}
+
+func (t *trustSet) trusted(name string) bool {
+	t.mu.Lock()
+	on := t.on[name]
+	t.mu.Unlock()
+	return on || t.base != nil && t.base(name)
+}
+
+func (t *trustSet) set(name string) {
+	t.mu.Lock()
+	t.on[name] = true
+	t.mu.Unlock()
+}
