@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcphost/mcphost/fixtures"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,37 @@ func BenchmarkStartStdio(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/op")
+		})
+	}
+}
+
+// BenchmarkStartInProcess is BenchmarkStartStdio without processes: the
+// host's own share of starting servers (connect, initialize, list, hash,
+// in parallel), with the servers' start-up cost taken out.
+func BenchmarkStartInProcess(b *testing.B) {
+	for _, n := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+			specs := make([]Spec, n)
+			for i := range specs {
+				// Built once: a server process would have done this before
+				// the host ever spoke to it.
+				f, err := fixtures.New("tasks", fixtures.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				specs[i] = Spec{Name: fmt.Sprintf("tasks%02d", i), Dial: f.InMemory}
+			}
+			for b.Loop() {
+				m := New(specs, Options{})
+				m.Start(context.Background())
+				b.StopTimer()
+				tools := len(m.Tools())
+				m.Close()
+				if tools != 26*n {
+					b.Fatalf("%d tools listed, want %d", tools, 26*n)
+				}
+				b.StartTimer()
+			}
 		})
 	}
 }
