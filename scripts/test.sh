@@ -34,7 +34,7 @@ go vet ./...
 
 echo "== go test -race"
 export GORACE="${GORACE:-atexit_sleep_ms=0}"
-go test -race -timeout 25m $(go list ./... | grep -v '/conformance$')
+go test -race -count=1 -timeout 25m $(go list ./... | grep -v '/conformance$')
 
 echo "== conformance (mcphost's client beside the reference client)"
 log=$(mktemp)
