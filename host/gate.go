@@ -330,6 +330,47 @@ func (g *Gate) pin(ident string, t *client.Tool, trusted bool) (pinned string, c
 	return pinned, pinned != t.Hash
 }
 
+// peekPin is pin without its side effect: the hash the gate would compare
+// with, and whether the definition differs from it. A trusted server's
+// tool seen for the first time counts as pinned to its current definition,
+// as it would be on its first call.
+func (g *Gate) peekPin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
+	var ok bool
+	if g.o.Store != nil {
+		pinned, ok = g.o.Store.Pin(ident, t.Name)
+	} else {
+		g.mu.Lock()
+		pinned, ok = g.pins[ident+"\x00"+t.Name]
+		g.mu.Unlock()
+	}
+	if !ok {
+		if trusted {
+			return t.Hash, false
+		}
+		return "", false
+	}
+	return pinned, pinned != t.Hash
+}
+
+// Explain returns the decision the gate would make now for a call of tool
+// on server with args: the same policy, trust, pins, grants, taint and mode
+// as Call. It runs nothing, asks no one, writes no audit record and sets no
+// pin. It fails when the tool is not listed now (it does not wait for a
+// restarting server).
+func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decision, error) {
+	t, ok := g.o.Catalog.Tool(server, tool)
+	if !ok {
+		if _, known := g.o.Catalog.Spec(server); !known {
+			return decide.Decision{}, fmt.Errorf("no server named %q", server)
+		}
+		return decide.Decision{}, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
+	}
+	spec, _ := g.o.Catalog.Spec(server)
+	trusted := g.o.Trusted(server)
+	pinned, _ := g.peekPin(spec.Identity(), t, trusted)
+	return g.decide(spec, trusted, t, pinned, args), nil
+}
+
 func (g *Gate) setPin(ident string, t *client.Tool) {
 	if g.o.Store != nil {
 		_ = g.o.Store.SetPin(ident, t.Name, t.Hash) // a pin that cannot be saved only means asking again next time

@@ -467,3 +467,53 @@ func TestEditedArgumentsAreDecidedAgain(t *testing.T) {
 	}
 	asker.Done()
 }
+
+func TestExplainIsTheDecisionCallMakes(t *testing.T) {
+	asker := NewScriptAsker(t, ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Scope: decide.ScopeSession}})
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: false, asker: asker, auto: "reads"})
+	args := json.RawMessage(`{"key":"a","value":"1"}`)
+	d, err := w.gate.Explain("f", "set_value", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Verdict != decide.Ask {
+		t.Errorf("before any grant: %s, want ask", d.Verdict)
+	}
+	if n := w.count(fixtures.EventExec, "set_value"); n != 0 || len(asker.Asked()) != 0 {
+		t.Fatalf("Explain ran the tool (%d) or asked (%d)", n, len(asker.Asked()))
+	}
+	if _, err := os.Stat(w.audit); err == nil {
+		if i, o := w.records("set_value"); len(i)+len(o) != 0 {
+			t.Errorf("Explain wrote audit records: %d intents, %d outcomes", len(i), len(o))
+		}
+	}
+	r := w.call("set_value", string(args))
+	if r.Decision.Verdict != d.Verdict || r.Decision.Tier != d.Tier || r.Decision.Class != d.Class {
+		t.Errorf("Call decided %s/%s/%s, Explain said %s/%s/%s", r.Decision.Verdict, r.Decision.Tier, r.Decision.Class, d.Verdict, d.Tier, d.Class)
+	}
+	// The session grant now in force is part of the explanation.
+	d, err = w.gate.Explain("f", "set_value", json.RawMessage(`{"key":"b","value":"2"}`))
+	if err != nil || d.Verdict != decide.Allow || d.Grant == nil {
+		t.Errorf("after a session grant: %s grant=%v err=%v, want allow by the grant", d.Verdict, d.Grant, err)
+	}
+	if _, err := w.gate.Explain("f", "no_such_tool", nil); err == nil {
+		t.Error("Explain of an unknown tool: no error")
+	}
+	if _, err := w.gate.Explain("nobody", "x", nil); err == nil || !strings.Contains(err.Error(), "no server") {
+		t.Errorf("Explain of an unknown server: %v", err)
+	}
+	asker.Done()
+}
+
+func TestExplainNeverPins(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, headless: true})
+	if _, err := w.gate.Explain("f", "read_value", json.RawMessage(`{"key":"k"}`)); err != nil {
+		t.Fatal(err)
+	}
+	w.gate.mu.Lock()
+	n := len(w.gate.pins)
+	w.gate.mu.Unlock()
+	if n != 0 {
+		t.Errorf("Explain set %d pins, want none", n)
+	}
+}

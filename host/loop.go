@@ -128,6 +128,15 @@ func NewLoop(o LoopOptions) *Loop {
 	return &Loop{o: o}
 }
 
+// SetTools replaces the tools offered to the model from the next Run on,
+// and rebuilds the provider-safe names for them. Calls the model already
+// made under old names resolve against the new names. Like Run, it must
+// not be called while a Run is in progress.
+func (l *Loop) SetTools(tools []*client.Tool) {
+	l.o.Tools = tools
+	l.o.Names = client.BuildNames(tools)
+}
+
 func (l *Loop) emit(e LoopEvent) {
 	if l.o.OnEvent != nil {
 		l.o.OnEvent(e)

@@ -146,3 +146,24 @@ func (w *world) waitCount(event, tool string, n int) {
 		time.Sleep(5 * time.Millisecond) // polling the fixture's log file
 	}
 }
+
+func TestLoopSetToolsOffersTheNewTools(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true})
+	l := newLoop(w, []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptCall{call("f__get_task", `{"id":"T-1"}`)}},
+		{ExpectError: bptr(true), ExpectResult: &llm.ResultExpectation{Contains: "no tool named"}, Text: "gone"},
+		{ToolCalls: []llm.ScriptCall{call("f__get_task", `{"id":"T-1"}`)}},
+		{ExpectResult: &llm.ResultExpectation{Contains: "Draft launch announcement"}, Text: "back"},
+	}, LoopOptions{})
+	l.SetTools(nil)
+	if out, err := l.Run(context.Background(), "first"); err != nil || out.Text != "gone" {
+		t.Fatalf("with no tools: %+v %v", out, err)
+	}
+	l.SetTools(w.m.Tools())
+	if out, err := l.Run(context.Background(), "second"); err != nil || out.Text != "back" || len(out.Calls) != 1 || out.Calls[0].Status != StatusSuccess {
+		t.Fatalf("with the tools back: %+v %v", out, err)
+	}
+	if got := len(l.tools()); got != len(w.m.Tools()) {
+		t.Errorf("offered %d tools, want %d", got, len(w.m.Tools()))
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/ui/dialog"
 )
 
 // errClosed answers questions asked after the UI has gone.
@@ -57,8 +58,12 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 }
 
 // pendingAsk is a question waiting in the queue.
+// Exactly one of q and el is set.
 type pendingAsk struct {
 	id    int64
 	q     *host.Question
 	reply chan<- host.Answer
+
+	el      *dialog.ElicitRequest
+	elReply chan<- dialog.ElicitResult
 }

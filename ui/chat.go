@@ -33,6 +33,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.confirm, cmd = m.confirm.Update(k)
 		return tea.Batch(cmd, m.afterConfirm())
+	case m.elicitD != nil:
+		var cmd tea.Cmd
+		m.elicitD, cmd = m.elicitD.Update(k)
+		return tea.Batch(cmd, m.afterElicit())
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, k)
@@ -125,6 +129,8 @@ func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
 	case m.confirm != nil:
 		m.confirm, cmd = m.confirm.Update(p)
 		return tea.Batch(cmd, m.afterConfirm())
+	case m.elicitD != nil:
+		return nil // pastes never answer a server's question
 	case m.panel != nil:
 		m.panel, cmd = m.panel.update(m, p)
 		return cmd
@@ -205,6 +211,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 			},
 		})
 	}
+	m.syncLoopTools()
 	m.runSeq++
 	id := m.runSeq
 	m.loopRun.Store(int64(id))

@@ -52,8 +52,15 @@ func (m *Model) onAsk(a askMsg) tea.Cmd {
 }
 
 func (m *Model) openConfirm() tea.Cmd {
+	if len(m.asks) > 0 && m.elicitD != nil && m.elicitID == m.asks[0].id {
+		return nil // a form being filled in keeps what was typed
+	}
+	m.confirm, m.elicitD = nil, nil
 	if len(m.asks) == 0 {
-		m.confirm = nil
+		return nil
+	}
+	if a := m.asks[0]; a.el != nil {
+		m.elicitD, m.elicitID = dialog.NewElicit(*a.el, m.dialogOptions(1, len(m.asks))), a.id
 		return nil
 	}
 	m.confirm = dialog.NewConfirm(m.asks[0].q, m.dialogOptions(1, len(m.asks)))
@@ -102,6 +109,9 @@ func (m *Model) answer(ans host.Answer) tea.Cmd {
 // cardFor finds the running card a question is about: the newest one for
 // that tool.
 func (m *Model) cardFor(q *host.Question) *card {
+	if q == nil {
+		return nil
+	}
 	for i := len(m.tr.entries) - 1; i >= 0; i-- {
 		e := m.tr.entries[i]
 		if e.kind == entryCard && !e.card.done && e.card.server == q.Server && q.Tool != nil && e.card.tool == q.Tool.Name {
@@ -198,4 +208,11 @@ func (m *Model) consentChosen(choice dialog.ConsentChoice) tea.Cmd {
 	}
 	m.consent = nil
 	return m.startServers()
+}
+
+// onElicit queues a server's elicitation with the gate's questions.
+func (m *Model) onElicit(e elicitMsg) tea.Cmd {
+	r := e.r
+	m.asks = append(m.asks, &pendingAsk{id: e.id, el: &r, elReply: e.reply})
+	return m.openConfirm()
 }

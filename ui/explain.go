@@ -8,36 +8,22 @@ import (
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
-	"github.com/mcphost/mcphost/host"
 )
 
-// explain returns the decision the gate would make for a call now: the
-// same policy, trust, pins, grants and taint, without running anything.
+// explain returns the decision the gate would make for a call now (see
+// host.Gate.Explain) and the tool it is about.
 func (m *Model) explain(server, tool string, args json.RawMessage) (decide.Decision, *client.Tool, error) {
 	if m.mgr == nil || m.gate == nil {
 		return decide.Decision{}, nil, errors.New("the servers have not started yet")
 	}
+	d, err := m.gate.Explain(server, tool, args)
+	if err != nil {
+		return decide.Decision{}, nil, err
+	}
 	t, ok := m.mgr.Tool(server, tool)
-	if !ok {
-		if _, known := m.mgr.Spec(server); !known {
-			return decide.Decision{}, nil, fmt.Errorf("no server named %q", server)
-		}
+	if !ok { // it went away between the two looks
 		return decide.Decision{}, nil, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
 	}
-	spec, _ := m.mgr.Spec(server)
-	trusted := m.trust.trusted(server)
-	var pinned string
-	if s := m.cfg.Gate.Store; s != nil {
-		pinned, _ = s.Pin(spec.Identity(), t.Name)
-	}
-	open, priv := m.gate.Taint()
-	d := m.cfg.Gate.Policy.Decide(decide.Input{
-		Server:  host.DecideServer(&spec, trusted),
-		Tool:    host.DecideTool(t, pinned),
-		Args:    args,
-		Session: decide.Session{Grants: m.gate.Grants(), SawOpenWorldOutput: open, SawPrivateRead: priv},
-		Mode:    decide.Interactive,
-	})
 	return d, t, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
 
@@ -54,20 +55,28 @@ type Model struct {
 	consented []client.Spec
 	skipped   []client.Status
 
-	loop    *host.Loop
-	run     *activeRun
-	runSeq  int
-	loopRun atomic.Int64 // the run the loop's events belong to
-	pending string       // a message written while the servers were starting
-	current *entry       // the assistant message being streamed
-	cards   map[string]*card
+	loop *host.Loop
+	// loopTools says the catalog changed since the loop's tools were set:
+	// they are replaced before the next run (never during one).
+	loopTools bool
+	run       *activeRun
+	runSeq    int
+	loopRun   atomic.Int64 // the run the loop's events belong to
+	pending   string       // a message written while the servers were starting
+	current   *entry       // the assistant message being streamed
+	cards     map[string]*card
 
 	tr    transcript
 	input textarea.Model
 	focus focusArea
 
-	asks    []*pendingAsk
-	confirm *dialog.Confirm
+	asks     []*pendingAsk
+	confirm  *dialog.Confirm
+	elicitD  *dialog.Elicit
+	elicitID int64 // the queue entry elicitD shows
+	// openURL opens an address a server asked the person to visit, once
+	// they agreed (oauth.OpenBrowser: no shell).
+	openURL func(string) error
 
 	panel   panel
 	calls   map[int]*manualCall
@@ -118,7 +127,7 @@ type (
 		err error
 	}
 	startedMsg  struct{}
-	serversMsg  struct{}
+	serversMsg  struct{ ev client.Event }
 	callDoneMsg struct {
 		id int
 		r  *host.Result
@@ -146,6 +155,7 @@ func NewModel(cfg Config) *Model {
 		width: 80, height: 24,
 	}
 	m.jobs.init()
+	m.openURL = oauth.OpenBrowser
 	m.asker = &asker{inbox: m.inbox, done: ctx.Done()}
 	dark := true
 	if cfg.Dark != nil {
@@ -260,7 +270,9 @@ func (m *Model) job(f func()) tea.Cmd {
 func (m *Model) startServers() tea.Cmd {
 	m.phase = phaseStarting
 	specs := append(append([]client.Spec(nil), m.cfg.Servers...), m.consented...)
-	m.mgr = client.New(specs, m.cfg.Client)
+	copts := m.cfg.Client
+	copts.Elicitation = m.elicit
+	m.mgr = client.New(specs, copts)
 	o := m.cfg.Gate
 	o.Catalog, o.Asker, o.Mode, o.Trusted = m.mgr, m.asker, decide.Interactive, m.trust.trusted
 	if o.Now == nil {
@@ -274,11 +286,11 @@ func (m *Model) startServers() tea.Cmd {
 		defer unsub()
 		for {
 			select {
-			case _, ok := <-events:
+			case ev, ok := <-events:
 				if !ok {
 					return
 				}
-				m.post(serversMsg{})
+				m.post(serversMsg{ev: ev})
 			case <-m.ctx.Done():
 				return
 			}
@@ -332,6 +344,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.confirm, cmd = m.confirm.Update(msg)
 		return m, tea.Batch(cmd, m.afterConfirm())
+	case m.elicitD != nil:
+		var cmd tea.Cmd
+		m.elicitD, cmd = m.elicitD.Update(msg)
+		return m, tea.Batch(cmd, m.afterElicit())
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, msg)
@@ -349,6 +365,10 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onAsk(msg)
 	case askWithdrawnMsg:
 		return m.onWithdrawn(msg.id)
+	case elicitMsg:
+		return m.onElicit(msg)
+	case noticeMsg:
+		m.notice(msg.l, msg.text)
 	case loopEventMsg:
 		return m.onLoopEvent(msg)
 	case runDoneMsg:
@@ -371,6 +391,9 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		if m.mgr != nil {
 			m.servers = m.mgr.Servers()
 		}
+		if msg.ev.Kind == client.EventTools || (msg.ev.Kind == client.EventState && msg.ev.State == client.StateReady) {
+			m.toolsChanged()
+		}
 		if m.panel != nil {
 			m.panel.refresh(m)
 		}
@@ -381,6 +404,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		} else {
 			m.notice(levelInfo, fmt.Sprintf("server %s restarted", cleanLine(msg.name)))
 		}
+		m.toolsChanged()
 		if m.mgr != nil {
 			m.servers = m.mgr.Servers()
 		}
@@ -447,6 +471,9 @@ func (m *Model) layout() {
 	if m.confirm != nil {
 		m.confirm.SetSize(dw, dh)
 	}
+	if m.elicitD != nil {
+		m.elicitD.SetSize(dw, dh)
+	}
 	if m.consent != nil {
 		m.consent.SetSize(dw, dh)
 	}
@@ -508,6 +535,8 @@ func (m *Model) topDialog() string {
 		return m.consent.View()
 	case m.confirm != nil:
 		return m.confirm.View()
+	case m.elicitD != nil:
+		return m.elicitD.View()
 	}
 	return ""
 }
@@ -671,4 +700,20 @@ func (t *trustSet) set(name string) {
 	t.mu.Lock()
 	t.on[name] = true
 	t.mu.Unlock()
+}
+
+// toolsChanged notes that the catalog changed, so the model is offered the
+// current tools from its next turn on. A run in progress keeps the tools it
+// started with; the loop is not safe to change under it.
+func (m *Model) toolsChanged() {
+	m.loopTools = true
+	m.syncLoopTools()
+}
+
+func (m *Model) syncLoopTools() {
+	if !m.loopTools || m.loop == nil || m.run != nil || m.mgr == nil {
+		return
+	}
+	m.loop.SetTools(m.mgr.Tools())
+	m.loopTools = false
 }

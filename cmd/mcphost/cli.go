@@ -32,6 +32,8 @@ type globalOptions struct {
 // run is the whole program: it parses args, runs the command and returns
 // the exit code. It writes only to s.
 func run(ctx context.Context, args []string, s *streams) int {
+	stopProfiles := startProfiles(s.Getenv, s.Err)
+	defer stopProfiles()
 	root := newRootCmd(ctx, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

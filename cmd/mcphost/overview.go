@@ -82,10 +82,10 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	copts := st.clientOpts
 	copts.ClientVersion = version
-	// The interactive interface has no form for a server's questions or its
-	// use of the model yet, and must not print over the screen: those
-	// capabilities are not offered there.
-	copts.Elicitation, copts.Sampling = nil, nil
+	// The interactive interface answers a server's questions (elicitation)
+	// with its own form. It has no dialog for a server's use of the model
+	// yet, and must not print over the screen: sampling is not offered there.
+	copts.Sampling = nil
 	return ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt,

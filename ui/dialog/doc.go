@@ -1,6 +1,7 @@
 // Package dialog holds mcphost's modal dialogs: the confirmation a person
-// answers before a risky tool call runs (Confirm), and the consent asked
-// before a server from a project file starts (Consent).
+// answers before a risky tool call runs (Confirm), the consent asked
+// before a server from a project file starts (Consent), and the form or
+// address a server asks the person about (Elicit).
 //
 // Both are small Bubble Tea models. The parent owns them: it feeds them
 // messages through Update, draws View as a layer over the transcript, and
