@@ -1,55 +1,35 @@
 package ui
 
-import (
-	"strings"
+import "github.com/yuin/goldmark/parser"
 
-	"charm.land/glamour/v2"
-)
-
-// markdown renders finished assistant messages. Building a renderer is the
-// expensive part, so one is kept per style and width.
+// markdown renders finished assistant messages. The parser and the style's
+// sequences are built on first use and kept.
 type markdown struct {
+	p     parser.Parser
 	style string
-	width int
-	r     *glamour.TermRenderer
+	look  *mdLook
 }
 
 // render returns the message as styled lines of at most width cells, or
 // nil if it cannot be rendered (the caller then shows it as plain text).
-// text must already be sanitized.
+// text must already be sanitized. style is "dark", "light" or "notty" (no
+// colour; bold, italic and faint remain).
 func (md *markdown) render(text, style string, width int) []string {
 	if width < 10 {
 		return nil
 	}
-	if md.r == nil || md.style != style || md.width != width {
-		r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
-		if err != nil {
-			return nil
-		}
-		md.r, md.style, md.width = r, style, width
+	if md.p == nil {
+		md.p = newMDParser()
 	}
-	out, err := md.r.Render(text)
-	if err != nil {
-		return nil
+	if md.look == nil || md.style != style {
+		md.look, md.style = newMDLook(style), style
 	}
-	out = onlySGR(strings.Trim(out, "\n"))
-	lines := strings.Split(out, "\n")
+	// A two-cell margin, as for every other entry in the transcript.
+	lines := mdRender(md.p, text, md.look, width-2)
 	for i, l := range lines {
-		lines[i] = trunc(strings.TrimRight(l, " "), width)
-	}
-	// glamour pads blocks with blank lines; keep at most one in a row.
-	keep := lines[:0]
-	blank := true
-	for _, l := range lines {
-		b := strings.TrimSpace(stripped(l)) == ""
-		if b && blank {
-			continue
+		if l != "" {
+			lines[i] = "  " + l
 		}
-		keep = append(keep, l)
-		blank = b
 	}
-	for len(keep) > 0 && strings.TrimSpace(stripped(keep[len(keep)-1])) == "" {
-		keep = keep[:len(keep)-1]
-	}
-	return keep
+	return lines
 }

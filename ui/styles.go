@@ -62,8 +62,8 @@ func newStyles(dark, noColor bool) styles {
 	return s
 }
 
-// glamourStyle names the markdown style for the background.
-func (s styles) glamourStyle() string {
+// markdownStyle names the markdown look for the background.
+func (s styles) markdownStyle() string {
 	switch {
 	case s.noColor:
 		return "notty"

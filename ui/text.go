@@ -63,8 +63,8 @@ func trunc(s string, width int) string {
 }
 
 // onlySGR drops every escape sequence that is not a colour or style
-// (SGR) sequence: the markdown renderer writes hyperlinks, and nothing but
-// styling may reach the terminal from rendered text.
+// (SGR) sequence: nothing but styling may reach the terminal from rendered
+// text, whatever the renderer or its input.
 func onlySGR(s string) string {
 	if !strings.ContainsRune(s, 0x1b) {
 		return s
