@@ -88,7 +88,7 @@ var opFields = []string{"equals", "prefix", "glob"}
 
 func (r *rule) setArgs(val []byte) error {
 	if len(val) == 0 || val[0] != '{' {
-		return fmt.Errorf(`"args" must be an object mapping argument paths to conditions, such as {"path": {"prefix": "/tmp/"}}, not %s`, val)
+		return fmt.Errorf(`"args" must be an object mapping argument paths to conditions, such as {"path": {"prefix": "/srv/"}}, not %s`, val)
 	}
 	seen := map[string]bool{}
 	it := newMembers(val, 0)
@@ -134,7 +134,7 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 		c.index = append(c.index, n)
 	}
 	if len(val) == 0 || val[0] != '{' {
-		return c, fmt.Errorf(`the condition on %q must be an object with %s, such as {"prefix": "/tmp/"}, not %s`, p, quoteList(opFields), val)
+		return c, fmt.Errorf(`the condition on %q must be an object with %s, such as {"prefix": "/srv/"}, not %s`, p, quoteList(opFields), val)
 	}
 	seen := map[string]bool{}
 	it := newMembers(val, 0)
@@ -315,7 +315,7 @@ func (c *argCond) test(v []byte, eff Verdict, st *argState) {
 }
 
 // holds tests one value. A string that contains '/' and is not a clean
-// path is also tested in its cleaned form ("/tmp/../etc" as "/etc"): deny
+// path is also tested in its cleaned form ("/srv/../etc" as "/etc"): deny
 // and ask rules match if either form satisfies the condition, allow rules
 // only if both do.
 func (c *argCond) holds(v []byte, eff Verdict) bool {

@@ -79,7 +79,7 @@
 //	{
 //	  "id":    "no-recursive-tmp",
 //	  "tool":  "fs/write_*",
-//	  "args":  {"path": {"prefix": "/tmp/"}, "options.recursive": {"equals": true}},
+//	  "args":  {"path": {"prefix": "/srv/"}, "options.recursive": {"equals": true}},
 //	  "hints": {"destructive": true},
 //	  "class": "destructive"
 //	}
@@ -132,7 +132,7 @@
 // deny and ask rules match when any value satisfies the condition, allow
 // rules only when at least one value exists and every one does. A string
 // that contains '/' and is not a clean path is tested both as written and
-// cleaned ("/tmp/../etc" is also "/etc"), with the same any/all rule. A
+// cleaned ("/srv/../etc" is also "/etc"), with the same any/all rule. A
 // path absent from the arguments satisfies no condition, for any effect:
 // the call did not pass that argument. Arguments that are not a valid JSON
 // object (empty and null mean no arguments) cannot be read, so conditions

@@ -144,3 +144,17 @@ func (l *reasonList) slice() []Reason {
 	copy(out, l.a[:l.n])
 	return out
 }
+
+// TierText says in a few words what a tier means for the person asked.
+func TierText(t Tier) string {
+	switch t {
+	case T0:
+		return "runs without asking"
+	case T1:
+		return "plain confirmation"
+	case T2:
+		return "destructive: confirmation with the focus on Deny"
+	default:
+		return "elevated: a deliberate confirmation, never \"always\""
+	}
+}

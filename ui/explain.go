@@ -46,7 +46,7 @@ func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []str
 	e := d.Effective
 	lines := []string{
 		head,
-		m.rc.badge(d.Class, d.Tier) + " " + verdictWords(d) + st.Muted.Render(" — "+tierWords(d.Tier)),
+		m.rc.badge(d.Class, d.Tier) + " " + verdictWords(d) + st.Muted.Render(" — "+decide.TierText(d.Tier)),
 		st.Muted.Render("declared  ") + t.Annotations.String(),
 		st.Muted.Render("effective ") + fmt.Sprintf("readOnly=%s destructive=%s idempotent=%s openWorld=%s", e.ReadOnly, e.Destructive, e.Idempotent, e.OpenWorld),
 		st.Muted.Render("server    ") + trusted + st.Muted.Render(" · retry ") + retry,
@@ -77,19 +77,6 @@ func verdictWords(d decide.Decision) string {
 		return "ASK: a dialog asks you first"
 	default:
 		return "DENY: refused"
-	}
-}
-
-func tierWords(t decide.Tier) string {
-	switch t {
-	case decide.T0:
-		return "runs without asking"
-	case decide.T1:
-		return "plain confirmation"
-	case decide.T2:
-		return "destructive: confirmation with the focus on Deny"
-	default:
-		return "elevated: a deliberate confirmation, never \"always\""
 	}
 }
 

@@ -29,7 +29,7 @@ as a JSON object; without it the call has none. Nothing is executed.
 
 Only the named server is started.`,
 		Example: `  mcphost explain tasks/delete_task '{"id":"T-1"}'
-  mcphost explain --headless fs/write_file '{"path":"/tmp/x","content":"hi"}'`,
+  mcphost explain --headless fs/write_file '{"path":"notes.txt","content":"hi"}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var raw string
@@ -164,7 +164,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  verdict:   %s (%s mode)\n", strings.ToUpper(d.Verdict.String()), mode)
-	fmt.Fprintf(w, "  tier:      T%d — %s\n", d.Tier, tierWords(d.Tier))
+	fmt.Fprintf(w, "  tier:      T%d — %s\n", d.Tier, decide.TierText(d.Tier))
 	fmt.Fprintf(w, "  class:     %s\n", d.Class)
 	fmt.Fprintf(w, "  retry:     %s\n", yesNo(d.Retry, "yes — safe to send again if its outcome is unknown", "no — at most once"))
 	fmt.Fprintf(w, "  declared:  %s\n", t.Annotations)
@@ -185,19 +185,6 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 		}
 	}
 	return nil
-}
-
-func tierWords(t decide.Tier) string {
-	switch t {
-	case decide.T0:
-		return "runs without asking"
-	case decide.T1:
-		return "plain confirmation"
-	case decide.T2:
-		return "destructive: confirmation with the focus on Deny"
-	default:
-		return "elevated: a deliberate confirmation, never \"always\""
-	}
 }
 
 // suggestions say what a person could change to get another decision.
