@@ -58,7 +58,7 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 }
 
 // pendingAsk is a question waiting in the queue.
-// Exactly one of q and el is set.
+// Exactly one of q, el and smp is set.
 type pendingAsk struct {
 	id    int64
 	q     *host.Question
@@ -66,4 +66,7 @@ type pendingAsk struct {
 
 	el      *dialog.ElicitRequest
 	elReply chan<- dialog.ElicitResult
+
+	smp      *dialog.SampleRequest
+	smpReply chan<- bool
 }

@@ -37,6 +37,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.elicitD, cmd = m.elicitD.Update(k)
 		return tea.Batch(cmd, m.afterElicit())
+	case m.sampleD != nil:
+		var cmd tea.Cmd
+		m.sampleD, cmd = m.sampleD.Update(k)
+		return tea.Batch(cmd, m.afterSample())
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, k)
@@ -129,7 +133,7 @@ func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
 	case m.confirm != nil:
 		m.confirm, cmd = m.confirm.Update(p)
 		return tea.Batch(cmd, m.afterConfirm())
-	case m.elicitD != nil:
+	case m.elicitD != nil, m.sampleD != nil:
 		return nil // pastes never answer a server's question
 	case m.panel != nil:
 		m.panel, cmd = m.panel.update(m, p)

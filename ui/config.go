@@ -23,7 +23,8 @@ type Config struct {
 	// Servers start without asking: the person's own configuration,
 	// --server flags, and project servers consented to earlier.
 	Servers []client.Spec
-	// Client tunes the manager (client version, timeouts, limits).
+	// Client tunes the manager (client version, timeouts, limits). Its
+	// Elicitation and Sampling handlers are replaced by the TUI's dialogs.
 	Client client.Options
 	// Project are servers from a project file that have no valid consent:
 	// each is shown in the consent dialog before anything starts, and

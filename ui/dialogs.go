@@ -55,12 +55,16 @@ func (m *Model) openConfirm() tea.Cmd {
 	if len(m.asks) > 0 && m.elicitD != nil && m.elicitID == m.asks[0].id {
 		return nil // a form being filled in keeps what was typed
 	}
-	m.confirm, m.elicitD = nil, nil
+	m.confirm, m.elicitD, m.sampleD = nil, nil, nil
 	if len(m.asks) == 0 {
 		return nil
 	}
 	if a := m.asks[0]; a.el != nil {
 		m.elicitD, m.elicitID = dialog.NewElicit(*a.el, m.dialogOptions(1, len(m.asks))), a.id
+		return nil
+	}
+	if a := m.asks[0]; a.smp != nil {
+		m.sampleD = dialog.NewSample(*a.smp, m.dialogOptions(1, len(m.asks)))
 		return nil
 	}
 	m.confirm = dialog.NewConfirm(m.asks[0].q, m.dialogOptions(1, len(m.asks)))

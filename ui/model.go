@@ -74,6 +74,7 @@ type Model struct {
 	confirm  *dialog.Confirm
 	elicitD  *dialog.Elicit
 	elicitID int64 // the queue entry elicitD shows
+	sampleD  *dialog.Sample
 	// openURL opens an address a server asked the person to visit, once
 	// they agreed (oauth.OpenBrowser: no shell).
 	openURL func(string) error
@@ -272,6 +273,7 @@ func (m *Model) startServers() tea.Cmd {
 	specs := append(append([]client.Spec(nil), m.cfg.Servers...), m.consented...)
 	copts := m.cfg.Client
 	copts.Elicitation = m.elicit
+	copts.Sampling = m.sample
 	m.mgr = client.New(specs, copts)
 	o := m.cfg.Gate
 	o.Catalog, o.Asker, o.Mode, o.Trusted = m.mgr, m.asker, decide.Interactive, m.trust.trusted
@@ -348,6 +350,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.elicitD, cmd = m.elicitD.Update(msg)
 		return m, tea.Batch(cmd, m.afterElicit())
+	case m.sampleD != nil:
+		var cmd tea.Cmd
+		m.sampleD, cmd = m.sampleD.Update(msg)
+		return m, tea.Batch(cmd, m.afterSample())
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, msg)
@@ -367,6 +373,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onWithdrawn(msg.id)
 	case elicitMsg:
 		return m.onElicit(msg)
+	case sampleMsg:
+		return m.onSample(msg)
 	case noticeMsg:
 		m.notice(msg.l, msg.text)
 	case loopEventMsg:
@@ -474,6 +482,9 @@ func (m *Model) layout() {
 	if m.elicitD != nil {
 		m.elicitD.SetSize(dw, dh)
 	}
+	if m.sampleD != nil {
+		m.sampleD.SetSize(dw, dh)
+	}
 	if m.consent != nil {
 		m.consent.SetSize(dw, dh)
 	}
@@ -537,6 +548,8 @@ func (m *Model) topDialog() string {
 		return m.confirm.View()
 	case m.elicitD != nil:
 		return m.elicitD.View()
+	case m.sampleD != nil:
+		return m.sampleD.View()
 	}
 	return ""
 }

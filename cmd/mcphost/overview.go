@@ -82,10 +82,10 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	copts := st.clientOpts
 	copts.ClientVersion = version
-	// The interactive interface answers a server's questions (elicitation)
-	// with its own form. It has no dialog for a server's use of the model
-	// yet, and must not print over the screen: sampling is not offered there.
-	copts.Sampling = nil
+	// The interactive interface sets its own Elicitation and Sampling
+	// handlers (a form, and a dialog asking before a server uses the
+	// model), replacing the headless ones, which would print over the
+	// screen.
 	return ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt,

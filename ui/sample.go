@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/ui/dialog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errSampleDeclined is what a server hears when the person refuses it the
+// model.
+var errSampleDeclined = errors.New("the person declined to let the server use the model")
+
+// sampleMsg carries a server's sampling request to the program; it waits
+// in the same queue as the gate's questions.
+type sampleMsg struct {
+	id    int64
+	r     dialog.SampleRequest
+	reply chan<- bool // buffered: approved or not
+}
+
+// sample is the client's Sampling handler: it asks the person in a dialog
+// and, approved, answers with the person's model once.
+func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	name := cleanLine(server)
+	if m.cfg.Model == nil {
+		m.post(noticeMsg{levelWarn, name + " asked to use the model, and there is none: refused"})
+		return nil, errors.New("no model is configured")
+	}
+	p := req.Params
+	if p == nil {
+		return nil, errors.New("the sampling request has no parameters")
+	}
+	r := dialog.SampleRequest{Server: server, Model: m.cfg.Model.Name(), MaxTokens: p.MaxTokens, System: p.SystemPrompt}
+	for _, msg := range p.Messages {
+		if msg == nil {
+			continue
+		}
+		sm := dialog.SampleMessage{Role: string(msg.Role)}
+		if tc, ok := msg.Content.(*mcp.TextContent); ok {
+			sm.Text = tc.Text
+		} else {
+			sm.NotText = contentKind(msg.Content)
+		}
+		r.Messages = append(r.Messages, sm)
+	}
+	id := m.asker.seq.Add(1)
+	reply := make(chan bool, 1)
+	ok, err := waitReply(ctx, m, sampleMsg{id: id, r: r, reply: reply}, id, reply)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		m.post(noticeMsg{levelInfo, "you declined " + name + " the use of the model"})
+		return nil, errSampleDeclined
+	}
+	res, usage, err := host.Sample(ctx, m.cfg.Model, p)
+	if err != nil {
+		m.post(noticeMsg{levelError, name + " could not use the model: " + cleanLine(err.Error())})
+		return nil, err
+	}
+	m.post(noticeMsg{levelInfo, fmt.Sprintf("%s used the model: %d input and %d output tokens", name, usage.InputTokens, usage.OutputTokens)})
+	return res, nil
+}
+
+func contentKind(c mcp.Content) string {
+	switch c.(type) {
+	case *mcp.ImageContent:
+		return "image"
+	case *mcp.AudioContent:
+		return "audio"
+	case nil:
+		return "nothing"
+	}
+	return fmt.Sprintf("%T", c)
+}
+
+// onSample queues a server's sampling request with the gate's questions.
+func (m *Model) onSample(s sampleMsg) tea.Cmd {
+	r := s.r
+	m.asks = append(m.asks, &pendingAsk{id: s.id, smp: &r, smpReply: s.reply})
+	return m.openConfirm()
+}
+
+// afterSample answers the sampling request on screen once the dialog has
+// a result.
+func (m *Model) afterSample() tea.Cmd {
+	if m.sampleD == nil {
+		return nil
+	}
+	ok, done := m.sampleD.Result()
+	if !done {
+		return nil
+	}
+	a := m.asks[0]
+	a.smpReply <- ok
+	m.asks = m.asks[1:]
+	return m.openConfirm()
+}
