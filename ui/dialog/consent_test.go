@@ -18,8 +18,8 @@ var (
 		Command:   "npx",
 		Args:      []string{"-y", "@example/notes-server", "--db", "my notes.db", "", `--name="x"`, "\x1b]0;pwned\x07"},
 		Env:       map[string]string{"NOTES_TOKEN": "${NOTES_TOKEN}", "LOG_LEVEL": "debug", "ODD KEY": "a\nb"},
-		Cwd:       "/home/ana/src/notes",
-		File:      "/home/ana/src/notes/.mcp.json",
+		Cwd:       "/srv/ana/src/notes",
+		File:      "/srv/ana/src/notes/.mcp.json",
 		Changed:   true,
 		Vars:      []string{"NOTES_TOKEN"},
 	}
@@ -28,7 +28,7 @@ var (
 		Transport: "http",
 		URL:       "https://mcp.example.com/v1?team=a",
 		Headers:   map[string]string{"Authorization": "Bearer sk-secret-value", "X-Team": "a"},
-		File:      "/home/ana/src/notes/.mcp.json",
+		File:      "/srv/ana/src/notes/.mcp.json",
 		Vars:      []string{"TEAM_TOKEN"},
 	}
 )
@@ -72,13 +72,13 @@ func TestConsentShowsEverything(t *testing.T) {
 	view := c.View()
 	for _, want := range []string{
 		`"npx" "-y" "@example/notes-server" "--db" "my notes.db" "" "--name=\"x\"" "\x1b]0;pwned\a"`,
-		`"/home/ana/src/notes"`,
+		`"/srv/ana/src/notes"`,
 		`NOTES_TOKEN="${NOTES_TOKEN}"`,
 		`LOG_LEVEL="debug"`,
 		`"ODD KEY"="a\nb"`,
 		"${NOTES_TOKEN}",
 		"changed since you last consented",
-		`Defined in "/home/ana/src/notes/.mcp.json"`,
+		`Defined in "/srv/ana/src/notes/.mcp.json"`,
 	} {
 		if !strings.Contains(view, want) {
 			t.Errorf("view lacks %q:\n%s", want, view)
