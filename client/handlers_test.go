@@ -58,12 +58,12 @@ func TestServerRequestsReachHandlers(t *testing.T) {
 			asked = server + ": " + req.Params.Message
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
-		Roots: []*mcp.Root{{URI: "file:///work/project", Name: "project"}},
+		Roots: []*mcp.Root{{URI: "file:///srv/project", Name: "project"}},
 	})
 	if r := full.Call(context.Background(), "s", "ask", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "decline" || asked != "s: name?" {
 		t.Errorf("elicitation: %s %q (asked %q), want the handler's decline", r.Outcome, text(r), asked)
 	}
-	if r := full.Call(context.Background(), "s", "roots", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "file:///work/project" {
+	if r := full.Call(context.Background(), "s", "roots", nil, CallOptions{}); r.Outcome != OutcomeSuccess || text(r) != "file:///srv/project" {
 		t.Errorf("roots: %s %q", r.Outcome, text(r))
 	}
 }
