@@ -80,6 +80,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(k, ck.Send):
 		return m.send()
 	case key.Matches(k, ck.Close):
+		if m.attach != nil {
+			m.attach = nil
+			m.flash = "attachment dropped"
+		}
 		return nil
 	}
 	var cmd tea.Cmd
@@ -192,6 +196,11 @@ func (m *Model) send() tea.Cmd {
 	m.input.Reset()
 	m.tr.bottom()
 	m.tr.add(&entry{kind: entryUser, text: text})
+	if a := m.attach; a != nil {
+		m.attach = nil
+		m.notice(levelInfo, fmt.Sprintf("attached %s from %s (%d bytes, sent as data)", cleanLine(a.uri), cleanLine(a.server), len(a.text)))
+		text = a.wrap(text)
+	}
 	if m.phase != phaseReady {
 		m.pending = text
 		return nil
@@ -308,6 +317,17 @@ func (m *Model) command(line string) tea.Cmd {
 		return m.openPanel(newToolsPanel(m, rest))
 	case "/servers":
 		return m.openPanel(newServersPanel(m))
+	case "/resources":
+		return m.openResources(rest)
+	case "/prompts":
+		return m.openPrompts(rest)
+	case "/detach":
+		if m.attach == nil {
+			m.notice(levelInfo, "no resource is attached")
+		} else {
+			m.notice(levelInfo, "dropped the attached resource "+cleanLine(m.attach.uri))
+			m.attach = nil
+		}
 	case "/grants":
 		return m.openPanel(newGrantsPanel(m))
 	case "/help", "/?":

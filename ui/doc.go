@@ -1,7 +1,13 @@
 // Package ui is mcphost's interactive terminal interface: a chat in which a
 // language model calls MCP tools, with a confirmation dialog for every call
 // the gate asks about, and panels for testing servers by hand (tools, a call
-// form, servers, grants).
+// form, servers, grants, resources, prompts).
+//
+// A resource read in the resources panel can be attached to the next
+// message: the model receives its text after the person's, inside a marked
+// block that calls it data and not instructions, cut at 100,000 bytes. A
+// prompt's messages, once its arguments are filled in, become the input's
+// text, sanitized, for the person to edit and send.
 //
 // The UI decides nothing. Every call, from the model or from the call form,
 // goes through a host.Gate that the UI builds from Config.Gate with itself as

@@ -24,7 +24,7 @@ func newChatKeys() chatKeys {
 		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command")),
 		Newline:  key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
 		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs; twice: quit")),
-		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny")),
+		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny; in the input: drop the attached resource")),
 		Tools:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
 		Help:     key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help (also /help)")),
 		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch between input and transcript")),
@@ -52,7 +52,7 @@ func newTranscriptKeys() transcriptKeys {
 
 // listKeys work in the tools, servers and grants panels.
 type listKeys struct {
-	Up, Down, Open, Restart, Revoke, Back key.Binding
+	Up, Down, Open, Restart, Revoke, Attach, Back key.Binding
 }
 
 func newListKeys() listKeys {
@@ -62,6 +62,7 @@ func newListKeys() listKeys {
 		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Restart: key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "restart (servers)")),
 		Revoke:  key.NewBinding(key.WithKeys("x", "delete"), key.WithHelp("x", "revoke (grants)")),
+		Attach:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "attach to the next message (a resource, once read)")),
 		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 	}
 }
@@ -97,7 +98,7 @@ func (k keyMaps) groups() []keyGroup {
 	return []keyGroup{
 		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Close, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand}},
 		{"Transcript", []key.Binding{t.Prev, t.Next, t.Toggle, t.Top, t.Bottom, t.Back}},
-		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Back}},
+		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Attach, l.Back}},
 		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
 		{"Confirmation dialog (keys wait until typing pauses)", flatten(dialog.DefaultConfirmKeyMap().FullHelp())},
 		{"Project server consent", flatten(dialog.DefaultConsentKeyMap().FullHelp())},
@@ -120,6 +121,9 @@ func flatten(groups [][]key.Binding) []key.Binding {
 // commandHelp describes the slash commands.
 var commandHelp = [][2]string{
 	{"/tools [FILTER]", "every tool with its badges; pick one to explain it and call it"},
+	{"/resources [FILTER]", "every ready server's resources; read one and attach it to the next message"},
+	{"/prompts [FILTER]", "every ready server's prompts; fill in the arguments and edit the result in the input"},
+	{"/detach", "drop the attached resource"},
 	{"/servers", "server states, stderr tails; restart a server"},
 	{"/explain SERVER/TOOL [ARGS]", "the decision for a call and every reason"},
 	{"/grants", "approvals in force; revoke them"},

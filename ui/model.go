@@ -79,7 +79,9 @@ type Model struct {
 	// they agreed (oauth.OpenBrowser: no shell).
 	openURL func(string) error
 
-	panel   panel
+	panel panel
+	// attach is the resource the next message carries, if any.
+	attach  *attachment
 	calls   map[int]*manualCall
 	callSeq int
 
@@ -383,6 +385,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onRunDone(msg)
 	case callDoneMsg:
 		return m.onCallDone(msg)
+	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg:
+		return m.onPanelData(msg)
 	case startedMsg:
 		m.phase = phaseReady
 		m.servers = m.mgr.Servers()
@@ -504,7 +508,7 @@ func (m *Model) View() tea.View {
 	w, h := m.width, m.height
 	th := m.transcriptHeight()
 	rows := m.tr.view(&m.rc, w, th)
-	rows = append(rows, m.st.Rule.Render(strings.Repeat("─", w)))
+	rows = append(rows, m.inputRule(w))
 	for _, l := range strings.Split(m.input.View(), "\n") {
 		rows = append(rows, fit(l, w))
 	}
