@@ -43,9 +43,9 @@ const (
 
 // Progress is one progress notification for a running call.
 type Progress struct {
-	Progress float64
-	Total    float64
-	Message  string
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
 }
 
 // CallOptions tune one call. Zero values select the server's or Manager's

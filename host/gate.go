@@ -128,6 +128,11 @@ type Call struct {
 	Server string
 	Tool   string
 	Args   json.RawMessage
+	// Progress, if set, receives the server's progress notifications for
+	// this call's executions, alongside GateOptions.CallOptions.Progress.
+	// It may be called from another goroutine, and (rarely) after Call has
+	// returned.
+	Progress func(client.Progress)
 }
 
 // Status is how a call through the gate ended.
@@ -447,6 +452,21 @@ func (g *Gate) waitReady(ctx context.Context, server string) error {
 	}
 }
 
+// callOptions are the gate's options for an execution of c, with c's
+// progress receiver added to the gate's.
+func (g *Gate) callOptions(c Call) client.CallOptions {
+	opts := g.o.CallOptions
+	if c.Progress == nil {
+		return opts
+	}
+	if both := opts.Progress; both != nil {
+		opts.Progress = func(p client.Progress) { both(p); c.Progress(p) }
+	} else {
+		opts.Progress = c.Progress
+	}
+	return opts
+}
+
 // execute runs the call, retrying only as the design allows, with an intent
 // record before every execution and an outcome record after it.
 func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) {
@@ -481,7 +501,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 			r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
 			return
 		}
-		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.o.CallOptions)
+		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.callOptions(c))
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
 		r.Attempts = append(r.Attempts, a)
 		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err

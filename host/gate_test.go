@@ -517,3 +517,88 @@ func TestExplainNeverPins(t *testing.T) {
 		t.Errorf("Explain set %d pins, want none", n)
 	}
 }
+
+// progressGate is a gate over an in-process go-sdk server whose tool
+// "steps" reports two steps of progress with the request's token, then
+// waits for release before it answers.
+func progressGate(t *testing.T, release <-chan struct{}) (*Gate, *client.Manager) {
+	t.Helper()
+	spec := client.Spec{Name: "p", Dial: func(ctx context.Context) (mcp.Transport, error) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{
+			Name: "steps", InputSchema: map[string]any{"type": "object"},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: bptr(false)},
+		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range 2 {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2, Message: "step\x1b[2J",
+				}); err != nil {
+					return nil, err
+				}
+			}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+		serverEnd, clientEnd := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(ctx, serverEnd, nil)
+		if err != nil {
+			return nil, err
+		}
+		go func() { _ = ss.Wait() }()
+		return clientEnd, nil
+	}}
+	m := client.New([]client.Spec{spec}, client.Options{Backoff: func(int) time.Duration { return time.Millisecond }})
+	t.Cleanup(func() { m.Close() })
+	m.Start(context.Background())
+	if st := m.Servers()[0]; st.State != client.StateReady {
+		t.Fatalf("server did not start: %+v", st)
+	}
+	auto, err := decide.ParseAutoApprove("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gateSaw := make(chan client.Progress, 4)
+	g := NewGate(GateOptions{
+		Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Asker: HeadlessAsker{}, Mode: decide.Headless,
+		CallOptions: client.CallOptions{Timeout: 5 * time.Second, Progress: func(pr client.Progress) { gateSaw <- pr }},
+	})
+	t.Cleanup(func() {
+		if len(gateSaw) != 2 {
+			t.Errorf("the gate's own progress receiver saw %d reports, want 2", len(gateSaw))
+		}
+	})
+	return g, m
+}
+
+func TestCallProgressSeesTheServersReports(t *testing.T) {
+	release := make(chan struct{})
+	g, _ := progressGate(t, release)
+	var (
+		mu  sync.Mutex
+		got []client.Progress
+	)
+	r := g.Call(context.Background(), Call{Server: "p", Tool: "steps", Args: json.RawMessage(`{}`), Progress: func(p client.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, p)
+		if len(got) == 2 {
+			close(release)
+		}
+	}})
+	if r.Status != StatusSuccess {
+		t.Fatalf("status %s: %v", r.Status, r.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[0].Progress != 1 || got[1].Progress != 2 || got[1].Total != 2 || got[1].Message != "step\x1b[2J" {
+		t.Fatalf("progress %+v", got)
+	}
+}

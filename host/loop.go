@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
@@ -29,8 +30,10 @@ type LoopOptions struct {
 	// at four bytes a token (default 25,000); larger results are cut with a
 	// marker saying how much.
 	MaxResultTokens int
-	// OnEvent, if set, sees every event as it happens (from the Run
-	// goroutine).
+	// OnEvent, if set, sees every event as it happens: from the Run
+	// goroutine, except progress events, which come from the goroutine
+	// that delivers the server's notification while the call runs. Calls
+	// to OnEvent never overlap.
 	OnEvent func(LoopEvent)
 }
 
@@ -55,6 +58,7 @@ const (
 	EvDecision  LoopEventKind = "decision"  // the gate decided (and, if asked, the person answered)
 	EvResult    LoopEventKind = "result"    // the call ended, or was refused
 	EvBlocked   LoopEventKind = "blocked"   // the call needed a person and none could be asked
+	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
 	EvDone      LoopEventKind = "done"
 )
 
@@ -64,6 +68,9 @@ type LoopEvent struct {
 	Step int           `json:"step,omitempty"`
 	Text string        `json:"text,omitempty"`
 	Call *CallEntry    `json:"call,omitempty"`
+	// Progress only: the server's latest report on Call, which is a copy
+	// of the entry as it was when the call was sent.
+	Progress *client.Progress `json:"progress,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
 	Status string     `json:"status,omitempty"`
@@ -244,8 +251,28 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	if len(c.Args) == 0 {
 		c.Args = json.RawMessage("{}")
 	}
+	// Progress is reported on a copy of the entry made now, and only until
+	// the gate returns: a late notification is dropped, and the entry is
+	// never read while the Run goroutine writes it.
+	var (
+		mu    sync.Mutex
+		ended bool
+	)
+	snap := *entry
+	progress := func(p client.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		e := snap
+		l.emit(LoopEvent{Kind: EvProgress, Call: &e, Progress: &p})
+	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args})
+	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress})
+	mu.Lock()
+	ended = true
+	mu.Unlock()
 	entry.Duration = time.Since(start)
 	entry.Args = r.Args
 	entry.Verdict = r.Decision.Verdict.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,47 @@ func TestLoopSetToolsOffersTheNewTools(t *testing.T) {
 	}
 	if got := len(l.tools()); got != len(w.m.Tools()) {
 		t.Errorf("offered %d tools, want %d", got, len(w.m.Tools()))
+	}
+}
+
+func TestLoopEmitsProgressForTheRunningCall(t *testing.T) {
+	release := make(chan struct{})
+	g, m := progressGate(t, release)
+	var progress []LoopEvent
+	seenResult := false
+	l := NewLoop(LoopOptions{
+		Model: llm.NewScript([]llm.ScriptTurn{
+			{ToolCalls: []llm.ScriptCall{call("p__steps", `{}`)}},
+			{ExpectResult: &llm.ResultExpectation{Contains: "done"}, Text: "ok"},
+		}),
+		Gate: g, Tools: m.Tools(),
+		OnEvent: func(ev LoopEvent) {
+			switch ev.Kind {
+			case EvProgress:
+				if seenResult {
+					t.Errorf("progress after the result: %+v", ev)
+				}
+				progress = append(progress, ev)
+				if len(progress) == 2 {
+					close(release)
+				}
+			case EvResult:
+				seenResult = true
+			}
+		},
+	})
+	if _, err := l.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if len(progress) != 2 {
+		t.Fatalf("%d progress events", len(progress))
+	}
+	ev := progress[1]
+	if ev.Call == nil || ev.Call.Server != "p" || ev.Call.Tool != "steps" || ev.Call.ID == "" || ev.Progress == nil || ev.Progress.Progress != 2 || ev.Progress.Total != 2 {
+		t.Fatalf("event %+v call %+v", ev, ev.Call)
+	}
+	b, err := json.Marshal(ev)
+	if err != nil || !strings.Contains(string(b), `"type":"progress"`) || !strings.Contains(string(b), `"progress":{`) {
+		t.Fatalf("json %s %v", b, err)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +27,8 @@ type card struct {
 	done    bool
 	asking  bool             // the gate is waiting for the person
 	preview *decide.Decision // the expected decision while it runs
+	// progress is the server's latest report while the call runs.
+	progress *client.Progress
 
 	// Set when the gate has answered.
 	verdict     string
@@ -79,6 +83,33 @@ func (c *card) fromResult(r *host.Result, took time.Duration) {
 		c.message = r.Server + "/" + r.Tool + ": " + r.Err.Error()
 	}
 	c.resultBytes = len(host.ResultText(r.Result))
+}
+
+// onProgress keeps the server's latest progress report while the call
+// runs; a report that arrives after the outcome is ignored.
+func (c *card) onProgress(p *client.Progress) bool {
+	if c.done || p == nil {
+		return false
+	}
+	cp := *p
+	c.progress = &cp
+	return true
+}
+
+// progressLine is the progress report in words: "3/5 · message".
+func (c *card) progressLine() string {
+	p := c.progress
+	if p == nil {
+		return ""
+	}
+	s := strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		s += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	if m := strings.TrimSpace(cleanLine(p.Message)); m != "" {
+		s += " · " + m
+	}
+	return s
 }
 
 // live reports whether the card changes from frame to frame.
@@ -246,6 +277,9 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 		}
 	}
 	if !c.done {
+		if p := c.progressLine(); p != "" && !c.asking {
+			lines = append(lines, trunc(pad+st.Muted.Render("progress ")+p, width))
+		}
 		return lines
 	}
 

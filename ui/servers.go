@@ -91,6 +91,9 @@ func stateMark(s client.State) string {
 	}
 }
 
+// maxServerLog is how many of a server's log messages the panel shows.
+const maxServerLog = 10
+
 func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	st := m.st
 	out := []string{st.Title.Render("Servers") + st.Muted.Render(fmt.Sprintf(" — %d", len(p.rows)))}
@@ -130,6 +133,15 @@ func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		if s.LastError != "" {
 			for _, l := range wrap(st.Muted.Render("error     ")+cleanLine(s.LastError), w) {
 				detail = append(detail, l)
+			}
+		}
+		if len(s.Log) > 0 {
+			logs := s.Log[max(len(s.Log)-maxServerLog, 0):]
+			detail = append(detail, st.Muted.Render(fmt.Sprintf("log (the last %d messages):", len(logs))))
+			for _, l := range logs {
+				for _, x := range hang(cleanLine(l), max(w-2, 1), "  ") {
+					detail = append(detail, "  "+x)
+				}
 			}
 		}
 		if s.StderrTail != "" {

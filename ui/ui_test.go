@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -403,5 +404,66 @@ func TestProgramQuits(t *testing.T) {
 	m.Close()
 	if m.ctx.Err() == nil {
 		t.Error("the model's context is still alive after quitting")
+	}
+}
+
+func TestCardShowsProgressAndIgnoresLateReports(t *testing.T) {
+	cfg, _ := tasksConfig(t, "tasks")
+	h := newHarness(t, cfg)
+	h.ready()
+	ev := func(k host.LoopEventKind, c *host.CallEntry, p *client.Progress) {
+		h.send(inboxMsg{loopEventMsg{run: 1, ev: host.LoopEvent{Kind: k, Call: c, Progress: p}}})
+	}
+	call := &host.CallEntry{ID: "c1", Server: "tasks", Tool: "list_tasks", Args: json.RawMessage(`{}`)}
+	ev(host.EvToolCall, call, nil)
+	ev(host.EvProgress, call, &client.Progress{Progress: 1, Total: 5, Message: "first"})
+	ev(host.EvProgress, call, &client.Progress{Progress: 3, Total: 5, Message: "copying\x1b[2J\nfiles"})
+	s := h.screen()
+	if !strings.Contains(s, "progress 3/5 · copying") || strings.Contains(s, "1/5") {
+		t.Fatalf("running card:\n%s", s)
+	}
+	if strings.Contains(h.m.View().Content, "\x1b[2J") {
+		t.Fatal("the progress message reached the terminal unsanitized")
+	}
+	done := *call
+	done.Verdict, done.Class, done.DecidedBy, done.Status = "allow", "read", "auto", host.StatusSuccess
+	done.Result = textResult("three tasks", false)
+	ev(host.EvDecision, &done, nil)
+	ev(host.EvResult, &done, nil)
+	ev(host.EvProgress, call, &client.Progress{Progress: 4, Total: 5, Message: "late"})
+	s = h.screen()
+	if strings.Contains(s, "progress") || strings.Contains(s, "late") || !strings.Contains(s, "three tasks") {
+		t.Fatalf("finished card:\n%s", s)
+	}
+	if c := h.m.cards["1/c1"]; c == nil || c.progress == nil || c.progress.Progress != 3 {
+		t.Fatalf("card kept %+v", c)
+	}
+}
+
+func TestServersPanelShowsTheLastLogMessages(t *testing.T) {
+	cfg, _ := tasksConfig(t, "tasks")
+	var log []string
+	for i := 1; i <= 12; i++ {
+		log = append(log, fmt.Sprintf("log-%02d", i))
+	}
+	log[11] = "log-12 \x1b]0;evil\x07done"
+	cfg.Held = []client.Status{{Name: "off", Transport: "stdio", State: "disabled", Log: log}}
+	h := newHarness(t, cfg)
+	h.ready()
+	h.send(teaSize(80, 40))
+	h.typeText("/servers")
+	h.key("enter")
+	h.key("down")
+	s := h.screen()
+	if !strings.Contains(s, "log (the last 10 messages):") || strings.Contains(s, "log-01") || strings.Contains(s, "log-02") {
+		t.Fatalf("servers panel:\n%s", s)
+	}
+	for i := 3; i <= 11; i++ {
+		if !strings.Contains(s, fmt.Sprintf("  log-%02d", i)) {
+			t.Errorf("log-%02d missing:\n%s", i, s)
+		}
+	}
+	if !strings.Contains(s, "log-12") || !strings.Contains(s, "done") || strings.Contains(h.m.View().Content, "\x1b]0;evil") {
+		t.Errorf("the last message is missing or unsanitized:\n%q", h.m.View().Content)
 	}
 }
