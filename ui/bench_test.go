@@ -84,3 +84,38 @@ func TestFrameDrawsOnlyWhatIsVisible(t *testing.T) {
 		t.Fatalf("a frame drew %d of %d entries, want only those on screen", drawn, len(m.tr.entries))
 	}
 }
+
+// BenchmarkToolsPanel10k measures the tools panel over a catalog of 10
+// in-process servers × 1,000 tools: the time from starting the model to
+// having every tool listed and catalogued (list+catalog-ms), and the time
+// to build the panel and draw it once (panel-ms, budget 500ms).
+func BenchmarkToolsPanel10k(b *testing.B) {
+	const servers, perServer = 10, 1000
+	specs := catalogServers(b, servers, perServer)
+	var listed, panel time.Duration
+	for b.Loop() {
+		start := time.Now()
+		h := newHarness(b, Config{Servers: specs, Now: newClock().Now, Dark: dark(true)})
+		h.until("every tool is listed", func() bool {
+			return h.m.phase == phaseReady && len(h.m.mgr.Tools()) == servers*perServer
+		})
+		listed += time.Since(start)
+
+		h.send(teaSize(120, 40))
+		start = time.Now()
+		p := newToolsPanel(h.m, "")
+		h.m.panel = p
+		p.resize(h.m)
+		_ = h.m.View()
+		panel += time.Since(start)
+
+		b.StopTimer()
+		if len(p.rows) != servers*perServer {
+			b.Fatalf("panel has %d rows, want %d", len(p.rows), servers*perServer)
+		}
+		h.m.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(listed.Microseconds())/1000/float64(b.N), "list+catalog-ms")
+	b.ReportMetric(float64(panel.Microseconds())/1000/float64(b.N), "panel-ms")
+}
