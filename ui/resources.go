@@ -158,6 +158,46 @@ func newFilter(placeholder, value string) textinput.Model {
 	return ti
 }
 
+// filterRows returns the indexes of the n rows whose search text contains
+// the filter's text (ignoring case), reusing shown, and the selection kept
+// within them.
+func filterRows(filter textinput.Model, n int, find func(i int) string, shown []int, sel int) ([]int, int) {
+	q := strings.ToLower(strings.TrimSpace(filter.Value()))
+	shown = shown[:0]
+	for i := range n {
+		if q == "" || strings.Contains(find(i), q) {
+			shown = append(shown, i)
+		}
+	}
+	return shown, min(max(sel, 0), max(len(shown)-1, 0))
+}
+
+// fitFilter sizes a panel's filter input and returns the panel's inner width.
+func fitFilter(m *Model, f *textinput.Model) int {
+	iw, _ := panelInner(m.width, m.height-1)
+	f.SetWidth(iw - len(f.Prompt) - 1)
+	return iw
+}
+
+// listEach lists items of every server, handing each non-nil one to add,
+// and returns the errors, one per server that failed.
+func listEach[T any](ctx context.Context, servers []string, list func(context.Context, string) ([]*T, error), add func(server string, item *T)) []string {
+	var errs []string
+	for _, s := range servers {
+		items, err := list(ctx, s)
+		if err != nil {
+			errs = append(errs, s+": "+err.Error())
+			continue
+		}
+		for _, it := range items {
+			if it != nil {
+				add(s, it)
+			}
+		}
+	}
+	return errs
+}
+
 func (m *Model) openResources(filter string) tea.Cmd {
 	p := &resourcesPanel{filter: newFilter("type to filter by server, URI or name", filter)}
 	m.openPanel(p)
@@ -172,19 +212,9 @@ func (p *resourcesPanel) load(m *Model) tea.Cmd {
 	p.loading = true
 	return m.fetch(func(ctx context.Context) tea.Msg {
 		msg := resourcesMsg{p: p}
-		for _, s := range servers {
-			rs, err := mgr.Resources(ctx, s)
-			if err != nil {
-				msg.errs = append(msg.errs, s+": "+err.Error())
-				continue
-			}
-			for _, r := range rs {
-				if r == nil {
-					continue
-				}
-				msg.rows = append(msg.rows, resRow{server: s, r: r, find: strings.ToLower(s + " " + r.URI + " " + r.Name + " " + r.Title)})
-			}
-		}
+		msg.errs = listEach(ctx, servers, mgr.Resources, func(s string, r *mcp.Resource) {
+			msg.rows = append(msg.rows, resRow{server: s, r: r, find: strings.ToLower(s + " " + r.URI + " " + r.Name + " " + r.Title)})
+		})
 		return msg
 	})
 }
@@ -195,19 +225,11 @@ func (p *resourcesPanel) loaded(msg resourcesMsg) {
 }
 
 func (p *resourcesPanel) applyFilter() {
-	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
-	p.shown = p.shown[:0]
-	for i, r := range p.rows {
-		if q == "" || strings.Contains(r.find, q) {
-			p.shown = append(p.shown, i)
-		}
-	}
-	p.sel = min(max(p.sel, 0), max(len(p.shown)-1, 0))
+	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
 }
 
 func (p *resourcesPanel) resize(m *Model) {
-	iw, _ := panelInner(m.width, m.height-1)
-	p.filter.SetWidth(iw - len(p.filter.Prompt) - 1)
+	fitFilter(m, &p.filter)
 }
 
 // listMove handles the keys that move a list's selection.
@@ -468,19 +490,9 @@ func (p *promptsPanel) load(m *Model) tea.Cmd {
 	p.loading = true
 	return m.fetch(func(ctx context.Context) tea.Msg {
 		msg := promptsMsg{p: p}
-		for _, s := range servers {
-			ps, err := mgr.Prompts(ctx, s)
-			if err != nil {
-				msg.errs = append(msg.errs, s+": "+err.Error())
-				continue
-			}
-			for _, pr := range ps {
-				if pr == nil {
-					continue
-				}
-				msg.rows = append(msg.rows, promptRow{server: s, p: pr, find: strings.ToLower(s + "/" + pr.Name + " " + pr.Title + " " + pr.Description)})
-			}
-		}
+		msg.errs = listEach(ctx, servers, mgr.Prompts, func(s string, pr *mcp.Prompt) {
+			msg.rows = append(msg.rows, promptRow{server: s, p: pr, find: strings.ToLower(s + "/" + pr.Name + " " + pr.Title + " " + pr.Description)})
+		})
 		return msg
 	})
 }
@@ -491,19 +503,11 @@ func (p *promptsPanel) loaded(msg promptsMsg) {
 }
 
 func (p *promptsPanel) applyFilter() {
-	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
-	p.shown = p.shown[:0]
-	for i, r := range p.rows {
-		if q == "" || strings.Contains(r.find, q) {
-			p.shown = append(p.shown, i)
-		}
-	}
-	p.sel = min(max(p.sel, 0), max(len(p.shown)-1, 0))
+	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
 }
 
 func (p *promptsPanel) resize(m *Model) {
-	iw, _ := panelInner(m.width, m.height-1)
-	p.filter.SetWidth(iw - len(p.filter.Prompt) - 1)
+	iw := fitFilter(m, &p.filter)
 	if p.form != nil {
 		p.form.resize(iw)
 	}

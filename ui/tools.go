@@ -37,13 +37,7 @@ type toolRow struct {
 }
 
 func newToolsPanel(m *Model, filter string) *toolsPanel {
-	ti := textinput.New()
-	ti.Prompt = "filter: "
-	ti.Placeholder = "type to filter by server, tool or title"
-	ti.SetVirtualCursor(false)
-	ti.SetValue(filter)
-	ti.Focus()
-	p := &toolsPanel{filter: ti}
+	p := &toolsPanel{filter: newFilter("type to filter by server, tool or title", filter)}
 	p.refresh(m)
 	return p
 }
@@ -66,19 +60,11 @@ func (p *toolsPanel) refresh(m *Model) {
 }
 
 func (p *toolsPanel) applyFilter() {
-	q := strings.ToLower(strings.TrimSpace(p.filter.Value()))
-	p.shown = p.shown[:0]
-	for i, r := range p.rows {
-		if q == "" || strings.Contains(r.find, q) {
-			p.shown = append(p.shown, i)
-		}
-	}
-	p.sel = min(max(p.sel, 0), max(len(p.shown)-1, 0))
+	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
 }
 
 func (p *toolsPanel) resize(m *Model) {
-	iw, _ := panelInner(m.width, m.height-1)
-	p.filter.SetWidth(iw - len(p.filter.Prompt) - 1)
+	fitFilter(m, &p.filter)
 	if p.detail != nil {
 		p.detail.resize(m)
 	}
