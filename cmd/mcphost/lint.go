@@ -61,11 +61,11 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 	if err != nil {
 		return err
 	}
-	m := st.start(cmd.Context())
-	defer m.Close()
-	if err := st.loginNeeded(m); err != nil {
+	m, err := st.startChecked(cmd.Context())
+	if err != nil {
 		return err
 	}
+	defer m.Close()
 
 	var fs []findingJSON
 	for _, ss := range m.Servers() {

@@ -86,9 +86,8 @@ func startOne(cmd *cobra.Command, st *setup, server string) (*client.Manager, er
 		return nil, usageError(fmt.Errorf("no server named %q; configured: %s", server, strings.Join(names, ", ")))
 	}
 	st.specs = keep
-	m := st.start(cmd.Context())
-	if err := st.loginNeeded(m); err != nil {
-		m.Close()
+	m, err := st.startChecked(cmd.Context())
+	if err != nil {
 		return nil, err
 	}
 	if ss := m.Servers()[0]; ss.State != client.StateReady {

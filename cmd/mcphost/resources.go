@@ -35,11 +35,11 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := st.start(cmd.Context())
-			defer m.Close()
-			if err := st.loginNeeded(m); err != nil {
+			m, err := st.startChecked(cmd.Context())
+			if err != nil {
 				return err
 			}
+			defer m.Close()
 			out := []resourceJSON{}
 			errs := eachServer(m, func(name string) error {
 				rs, err := m.Resources(cmd.Context(), name)
@@ -119,11 +119,11 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := st.start(cmd.Context())
-			defer m.Close()
-			if err := st.loginNeeded(m); err != nil {
+			m, err := st.startChecked(cmd.Context())
+			if err != nil {
 				return err
 			}
+			defer m.Close()
 			out := []promptJSON{}
 			errs := eachServer(m, func(name string) error {
 				ps, err := m.Prompts(cmd.Context(), name)

@@ -41,11 +41,11 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 	if err != nil {
 		return nil, err
 	}
-	ss := &session{m: st.start(ctx)}
-	if err := st.loginNeeded(ss.m); err != nil {
-		ss.m.Close()
+	m, err := st.startChecked(ctx)
+	if err != nil {
 		return nil, err
 	}
+	ss := &session{m: m}
 	return st.withGate(ss, policy, g, s, mode, asker), nil
 }
 

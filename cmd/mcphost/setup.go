@@ -140,6 +140,17 @@ func (st *setup) start(ctx context.Context) *client.Manager {
 	return m
 }
 
+// startChecked starts every server, like start, and fails when one needs
+// a login that cannot happen here. The caller closes the manager.
+func (st *setup) startChecked(ctx context.Context) (*client.Manager, error) {
+	m := st.start(ctx)
+	if err := st.loginNeeded(m); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
 // statuses are the started servers' states followed by the held ones,
 // sorted by name.
 func (st *setup) statuses(m *client.Manager) []client.Status {

@@ -74,11 +74,11 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 	if err != nil {
 		return err
 	}
-	m := st.start(cmd.Context())
-	defer m.Close()
-	if err := st.loginNeeded(m); err != nil {
+	m, err := st.startChecked(cmd.Context())
+	if err != nil {
 		return err
 	}
+	defer m.Close()
 	tools := m.Tools()
 	names := client.BuildNames(tools)
 
