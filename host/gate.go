@@ -314,47 +314,37 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	})
 }
 
-// pin returns the tool's pinned hash and whether the definition differs
-// from it. A tool of a trusted server is pinned on first sight.
-func (g *Gate) pin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
-	var ok bool
+// storedPin returns the definition hash pinned for a tool, if any.
+func (g *Gate) storedPin(ident, tool string) (string, bool) {
 	if g.o.Store != nil {
-		pinned, ok = g.o.Store.Pin(ident, t.Name)
-	} else {
-		g.mu.Lock()
-		pinned, ok = g.pins[ident+"\x00"+t.Name]
-		g.mu.Unlock()
+		return g.o.Store.Pin(ident, tool)
 	}
-	if !ok {
-		if trusted {
-			g.setPin(ident, t)
-			return t.Hash, false
-		}
-		return "", false
-	}
-	return pinned, pinned != t.Hash
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h, ok := g.pins[ident+"\x00"+tool]
+	return h, ok
 }
 
-// peekPin is pin without its side effect: the hash the gate would compare
-// with, and whether the definition differs from it. A trusted server's
-// tool seen for the first time counts as pinned to its current definition,
-// as it would be on its first call.
+// peekPin returns the hash the gate compares the tool's definition with,
+// and whether the definition differs from it. A trusted server's tool seen
+// for the first time counts as pinned to its current definition.
 func (g *Gate) peekPin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
-	var ok bool
-	if g.o.Store != nil {
-		pinned, ok = g.o.Store.Pin(ident, t.Name)
-	} else {
-		g.mu.Lock()
-		pinned, ok = g.pins[ident+"\x00"+t.Name]
-		g.mu.Unlock()
+	pinned, ok := g.storedPin(ident, t.Name)
+	switch {
+	case ok:
+		return pinned, pinned != t.Hash
+	case trusted:
+		return t.Hash, false
 	}
-	if !ok {
-		if trusted {
-			return t.Hash, false
-		}
-		return "", false
+	return "", false
+}
+
+// pin is peekPin that also pins a trusted server's tool on first sight.
+func (g *Gate) pin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
+	if _, ok := g.storedPin(ident, t.Name); !ok && trusted {
+		g.setPin(ident, t)
 	}
-	return pinned, pinned != t.Hash
+	return g.peekPin(ident, t, trusted)
 }
 
 // Explain returns the decision the gate would make now for a call of tool
