@@ -4,4 +4,4 @@ package config
 
 import "errors"
 
-func mkfifo(string) error { return errors.New("no FIFOs here") }
+func mkfifo(string) error { return errors.ErrUnsupported }

@@ -116,7 +116,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		t.Skip("cannot find the test binary:", err)
+		t.Fatalf("cannot find the test binary: %v", err)
 	}
 	path := statePath(t)
 	var workers []string
