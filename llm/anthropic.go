@@ -1,23 +1,27 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
-
-	"github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 )
 
-const anthropicDefaultBaseURL = "https://api.anthropic.com"
+const (
+	anthropicDefaultBaseURL = "https://api.anthropic.com"
+	// anthropicVersion is the Messages API version this file speaks: the
+	// one the pinned Go SDK sent before mcphost spoke the wire format
+	// itself, so that leaving the SDK changed nothing the API sees.
+	anthropicVersion = "2026-10-21"
+)
 
 type anthropicModel struct {
-	spec   string
-	model  string
-	client anthropic.Client
+	spec     string
+	model    string
+	endpoint *endpoint
 }
 
 func newAnthropic(spec, model string, o Options) (Model, error) {
@@ -32,18 +36,15 @@ func newAnthropic(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []option.RequestOption{
-		// Without this the SDK would read ANTHROPIC_* variables, profiles and
-		// federation settings from the process behind Options' back.
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(base),
-		option.WithAPIKey(key),
-		option.WithMaxRetries(o.retries()),
+	header := http.Header{}
+	// A bearer token, as the SDK this replaced sent the key; the tests pin it.
+	header.Set("Authorization", "Bearer "+key)
+	header.Set("Anthropic-Version", anthropicVersion)
+	e, err := newEndpoint("anthropic", "check ANTHROPIC_API_KEY", base, "v1/messages", header, o)
+	if err != nil {
+		return nil, err
 	}
-	if o.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
-	}
-	return &anthropicModel{spec: spec, model: model, client: anthropic.NewClient(opts...)}, nil
+	return &anthropicModel{spec: spec, model: model, endpoint: e}, nil
 }
 
 func (m *anthropicModel) Name() string { return m.spec }
@@ -52,35 +53,22 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 	if err := req.check(); err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
-	var failure httpFailure
-	stream := m.client.Messages.NewStreaming(ctx, anthropicParams(m.model, req), option.WithMiddleware(failure.middleware))
-	defer stream.Close()
-
-	turn := anthropicTurn{calls: map[int64]*pendingCall{}}
-	for stream.Next() {
-		if err := turn.handle(stream.Current(), emit); err != nil {
-			return fmt.Errorf("anthropic: %w", err)
-		}
-		if turn.stopped {
-			break
-		}
+	body, err := marshal(anthropicParams(m.model, req))
+	if err != nil {
+		return fmt.Errorf("anthropic: %w", err)
 	}
-	if err := stream.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	turn := anthropicTurn{calls: map[int]*pendingCall{}}
+	err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
+		if err := turn.event(ev, emit); err != nil {
+			return false, err
 		}
-		if apiErr := failure.apiError("anthropic", "check ANTHROPIC_API_KEY"); apiErr != nil {
-			return apiErr
-		}
-		var sdkErr *anthropic.Error
-		if errors.As(err, &sdkErr) {
-			// An error event inside a stream that started with 200.
-			return &APIError{Provider: "anthropic", Type: clean(string(sdkErr.Type())), Message: clean(sdkErr.Message)}
-		}
-		return fmt.Errorf("anthropic: reading the response stream: %w", err)
-	}
+		return turn.stopped, nil
+	})
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if err != nil {
+		return err
 	}
 	if !turn.stopped {
 		return errors.New("anthropic: the response stream ended before message_stop")
@@ -94,15 +82,13 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 type pendingCall struct {
 	id, name string
 	args     strings.Builder
-	initial  any // the input in content_block_start, used when no fragment follows
+	initial  json.RawMessage // the input in content_block_start, used when no fragment follows
 }
 
 func (p *pendingCall) finish() (*ToolCall, error) {
 	args := json.RawMessage(p.args.String())
-	if len(strings.TrimSpace(p.args.String())) == 0 && p.initial != nil {
-		if b, err := json.Marshal(p.initial); err == nil {
-			args = b
-		}
+	if len(strings.TrimSpace(p.args.String())) == 0 && present(p.initial) {
+		args = p.initial
 	}
 	args = argsOrEmpty(args)
 	if !isJSONObject(args) {
@@ -116,18 +102,80 @@ func (p *pendingCall) finish() (*ToolCall, error) {
 // content_block_delta… and content_block_stop, then message_delta with the
 // stop reason and final usage, then message_stop.
 type anthropicTurn struct {
-	calls   map[int64]*pendingCall // open tool_use blocks by index
+	calls   map[int]*pendingCall // open tool_use blocks by index
 	usage   Usage
 	stop    string
 	stopped bool
 }
 
-func (t *anthropicTurn) handle(ev anthropic.MessageStreamEventUnion, emit func(Event)) error {
+// anthropicEvent is the part of a Messages stream event that is read; which
+// members are set depends on Type.
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content_block"`
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage anthropicUsage `json:"usage"`
+}
+
+type anthropicUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+// input counts every input token, cached or not.
+func (u anthropicUsage) input() int {
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// event handles one event of the stream. Events are told apart by the type
+// in their data; an event without a name, a ping, and a type not known here
+// are skipped, and an error event ends the turn with an *APIError.
+func (t *anthropicTurn) event(ev sseEvent, emit func(Event)) error {
+	switch string(ev.name) {
+	case "", "ping":
+		return nil
+	case "error":
+		// An error inside a stream that started with 200:
+		// {"type":"error","error":{"type":…,"message":…}}.
+		typ, msg := parseErrorBody(ev.data)
+		return &APIError{Provider: "anthropic", Type: typ, Message: msg}
+	}
+	if len(bytes.TrimSpace(ev.data)) == 0 {
+		return nil
+	}
+	var e anthropicEvent
+	if err := json.Unmarshal(ev.data, &e); err != nil {
+		return fmt.Errorf("anthropic: reading the response stream: event %q: %w", clean(string(ev.name)), err)
+	}
+	if err := t.handle(&e, emit); err != nil {
+		return fmt.Errorf("anthropic: %w", err)
+	}
+	return nil
+}
+
+func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 	switch ev.Type {
 	case "message_start":
 		u := ev.Message.Usage
-		t.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
-		t.usage.OutputTokens = int(u.OutputTokens)
+		t.usage.InputTokens = u.input()
+		t.usage.OutputTokens = u.OutputTokens
 	case "content_block_start":
 		b := ev.ContentBlock
 		switch b.Type {
@@ -160,17 +208,17 @@ func (t *anthropicTurn) handle(ev anthropic.MessageStreamEventUnion, emit func(E
 			emit(Event{Kind: EventToolCall, Call: call})
 		}
 	case "message_delta":
-		if r := string(ev.Delta.StopReason); r != "" {
+		if r := ev.Delta.StopReason; r != "" {
 			t.stop = r
 		}
 		u := ev.Usage
 		// The counts in message_delta are cumulative; input counts are sent
 		// again only by some API versions.
-		if in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens; in > 0 {
-			t.usage.InputTokens = int(in)
+		if in := u.input(); in > 0 {
+			t.usage.InputTokens = in
 		}
 		if u.OutputTokens > 0 {
-			t.usage.OutputTokens = int(u.OutputTokens)
+			t.usage.OutputTokens = u.OutputTokens
 		}
 	case "message_stop":
 		if len(t.calls) > 0 {
@@ -181,86 +229,102 @@ func (t *anthropicTurn) handle(ev anthropic.MessageStreamEventUnion, emit func(E
 	return nil
 }
 
+// messagesRequest is the body of a streamed Messages request. The field
+// order is the order on the wire.
+type messagesRequest struct {
+	Model     string             `json:"model"`
+	MaxTokens int                `json:"max_tokens"`
+	System    []textBlock        `json:"system,omitempty"`
+	Messages  []anthropicMessage `json:"messages"`
+	Tools     []anthropicTool    `json:"tools,omitempty"`
+	Stream    bool               `json:"stream"`
+}
+
+type anthropicMessage struct {
+	Role    Role  `json:"role"`
+	Content []any `json:"content"` // textBlock, toolUseBlock, toolResultBlock
+}
+
+type textBlock struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+type toolUseBlock struct {
+	Type  string          `json:"type"` // "tool_use"
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type toolResultBlock struct {
+	Type      string      `json:"type"` // "tool_result"
+	ToolUseID string      `json:"tool_use_id"`
+	Content   []textBlock `json:"content,omitempty"`
+	IsError   bool        `json:"is_error,omitempty"`
+}
+
+type anthropicTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
 // anthropicParams maps a request onto the Messages API. Tool results travel
 // as tool_result blocks in a user message; adjacent messages of the same
 // role are merged because the API wants the roles to alternate.
-func anthropicParams(model string, req *Request) anthropic.MessageNewParams {
-	p := anthropic.MessageNewParams{
-		Model:     model,
-		MaxTokens: int64(req.MaxTokens),
-	}
+func anthropicParams(model string, req *Request) *messagesRequest {
+	p := &messagesRequest{Model: model, MaxTokens: req.MaxTokens, Stream: true}
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = DefaultMaxTokens
 	}
 	if req.System != "" {
-		p.System = []anthropic.TextBlockParam{{Text: req.System}}
+		p.System = []textBlock{{Type: "text", Text: req.System}}
 	}
 	var lastRole Role
 	for _, m := range req.Messages {
-		var blocks []anthropic.ContentBlockParamUnion
+		var blocks []any
 		role := RoleUser
 		switch m.Role {
 		case RoleAssistant:
 			role = RoleAssistant
 			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, argsOrEmpty(c.Args), c.Name))
+				blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: argsOrEmpty(c.Args)})
 			}
 		case RoleTool:
 			for _, r := range m.ToolResults {
-				blocks = append(blocks, toolResultBlock(r))
+				b := toolResultBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
+				if r.Content != "" {
+					b.Content = []textBlock{{Type: "text", Text: r.Content}}
+				}
+				blocks = append(blocks, b)
 			}
 			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
 			}
 		default:
 			if m.Text != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Text))
+				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
 			}
 		}
 		if len(blocks) == 0 {
 			continue // the API refuses empty content
 		}
 		if role == lastRole {
-			last := p.Messages[len(p.Messages)-1]
-			if role == RoleAssistant {
-				last.OfAssistant.Content = append(last.OfAssistant.Content, blocks...)
-			} else {
-				last.OfUser.Content = append(last.OfUser.Content, blocks...)
-			}
+			last := &p.Messages[len(p.Messages)-1]
+			last.Content = append(last.Content, blocks...)
 			continue
 		}
-		if role == RoleAssistant {
-			p.Messages = append(p.Messages, anthropic.NewAssistantMessage(blocks...))
-		} else {
-			p.Messages = append(p.Messages, anthropic.NewUserMessage(blocks...))
-		}
+		p.Messages = append(p.Messages, anthropicMessage{Role: role, Content: blocks})
 		lastRole = role
 	}
 	for _, t := range req.Tools {
-		tool := anthropic.ToolParam{
-			Name: t.Name,
-			// Override sends the schema as given instead of through the SDK's
-			// typed schema, which knows only a few keywords.
-			InputSchema: param.Override[anthropic.ToolInputSchemaParam](schemaOrEmpty(t.InputSchema)),
-		}
-		if t.Description != "" {
-			tool.Description = param.NewOpt(t.Description)
-		}
-		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tool})
+		// The schema is sent as given: keywords, key order and values stay
+		// as the server declared them.
+		p.Tools = append(p.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schemaOrEmpty(t.InputSchema)})
 	}
 	return p
-}
-
-func toolResultBlock(r ToolResult) anthropic.ContentBlockParamUnion {
-	b := anthropic.ToolResultBlockParam{ToolUseID: r.CallID}
-	if r.Content != "" {
-		b.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: r.Content}}}
-	}
-	if r.IsError {
-		b.IsError = param.NewOpt(true)
-	}
-	return anthropic.ContentBlockParamUnion{OfToolResult: &b}
 }

@@ -20,9 +20,19 @@
 //
 // Options.APIKey wins over the key variable, Options.BaseURL over
 // ANTHROPIC_BASE_URL and OPENAI_BASE_URL. The environment is read only through
-// Options.Getenv: the SDKs' own environment lookups are switched off, so a
-// variable in the process cannot redirect requests or add credentials behind
-// the caller's back. Ollama never receives OPENAI_API_KEY.
+// Options.Getenv, and only for those four variables, so a variable in the
+// process cannot redirect requests or add credentials behind the caller's
+// back. Ollama never receives OPENAI_API_KEY.
+//
+// The providers speak their wire formats directly, with net/http and
+// encoding/json: a JSON POST answered by a server-sent event stream
+// (Messages for Anthropic, Chat Completions for the others). The official Go
+// SDKs did the same job with far more code: megabytes of the binary, package
+// initialisation that ran and paged in memory on every start of every
+// command, --version included, and reflective request building on every
+// turn. This package uses a small part of either API, keeps the requests and
+// events it reads as plain structs, and has no work to do when the program
+// starts.
 //
 // Tool names and input schemas are sent as given (a schema keeps its keywords,
 // key order and values; only insignificant whitespace may go); a schema over
@@ -56,12 +66,20 @@
 // inside a stream is an *APIError with StatusCode 0.
 //
 // A request that fails before any output arrived (connection error, 408,
-// 409, 429, 5xx) is retried by the SDK at most [DefaultMaxRetries] times
-// (Options.MaxRetries changes that; negative disables), with exponential
-// backoff from half a second or the server's Retry-After. When the server
-// asks for a wait longer than 30 seconds the error is reported at once. Once
-// a stream has started nothing is retried, because its text and tool calls
-// have already been emitted. Cancelling the context ends any wait.
+// 409, 429, 5xx) is retried at most [DefaultMaxRetries] times
+// (Options.MaxRetries changes that; negative disables), as the providers'
+// SDKs do: an x-should-retry header from the server overrides the status;
+// the wait is the server's Retry-After-Ms or Retry-After, or else an
+// exponential backoff from half a second up to 8 seconds, less up to a
+// quarter at random. When the server asks for a wait longer than 30 seconds
+// the error is reported at once. Once a stream has started nothing is
+// retried, because its text and tool calls have already been emitted.
+// Cancelling the context ends any wait.
+//
+// An event stream is read by the rules of the HTML standard (lines end in
+// LF, CRLF or CR; data lines join; comments and the id and retry fields are
+// ignored). A line or event over 4 MiB ends the turn with an error, so a
+// broken server cannot grow memory without end.
 //
 // # Script files
 //

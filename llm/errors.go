@@ -1,15 +1,12 @@
 package llm
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 )
@@ -96,58 +93,9 @@ const maxRetryWait = 30 * time.Second
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// httpFailure remembers the last error response of one Stream call. The SDKs
-// decode error bodies only in their provider's own format; OpenAI-compatible
-// servers answer in several others ({"error": "text"}, {"detail": …}, plain
-// text), so the body is kept here and read by [httpFailure.apiError].
-type httpFailure struct {
-	mu     sync.Mutex
-	status int
-	body   []byte
-}
-
-// middleware has the shape both SDKs' option.WithMiddleware accept. It runs
-// once per attempt.
-func (f *httpFailure) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	res, err := next(req)
-	if err != nil || res == nil {
-		return res, err
-	}
-	if res.StatusCode < 400 {
-		f.set(0, nil)
-		return res, nil
-	}
-	body, readErr := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	_ = res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	if readErr != nil {
-		return res, nil // the SDK reports the status; there is no message to add
-	}
-	f.set(res.StatusCode, body)
-	if d, ok := retryAfter(res.Header); ok && d > maxRetryWait {
-		res.Header.Set("x-should-retry", "false")
-	}
-	return res, nil
-}
-
-func (f *httpFailure) set(status int, body []byte) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.status, f.body = status, body
-}
-
-// apiError returns the recorded error response as an *APIError, or nil when
-// the last attempt did not end with an error status.
-func (f *httpFailure) apiError(provider, hint string) *APIError {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.status == 0 {
-		return nil
-	}
-	typ, msg := parseErrorBody(f.body)
-	return &APIError{Provider: provider, StatusCode: f.status, Type: typ, Message: msg, hint: hint}
-}
-
+// retryAfter reads the wait a server asks for before a retry: Retry-After-Ms
+// (milliseconds, a header some providers add) before Retry-After (seconds or
+// an HTTP date). The wait is negative for a date in the past.
 func retryAfter(h http.Header) (time.Duration, bool) {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil {

@@ -1,13 +1,13 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 )
 
@@ -130,11 +130,12 @@ type Options struct {
 	BaseURL string
 	// APIKey wins over the provider's key variable.
 	APIKey string
-	// Getenv reads environment variables; nil means os.Getenv. The SDKs'
-	// own environment lookups are switched off, so this is the only way the
-	// environment reaches a model.
+	// Getenv reads environment variables; nil means os.Getenv. It is the
+	// only way the environment reaches a model.
 	Getenv func(string) string
-	// HTTPClient sends the requests; nil means the SDK's default.
+	// HTTPClient sends the requests; nil means http.DefaultClient. A client
+	// with a Timeout cuts off long turns: streams last as long as the model
+	// writes.
 	HTTPClient *http.Client
 	// MaxRetries bounds how often a request that failed before any output
 	// arrived (connection error, 408, 409, 429, 5xx) is sent again. 0 means
@@ -147,7 +148,8 @@ const (
 	// and the provider requires one.
 	DefaultMaxTokens = 4096
 	// DefaultMaxRetries is the number of retries when Options.MaxRetries is
-	// 0. It is the SDKs' own default, written down so it cannot drift.
+	// 0. It is the default of the providers' own SDKs, so that leaving them
+	// changed nothing.
 	DefaultMaxRetries = 2
 	// MaxSchemaBytes is the largest tool input schema Stream accepts.
 	MaxSchemaBytes = 64 << 10
@@ -219,7 +221,22 @@ func baseURL(provider string, candidates ...string) (string, error) {
 	return "", nil
 }
 
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validToolName reports whether name matches [A-Za-z0-9_-]{1,64}, the names
+// every provider accepts. It is written out rather than a regexp so that the
+// package has nothing to compile when the program starts.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // check refuses a request that no provider would accept, before anything is
 // sent, with an error that names the part at fault.
@@ -232,7 +249,7 @@ func (r *Request) check() error {
 	}
 	seen := make(map[string]bool, len(r.Tools))
 	for _, t := range r.Tools {
-		if !toolName.MatchString(t.Name) {
+		if !validToolName(t.Name) {
 			return fmt.Errorf("tool %q: the name must match [A-Za-z0-9_-]{1,64}", t.Name)
 		}
 		if seen[t.Name] {
@@ -283,7 +300,10 @@ func argsOrEmpty(args json.RawMessage) json.RawMessage {
 	return args
 }
 
+// isJSONObject reports whether b is one valid JSON object. It runs for every
+// tool schema of every turn, so it validates without decoding: no map, no
+// allocation.
 func isJSONObject(b []byte) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(b, &m) == nil && m != nil
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
 }

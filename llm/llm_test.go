@@ -239,3 +239,26 @@ func TestRequestRefusedBeforeSending(t *testing.T) {
 		}
 	}
 }
+
+func TestIsJSONObject(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{
+		{`{}`, true},
+		{` {"type":"object"} `, true},
+		{"\n{\"a\":[1,{\"b\":null}]}", true},
+		{``, false},
+		{`null`, false},
+		{`[]`, false},
+		{`"{}"`, false},
+		{`{"a":1} {"b":2}`, false},
+		{`{"a":1`, false},
+		{`{"a":1}}`, false},
+		{`{'a':1}`, false},
+	} {
+		if got := isJSONObject([]byte(tt.in)); got != tt.want {
+			t.Errorf("isJSONObject(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}

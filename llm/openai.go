@@ -1,19 +1,14 @@
 package llm
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 const (
@@ -27,8 +22,7 @@ type openaiModel struct {
 	spec     string
 	provider string
 	model    string
-	chat     openai.ChatCompletionService
-	hint     string // what to check when the server refuses the key
+	endpoint *endpoint
 	// legacyMaxTokens sends max_tokens, which compatible servers understand,
 	// instead of max_completion_tokens, which OpenAI wants.
 	legacyMaxTokens bool
@@ -43,7 +37,7 @@ func newOpenAI(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newChat(spec, "openai", model, base, key, "check OPENAI_API_KEY", false, o), nil
+	return newChat(spec, "openai", model, base, key, "check OPENAI_API_KEY", false, o)
 }
 
 // newOllama never reads OPENAI_API_KEY: that key belongs to OpenAI and has
@@ -53,7 +47,7 @@ func newOllama(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newChat(spec, "ollama", model, base, o.APIKey, "", true, o), nil
+	return newChat(spec, "ollama", model, base, o.APIKey, "", true, o)
 }
 
 func newOpenAICompatible(spec, model string, o Options) (Model, error) {
@@ -65,30 +59,27 @@ func newOpenAICompatible(spec, model string, o Options) (Model, error) {
 		return nil, err
 	}
 	key := cmp.Or(o.APIKey, o.getenv("OPENAI_API_KEY"))
-	return newChat(spec, "openai-compatible", model, base, key, "check OPENAI_API_KEY", true, o), nil
+	return newChat(spec, "openai-compatible", model, base, key, "check OPENAI_API_KEY", true, o)
 }
 
-func newChat(spec, provider, model, base, key, hint string, legacyMaxTokens bool, o Options) *openaiModel {
-	// The service is built without openai.NewClient, which would read
-	// OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID and more from the process.
-	opts := []option.RequestOption{
-		option.WithBaseURL(base),
-		option.WithMaxRetries(o.retries()),
-	}
+// newChat reads nothing from the environment itself: the key and base URL
+// come from the caller, so OPENAI_ORG_ID and the like never reach a request.
+func newChat(spec, provider, model, base, key, hint string, legacyMaxTokens bool, o Options) (Model, error) {
+	header := http.Header{}
 	if key != "" {
-		opts = append(opts, option.WithAPIKey(key))
+		header.Set("Authorization", "Bearer "+key)
 	}
-	if o.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
+	e, err := newEndpoint(provider, hint, base, "chat/completions", header, o)
+	if err != nil {
+		return nil, err
 	}
 	return &openaiModel{
 		spec:            spec,
 		provider:        provider,
 		model:           model,
-		chat:            openai.NewChatCompletionService(opts...),
-		hint:            hint,
+		endpoint:        e,
 		legacyMaxTokens: legacyMaxTokens,
-	}
+	}, nil
 }
 
 func (m *openaiModel) Name() string { return m.spec }
@@ -97,37 +88,19 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	if err := req.check(); err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
-	params, err := m.params(req)
+	body, err := marshal(m.params(req))
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
-	var failure httpFailure
-	stream := m.chat.NewStreaming(ctx, params, option.WithMiddleware(failure.middleware))
-	defer stream.Close()
-
-	turn := openaiTurn{calls: map[int64]*pendingCall{}}
-	for stream.Next() {
-		if err := turn.handle(stream.Current(), emit); err != nil {
-			return fmt.Errorf("%s: %w", m.provider, err)
-		}
-	}
-	if err := stream.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if apiErr := failure.apiError(m.provider, m.hint); apiErr != nil {
-			return apiErr
-		}
-		var streamErr *ssestream.StreamError
-		if errors.As(err, &streamErr) {
-			// An error chunk inside a stream that started with 200.
-			typ, msg := parseErrorBody(streamErr.Event.Data)
-			return &APIError{Provider: m.provider, Type: typ, Message: msg}
-		}
-		return fmt.Errorf("%s: reading the response stream: %w", m.provider, err)
-	}
+	turn := openaiTurn{calls: map[int]*pendingCall{}}
+	err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
+		return turn.event(ev.data, m.provider, emit)
+	})
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if err != nil {
+		return err
 	}
 	if turn.finish == "" {
 		return fmt.Errorf("%s: the response stream ended without a finish_reason", m.provider)
@@ -150,15 +123,74 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 // in index order once the choice has a finish_reason. Usage arrives in a last
 // chunk without choices.
 type openaiTurn struct {
-	calls   map[int64]*pendingCall
+	calls   map[int]*pendingCall
 	finish  string
 	usage   Usage
 	emitted int
 }
 
-func (t *openaiTurn) handle(chunk openai.ChatCompletionChunk, emit func(Event)) error {
-	if chunk.JSON.Usage.Valid() {
-		t.usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+// chatChunk is the part of a streamed chat.completion.chunk that is read.
+type chatChunk struct {
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// event handles the data of one event: a chunk, an error, or "[DONE]",
+// which is the last event.
+func (t *openaiTurn) event(data []byte, provider string, emit func(Event)) (last bool, err error) {
+	if bytes.HasPrefix(data, []byte("[DONE]")) {
+		return true, nil
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return false, nil
+	}
+	var chunk chatChunk
+	if err := json.Unmarshal(data, &chunk); err != nil {
+		// An error chunk need not fit the chunk's shape.
+		var e struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || !present(e.Error) {
+			return false, fmt.Errorf("%s: reading the response stream: %w", provider, err)
+		}
+		chunk.Error = e.Error
+	}
+	if present(chunk.Error) {
+		// An error inside a stream that started with 200.
+		typ, msg := parseErrorBody(data)
+		return false, &APIError{Provider: provider, Type: typ, Message: msg}
+	}
+	t.handle(&chunk, emit)
+	return false, nil
+}
+
+// present reports whether a member was sent with a value other than null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) {
+	if chunk.Usage != nil {
+		t.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 	}
 	for _, choice := range chunk.Choices {
 		if choice.Index != 0 {
@@ -189,12 +221,11 @@ func (t *openaiTurn) handle(chunk openai.ChatCompletionChunk, emit func(Event)) 
 			t.finish = choice.FinishReason
 		}
 	}
-	return nil
 }
 
 // flush emits the assembled tool calls in index order.
 func (t *openaiTurn) flush(emit func(Event)) error {
-	indexes := make([]int64, 0, len(t.calls))
+	indexes := make([]int, 0, len(t.calls))
 	for i := range t.calls {
 		indexes = append(indexes, i)
 	}
@@ -216,7 +247,7 @@ func (t *openaiTurn) flush(emit func(Event)) error {
 		emit(Event{Kind: EventToolCall, Call: call})
 		t.emitted++
 	}
-	t.calls = map[int64]*pendingCall{}
+	clear(t.calls)
 	return nil
 }
 
@@ -234,24 +265,65 @@ func openaiStopReason(finish string) string {
 	return finish
 }
 
+// chatRequest is the body of a streamed Chat Completions request. The field
+// order is the order on the wire.
+type chatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	Tools               []chatTool    `json:"tools,omitempty"`
+	MaxTokens           int           `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// chatMessage is a message of any role. Content is left out only of an
+// assistant message that has tool calls and no text; the other roles send
+// it even when it is empty, as the API requires.
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
 // params maps a request onto Chat Completions: the system prompt becomes a
 // system message, each tool result a message of role tool with its
 // tool_call_id. The API has no error flag on tool results, so a failed
 // result's content starts with "Error: ".
-func (m *openaiModel) params(req *Request) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{
-		Model:         m.model,
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
-	}
+func (m *openaiModel) params(req *Request) *chatRequest {
+	p := &chatRequest{Model: m.model, Stream: true}
+	p.StreamOptions.IncludeUsage = true
 	if req.MaxTokens > 0 {
 		if m.legacyMaxTokens {
-			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+			p.MaxTokens = req.MaxTokens
 		} else {
-			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+			p.MaxCompletionTokens = req.MaxTokens
 		}
 	}
+	text := func(role, s string) chatMessage { return chatMessage{Role: role, Content: &s} }
 	if req.System != "" {
-		p.Messages = append(p.Messages, openai.SystemMessage(req.System))
+		p.Messages = append(p.Messages, text("system", req.System))
 	}
 	for _, msg := range req.Messages {
 		switch msg.Role {
@@ -259,53 +331,42 @@ func (m *openaiModel) params(req *Request) (openai.ChatCompletionNewParams, erro
 			if msg.Text == "" && len(msg.ToolCalls) == 0 {
 				continue
 			}
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := chatMessage{Role: "assistant"}
 			if msg.Text != "" {
-				a.Content.OfString = param.NewOpt(msg.Text)
+				a.Content = &msg.Text
 			}
 			for _, c := range msg.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-							Name:      c.Name,
-							Arguments: string(argsOrEmpty(c.Args)),
-						},
-					},
-				})
+				tc := chatToolCall{ID: c.ID, Type: "function"}
+				tc.Function.Name = c.Name
+				tc.Function.Arguments = string(argsOrEmpty(c.Args))
+				a.ToolCalls = append(a.ToolCalls, tc)
 			}
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			p.Messages = append(p.Messages, a)
 		case RoleTool:
 			for _, r := range msg.ToolResults {
 				content := r.Content
 				if r.IsError {
 					content = strings.TrimSuffix("Error: "+content, " ")
 				}
-				p.Messages = append(p.Messages, openai.ToolMessage(content, r.CallID))
+				tm := text("tool", content)
+				tm.ToolCallID = r.CallID
+				p.Messages = append(p.Messages, tm)
 			}
 			if msg.Text != "" {
-				p.Messages = append(p.Messages, openai.UserMessage(msg.Text))
+				p.Messages = append(p.Messages, text("user", msg.Text))
 			}
 		default:
-			p.Messages = append(p.Messages, openai.UserMessage(msg.Text))
+			p.Messages = append(p.Messages, text("user", msg.Text))
 		}
 	}
 	for _, t := range req.Tools {
-		def, err := json.Marshal(struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters"`
-		}{t.Name, t.Description, schemaOrEmpty(t.InputSchema)})
-		if err != nil {
-			return p, fmt.Errorf("tool %q: %w", t.Name, err)
-		}
-		p.Tools = append(p.Tools, openai.ChatCompletionToolUnionParam{
-			OfFunction: &openai.ChatCompletionFunctionToolParam{
-				// Override sends the schema as given; the SDK's
-				// FunctionParameters is a map that would reorder it.
-				Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(def)),
-			},
-		})
+		tool := chatTool{Type: "function"}
+		tool.Function.Name = t.Name
+		tool.Function.Description = t.Description
+		// Sent as given: keywords, key order and values stay as the server
+		// declared them.
+		tool.Function.Parameters = schemaOrEmpty(t.InputSchema)
+		p.Tools = append(p.Tools, tool)
 	}
-	return p, nil
+	return p
 }

@@ -135,7 +135,7 @@ func (t *ScriptTurn) validate(n int) error {
 	ids := map[string]bool{}
 	for i := range t.ToolCalls {
 		c := &t.ToolCalls[i]
-		if !toolName.MatchString(c.Name) {
+		if !validToolName(c.Name) {
 			return fmt.Errorf("toolCalls[%d]: name %q must match [A-Za-z0-9_-]{1,64}", i, c.Name)
 		}
 		if string(bytes.TrimSpace(c.Args)) == "null" {

@@ -1,0 +1,255 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// endpoint is where one model posts its requests, with the retry rules the
+// provider SDKs used, so that leaving the SDKs changed nothing users see.
+type endpoint struct {
+	provider string // the provider part of the spec, for errors
+	hint     string // what to check when the server refuses the credential
+	url      string
+	header   http.Header // sent with every request, besides Content-Type and Accept
+	client   *http.Client
+	retries  int
+
+	// sleep waits before a retry; it returns early with ctx's error. Tests
+	// replace it to see the waits without spending them.
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// newEndpoint resolves path against base as the SDKs did: base is taken as
+// a directory, so "https://host/v1" and "https://host/v1/" both lead to
+// "https://host/v1/"+path, and a query on base is dropped.
+func newEndpoint(provider, hint, base, path string, header http.Header, o Options) (*endpoint, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, configErrorf("%s: base URL %q: %w", provider, base, err)
+	}
+	if len(u.Path) == 0 || u.Path[len(u.Path)-1] != '/' {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
+	u = u.ResolveReference(&url.URL{Path: path})
+	if header == nil {
+		header = http.Header{}
+	}
+	client := o.HTTPClient
+	if client == nil {
+		// No overall Timeout: a stream lasts as long as the model writes.
+		// Cancelling the context is what ends a request.
+		client = http.DefaultClient
+	}
+	return &endpoint{
+		provider: provider,
+		hint:     hint,
+		url:      u.String(),
+		header:   header,
+		client:   client,
+		retries:  o.retries(),
+		sleep:    sleep,
+	}, nil
+}
+
+// post sends body as JSON and returns the response of the first attempt
+// the server accepted (a status below 400); the caller reads its event
+// stream and must close it. An attempt that could not connect, or that was
+// answered 408, 409, 429 or 5xx, is sent again up to e.retries times, after
+// the wait the server asked for or an exponential backoff; an
+// x-should-retry header overrides the status, and a server asking for a
+// wait over maxRetryWait is not retried. The error status that ends the
+// call is returned as an *APIError. Once post has returned a response
+// nothing is retried: its events may already have been emitted.
+func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		res, err := e.send(ctx, body)
+		if ctx.Err() != nil {
+			if err == nil {
+				discard(res)
+			}
+			return nil, ctx.Err()
+		}
+		last := attempt >= e.retries
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if last {
+				return nil, fmt.Errorf("%s: sending the request: %w", e.provider, err)
+			}
+			wait = backoff(attempt, rand.Float64())
+		case res.StatusCode < 400:
+			return res, nil
+		default:
+			apiErr := e.apiError(res)
+			var retry bool
+			wait, retry = retryWait(res, attempt, rand.Float64())
+			if last || !retry {
+				return nil, apiErr
+			}
+		}
+		if err := e.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// drainWait bounds how long a stream's rest is read after its last event. A
+// server normally ends the response right away; one that holds it open is
+// not waited for.
+const drainWait = 100 * time.Millisecond
+
+// stream posts body and calls handle with each event of the response until
+// handle reports the last event, returns an error, or the stream ends.
+// A stream that ends without a last event is no error here: what that means
+// is the provider's to say. Cancelling ctx ends it with ctx's error.
+func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent) (last bool, err error)) error {
+	reqCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := e.post(reqCtx, body)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	events := newSSEReader(res.Body)
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err() // do not emit what is still buffered
+		}
+		ev, err := events.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: reading the response stream: %w", e.provider, err)
+		}
+		last, err := handle(ev)
+		if err != nil {
+			return err
+		}
+		if last {
+			t := time.AfterFunc(drainWait, cancel)
+			discard(res)
+			t.Stop()
+			return nil
+		}
+	}
+}
+
+// marshal encodes a request body. Unlike json.Marshal it leaves <, > and &
+// as they are, so that a tool's schema reaches the provider byte for byte
+// (but for whitespace between tokens).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func (e *endpoint) send(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	// A clone per request: the client's transport may be the caller's own,
+	// and a Model may stream from several goroutines at once.
+	req.Header = e.header.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	return e.client.Do(req)
+}
+
+// apiError reads the error response res, at most maxErrorBody of it, closes
+// it, and returns what it says. OpenAI-compatible servers answer in several
+// error formats besides the providers' own; parseErrorBody knows them.
+func (e *endpoint) apiError(res *http.Response) *APIError {
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	discard(res)
+	typ, msg := parseErrorBody(body)
+	return &APIError{Provider: e.provider, StatusCode: res.StatusCode, Type: typ, Message: msg, hint: e.hint}
+}
+
+// maxDrain is how much of a response that is no longer wanted is read before
+// closing it. Reading a short rest to its end lets an HTTP/1.1 connection go
+// back to the pool instead of being dropped; a long one is not worth it.
+const maxDrain = 4 << 10
+
+// discard closes res after reading at most maxDrain more of it. Use it only
+// on a response whose end is known to be near (an error body, a stream after
+// its last event): a read waits for the server.
+func discard(res *http.Response) {
+	_, _ = io.CopyN(io.Discard, res.Body, maxDrain)
+	_ = res.Body.Close()
+}
+
+// retryWait says whether the error response res may be retried and after
+// how long. The x-should-retry header wins over the status; a wait the
+// server asks for (Retry-After-Ms, Retry-After) is used when it is between
+// 0 and maxRetryWait, and a longer one means the error is reported at once.
+// r is a random number in [0, 1) for the jitter.
+func retryWait(res *http.Response, attempt int, r float64) (time.Duration, bool) {
+	retry := res.StatusCode == http.StatusRequestTimeout ||
+		res.StatusCode == http.StatusConflict ||
+		res.StatusCode == http.StatusTooManyRequests ||
+		res.StatusCode >= http.StatusInternalServerError
+	switch res.Header.Get("x-should-retry") {
+	case "true":
+		retry = true
+	case "false":
+		retry = false
+	}
+	if !retry {
+		return 0, false
+	}
+	if d, ok := retryAfter(res.Header); ok {
+		switch {
+		case d > maxRetryWait:
+			return 0, false // an outage, not a hiccup
+		case d >= 0:
+			return d, true
+		}
+	}
+	return backoff(attempt, r), true
+}
+
+// backoff is the wait before retry number attempt+1 when the server did not
+// ask for one: half a second doubled with each attempt, at most 8 seconds,
+// less up to a quarter at random (r in [0, 1)) so that clients that failed
+// together do not come back together.
+func backoff(attempt int, r float64) time.Duration {
+	d := 8 * time.Second
+	if attempt < 4 {
+		d = 500 * time.Millisecond << attempt
+	}
+	return time.Duration(float64(d) * (1 - 0.25*r))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
