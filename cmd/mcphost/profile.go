@@ -18,6 +18,11 @@ func startProfiles(getenv func(string) string, stderr io.Writer) (stop func()) {
 	if cpu == "" && mem == "" {
 		return func() {}
 	}
+	if mem != "" {
+		// The default rate samples one allocation per 512 KiB, too coarse
+		// for a run that allocates a few MiB in all.
+		runtime.MemProfileRate = 4096
+	}
 	var cpuFile *os.File
 	if cpu != "" {
 		f, err := os.Create(cpu)
