@@ -22,6 +22,7 @@ type anthropicModel struct {
 	spec     string
 	model    string
 	endpoint *endpoint
+	tools    toolCache
 }
 
 func newAnthropic(spec, model string, o Options) (Model, error) {
@@ -50,10 +51,15 @@ func newAnthropic(spec, model string, o Options) (Model, error) {
 func (m *anthropicModel) Name() string { return m.spec }
 
 func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Event)) error {
-	if err := req.check(); err != nil {
+	if err := req.checkMessages(); err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
 	body, err := marshal(anthropicParams(m.model, req))
+	if err == nil && len(req.Tools) > 0 {
+		var tools []byte
+		tools, err = m.tools.encoded(req.Tools, encodeAnthropicTool)
+		body = withTools(body, tools)
+	}
 	if err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
@@ -230,13 +236,13 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 }
 
 // messagesRequest is the body of a streamed Messages request. The field
-// order is the order on the wire.
+// order is the order on the wire; the tools follow them, added by
+// [withTools].
 type messagesRequest struct {
 	Model     string             `json:"model"`
 	MaxTokens int                `json:"max_tokens"`
 	System    []textBlock        `json:"system,omitempty"`
 	Messages  []anthropicMessage `json:"messages"`
-	Tools     []anthropicTool    `json:"tools,omitempty"`
 	Stream    bool               `json:"stream"`
 }
 
@@ -262,12 +268,6 @@ type toolResultBlock struct {
 	ToolUseID string      `json:"tool_use_id"`
 	Content   []textBlock `json:"content,omitempty"`
 	IsError   bool        `json:"is_error,omitempty"`
-}
-
-type anthropicTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
 }
 
 // anthropicParams maps a request onto the Messages API. Tool results travel
@@ -321,10 +321,25 @@ func anthropicParams(model string, req *Request) *messagesRequest {
 		p.Messages = append(p.Messages, anthropicMessage{Role: role, Content: blocks})
 		lastRole = role
 	}
-	for _, t := range req.Tools {
-		// The schema is sent as given: keywords, key order and values stay
-		// as the server declared them.
-		p.Tools = append(p.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schemaOrEmpty(t.InputSchema)})
-	}
 	return p
+}
+
+// encodeAnthropicTool appends t as a Messages API tool. The schema is sent
+// as given (compacted): keywords, key order and values stay as the server
+// declared them.
+func encodeAnthropicTool(b *bytes.Buffer, t Tool, schema []byte) error {
+	b.WriteString(`{"name":`)
+	if err := appendString(b, t.Name); err != nil {
+		return err
+	}
+	if t.Description != "" {
+		b.WriteString(`,"description":`)
+		if err := appendString(b, t.Description); err != nil {
+			return err
+		}
+	}
+	b.WriteString(`,"input_schema":`)
+	b.Write(schema)
+	b.WriteByte('}')
+	return nil
 }

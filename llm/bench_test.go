@@ -2,6 +2,8 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,26 @@ import (
 // stream, and assembling the events. The request carries a short
 // conversation with two tools, as the host's second turn would.
 func benchTurn(b *testing.B, spec, file string) {
+	req := conversation(`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`)
+	benchRequest(b, spec, file, req)
+}
+
+// manyTools is the conversation of benchTurn offering n tools with schemas
+// of a few hundred bytes, as ten servers of two dozen tools would.
+func manyTools(n int) *Request {
+	req := conversation(`{}`)
+	req.Tools = nil
+	for i := range n {
+		req.Tools = append(req.Tools, Tool{
+			Name:        fmt.Sprintf("server%d__tool_%d", i/26, i%26),
+			Description: "Update the task's status, title or owner; the change is kept until the next update.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"task id, such as T-1"},"status":{"type":"string","enum":["open","doing","blocked","done"]},"title":{"type":"string","maxLength":200},"owner":{"type":"string"}},"required":["id"],"additionalProperties":false}`),
+		})
+	}
+	return req
+}
+
+func benchRequest(b *testing.B, spec, file string, req *Request) {
 	data, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
 		b.Fatal(err)
@@ -29,7 +51,6 @@ func benchTurn(b *testing.B, spec, file string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := conversation(`{"type":"object","properties":{"path":{"type":"string","minLength":1}},"required":["path"]}`)
 	ctx := context.Background()
 	var calls int
 	emit := func(e Event) {
@@ -54,4 +75,14 @@ func BenchmarkStreamOpenAI(b *testing.B) {
 
 func BenchmarkStreamAnthropic(b *testing.B) {
 	benchTurn(b, "anthropic:claude-test", "anthropic/text_and_tool.sse")
+}
+
+// The host's turns with ten servers' tools: the request body is mostly the
+// tool schemas, the same on every turn.
+func BenchmarkStreamOpenAI260Tools(b *testing.B) {
+	benchRequest(b, "openai:gpt-test", "openai/text_and_tool.sse", manyTools(260))
+}
+
+func BenchmarkStreamAnthropic260Tools(b *testing.B) {
+	benchRequest(b, "anthropic:claude-test", "anthropic/text_and_tool.sse", manyTools(260))
 }

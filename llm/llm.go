@@ -241,14 +241,18 @@ func validToolName(name string) bool {
 // check refuses a request that no provider would accept, before anything is
 // sent, with an error that names the part at fault.
 func (r *Request) check() error {
-	if r == nil {
-		return fmt.Errorf("nil request")
+	if err := r.checkMessages(); err != nil {
+		return err
 	}
-	if len(r.Messages) == 0 {
-		return fmt.Errorf("the request has no messages")
-	}
-	seen := make(map[string]bool, len(r.Tools))
-	for _, t := range r.Tools {
+	return checkTools(r.Tools)
+}
+
+// checkTools refuses tools no provider would accept: a name outside
+// [A-Za-z0-9_-]{1,64}, a name offered twice, a schema over MaxSchemaBytes or
+// not a JSON object.
+func checkTools(tools []Tool) error {
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
 		if !validToolName(t.Name) {
 			return fmt.Errorf("tool %q: the name must match [A-Za-z0-9_-]{1,64}", t.Name)
 		}
@@ -262,6 +266,17 @@ func (r *Request) check() error {
 		if len(t.InputSchema) > 0 && !isJSONObject(t.InputSchema) {
 			return fmt.Errorf("tool %q: input schema is not a JSON object", t.Name)
 		}
+	}
+	return nil
+}
+
+// checkMessages is check without the tools.
+func (r *Request) checkMessages() error {
+	if r == nil {
+		return fmt.Errorf("nil request")
+	}
+	if len(r.Messages) == 0 {
+		return fmt.Errorf("the request has no messages")
 	}
 	for i, m := range r.Messages {
 		switch m.Role {

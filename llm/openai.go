@@ -23,6 +23,7 @@ type openaiModel struct {
 	provider string
 	model    string
 	endpoint *endpoint
+	tools    toolCache
 	// legacyMaxTokens sends max_tokens, which compatible servers understand,
 	// instead of max_completion_tokens, which OpenAI wants.
 	legacyMaxTokens bool
@@ -85,10 +86,15 @@ func newChat(spec, provider, model, base, key, hint string, legacyMaxTokens bool
 func (m *openaiModel) Name() string { return m.spec }
 
 func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)) error {
-	if err := req.check(); err != nil {
+	if err := req.checkMessages(); err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
 	body, err := marshal(m.params(req))
+	if err == nil && len(req.Tools) > 0 {
+		var tools []byte
+		tools, err = m.tools.encoded(req.Tools, encodeChatTool)
+		body = withTools(body, tools)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
@@ -266,11 +272,11 @@ func openaiStopReason(finish string) string {
 }
 
 // chatRequest is the body of a streamed Chat Completions request. The field
-// order is the order on the wire.
+// order is the order on the wire; the tools follow them, added by
+// [withTools].
 type chatRequest struct {
 	Model               string        `json:"model"`
 	Messages            []chatMessage `json:"messages"`
-	Tools               []chatTool    `json:"tools,omitempty"`
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
 	Stream              bool          `json:"stream"`
@@ -298,13 +304,23 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-type chatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
+// encodeChatTool appends t as a Chat Completions function tool, with schema
+// (t's, compacted) as its parameters.
+func encodeChatTool(b *bytes.Buffer, t Tool, schema []byte) error {
+	b.WriteString(`{"type":"function","function":{"name":`)
+	if err := appendString(b, t.Name); err != nil {
+		return err
+	}
+	if t.Description != "" {
+		b.WriteString(`,"description":`)
+		if err := appendString(b, t.Description); err != nil {
+			return err
+		}
+	}
+	b.WriteString(`,"parameters":`)
+	b.Write(schema)
+	b.WriteString(`}}`)
+	return nil
 }
 
 // params maps a request onto Chat Completions: the system prompt becomes a
@@ -358,15 +374,6 @@ func (m *openaiModel) params(req *Request) *chatRequest {
 		default:
 			p.Messages = append(p.Messages, text("user", msg.Text))
 		}
-	}
-	for _, t := range req.Tools {
-		tool := chatTool{Type: "function"}
-		tool.Function.Name = t.Name
-		tool.Function.Description = t.Description
-		// Sent as given: keywords, key order and values stay as the server
-		// declared them.
-		tool.Function.Parameters = schemaOrEmpty(t.InputSchema)
-		p.Tools = append(p.Tools, tool)
 	}
 	return p
 }
