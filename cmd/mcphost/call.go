@@ -101,11 +101,13 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if err != nil {
 		return err
 	}
+	opened := st.openAudit(g)
 	m, err := startOne(cmd, st, server) // only the server the call needs
 	if err != nil {
+		opened.discard()
 		return err
 	}
-	sess := st.withGate(&session{m: m}, policy, g, s, mode, asker)
+	sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
 	defer sess.Close()
 
 	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})

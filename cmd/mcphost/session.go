@@ -20,11 +20,18 @@ type session struct {
 	audit *audit.Log
 }
 
+// Close stops the servers and closes the audit log, at the same time: the
+// log's last sync does not need to wait for the servers to exit.
 func (ss *session) Close() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if ss.audit != nil {
+			ss.audit.Close()
+		}
+	}()
 	ss.m.Close()
-	if ss.audit != nil {
-		ss.audit.Close()
-	}
+	<-done
 }
 
 func (st *setup) auditPath(g *globalOptions) string {
@@ -41,18 +48,54 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 	if err != nil {
 		return nil, err
 	}
+	opened := st.openAudit(g)
 	m, err := st.startChecked(ctx)
 	if err != nil {
+		opened.discard()
 		return nil, err
 	}
 	ss := &session{m: m}
-	return st.withGate(ss, policy, g, s, mode, asker), nil
+	return st.withGate(ss, policy, opened, s, mode, asker), nil
 }
 
-// withGate puts the gate in front of ss's servers.
-func (st *setup) withGate(ss *session, policy *decide.Policy, g *globalOptions, s *streams, mode decide.Mode, asker host.Asker) *session {
+// openingAudit is an audit log being opened in the background.
+type openingAudit struct {
+	done chan struct{}
+	log  *audit.Log
+	err  error
+}
+
+// openAudit starts opening the audit log, which reads back to the log's
+// last record, so that it happens while the servers start rather than
+// after.
+func (st *setup) openAudit(g *globalOptions) *openingAudit {
+	o := &openingAudit{done: make(chan struct{})}
+	path := st.auditPath(g)
+	go func() {
+		defer close(o.done)
+		o.log, o.err = audit.Open(path, audit.Options{})
+	}()
+	return o
+}
+
+// wait returns the opened log or why it could not be opened.
+func (o *openingAudit) wait() (*audit.Log, error) {
+	<-o.done
+	return o.log, o.err
+}
+
+// discard closes the log once it is open, for a session that never started.
+func (o *openingAudit) discard() {
+	if l, _ := o.wait(); l != nil {
+		l.Close()
+	}
+}
+
+// withGate puts the gate in front of ss's servers, with the audit log being
+// opened by opened.
+func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAudit, s *streams, mode decide.Mode, asker host.Asker) *session {
 	var log host.AuditLog
-	if l, err := audit.Open(st.auditPath(g), audit.Options{}); err != nil {
+	if l, err := opened.wait(); err != nil {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
 	} else {
 		ss.audit, log = l, l
