@@ -74,13 +74,13 @@ func TestCovers(t *testing.T) {
 
 func TestStoreFileNames(t *testing.T) {
 	s := NewStore(t.TempDir())
-	for _, name := range []string{"remote", "team.api-1"} {
+	for _, name := range []string{"remote", "team.api-1", "0_a.b-c", strings.Repeat("x", 64)} {
 		if got := filepath.Base(s.path(name)); got != name+".json" {
 			t.Errorf("path(%q) = %s, want %s.json", name, got, name)
 		}
 	}
 	seen := map[string]string{}
-	for _, name := range []string{"..", "../x", "a/b", "Remote", "remote ", ".hidden", strings.Repeat("x", 65)} {
+	for _, name := range []string{"..", "../x", "a/b", "Remote", "remote ", ".hidden", "", "-x", "_x", "é", strings.Repeat("x", 65)} {
 		p := s.path(name)
 		if filepath.Dir(p) != s.Dir() || !strings.HasPrefix(filepath.Base(p), "h-") {
 			t.Errorf("path(%q) = %s, want a hashed name in the store", name, p)

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -75,13 +74,30 @@ func NewStore(dir string) *Store { return &Store{dir: dir} }
 // Dir is the directory the store keeps its files in.
 func (s *Store) Dir() string { return s.dir }
 
-var plainName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+// plainName reports whether name matches ^[a-z0-9][a-z0-9_.-]{0,63}$. It is
+// written out, not a regexp, so that the package compiles nothing when the
+// program starts.
+func plainName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // path is the file of server's record. Names that are not plain lower-case
 // words are hashed, so that no name can escape the directory or collide with
 // another on a case-insensitive file system.
 func (s *Store) path(server string) string {
-	if plainName.MatchString(server) {
+	if plainName(server) {
 		return filepath.Join(s.dir, server+".json")
 	}
 	sum := sha256.Sum256([]byte(server))
