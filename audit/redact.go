@@ -61,33 +61,41 @@ func redact(raw json.RawMessage, secrets []string) json.RawMessage {
 // Each runs only on strings that contain its needle (compared in lower
 // case): most strings contain none, and this keeps scrubbing cheap.
 //
-// They are compiled on first use, not at start-up: most runs never redact.
-var secretPatterns = sync.OnceValue(func() []secretPattern {
-	return []secretPattern{
-		{"bearer", regexp.MustCompile(`(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
-		{"basic", regexp.MustCompile(`(?i:\bbasic[ \t]+)[A-Za-z0-9._~+/=-]{12,}`)},
-		{"private key-----", regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)},
-		{"eyj", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
-		{"://", regexp.MustCompile(`\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)},
-		{"sk-", regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`)},
-		{"k_live_", regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{16,}`)},
-		{"k_test_", regexp.MustCompile(`\b[sr]k_test_[A-Za-z0-9]{16,}`)},
-		{"gh", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
-		{"github_pat_", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`)},
-		{"glpat-", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
-		{"xox", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-		{"akia", regexp.MustCompile(`\bAKIA[A-Z0-9]{16}\b`)},
-		{"asia", regexp.MustCompile(`\bASIA[A-Z0-9]{16}\b`)},
-		{"aiza", regexp.MustCompile(`\bAIza[A-Za-z0-9_-]{35}`)},
-		{"npm_", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
-		{"hf_", regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`)},
-	}
-})
+// The expressions are compiled the first time a needle is found, not at
+// start-up and not on the first record: most runs never redact.
+var secretPatterns = [...]secretPattern{
+	{"bearer", `(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/=-]{12,}`},
+	{"basic", `(?i:\bbasic[ \t]+)[A-Za-z0-9._~+/=-]{12,}`},
+	{"private key-----", `-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`},
+	{"eyj", `\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`},
+	{"://", `\b[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`},
+	{"sk-", `\bsk-[A-Za-z0-9_-]{20,}`},
+	{"k_live_", `\b[sr]k_live_[A-Za-z0-9]{16,}`},
+	{"k_test_", `\b[sr]k_test_[A-Za-z0-9]{16,}`},
+	{"gh", `\bgh[pousr]_[A-Za-z0-9]{30,}`},
+	{"github_pat_", `\bgithub_pat_[A-Za-z0-9_]{30,}`},
+	{"glpat-", `\bglpat-[A-Za-z0-9_-]{20,}`},
+	{"xox", `\bxox[abprs]-[A-Za-z0-9-]{10,}`},
+	{"akia", `\bAKIA[A-Z0-9]{16}\b`},
+	{"asia", `\bASIA[A-Z0-9]{16}\b`},
+	{"aiza", `\bAIza[A-Za-z0-9_-]{35}`},
+	{"npm_", `\bnpm_[A-Za-z0-9]{36}`},
+	{"hf_", `\bhf_[A-Za-z0-9]{30,}`},
+}
 
 type secretPattern struct {
 	needle string
-	re     *regexp.Regexp
+	expr   string
 }
+
+// secretRegexps are secretPatterns' expressions, compiled, in their order.
+var secretRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(secretPatterns))
+	for i, p := range secretPatterns {
+		out[i] = regexp.MustCompile(p.expr)
+	}
+	return out
+})
 
 // hide replaces every occurrence in s of the secrets (Options.Secrets).
 func hide(s string, secrets []string) string {
@@ -101,13 +109,13 @@ func hide(s string, secrets []string) string {
 
 // scrub replaces the credential-looking parts of s.
 func scrub(s string) string {
-	var lower string
-	for _, p := range secretPatterns() {
-		if lower == "" {
-			lower = strings.ToLower(s)
-		}
+	if s == "" {
+		return s
+	}
+	lower := strings.ToLower(s)
+	for i, p := range secretPatterns {
 		if strings.Contains(lower, p.needle) {
-			s = p.re.ReplaceAllLiteralString(s, Redacted)
+			s = secretRegexps()[i].ReplaceAllLiteralString(s, Redacted)
 		}
 	}
 	return s

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"sync"
 )
@@ -32,6 +34,31 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	}
 	b.buf = append(b.buf, p...)
 	return n, nil
+}
+
+// readChunk is how much ReadFrom reads at a time. A server's stderr is
+// copied into its tail for as long as the server runs; os/exec's own copy
+// would hold a 32 KiB buffer per server for that whole time.
+const readChunk = 1 << 10
+
+// ReadFrom copies r into the tail until r ends. os/exec uses it, through
+// io.Copy, for the server's stderr pipe.
+func (b *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var buf [readChunk]byte
+	var total int64
+	for {
+		n, err := r.Read(buf[:])
+		if n > 0 {
+			_, _ = b.Write(buf[:n])
+			total += int64(n)
+		}
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // Tail returns at most n of the last lines, unsanitized.
