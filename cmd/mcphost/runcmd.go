@@ -127,6 +127,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	})
 	out, runErr := loop.Run(cmd.Context(), prompt)
 	code := runExit(out, runErr, o.AllowBlocked)
+	// Nothing calls a server from here on: stop them while the answer is
+	// written (the deferred Close waits for it).
+	sess.startClose()
 
 	switch o.Output {
 	case "text":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
@@ -18,20 +19,35 @@ type session struct {
 	m     *client.Manager
 	gate  *host.Gate
 	audit *audit.Log
+
+	closeOnce sync.Once
+	closed    chan struct{} // closed when Close's work is done
 }
 
 // Close stops the servers and closes the audit log, at the same time: the
-// log's last sync does not need to wait for the servers to exit.
-func (ss *session) Close() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if ss.audit != nil {
-			ss.audit.Close()
-		}
-	}()
-	ss.m.Close()
-	<-done
+// log's last sync does not need to wait for the servers to exit. It returns
+// when both are done; calling it again waits for the first call's work.
+func (ss *session) Close() { ss.startClose()() }
+
+// startClose starts what Close does and returns a function that waits for
+// it, so that a command can write its output while the servers stop.
+func (ss *session) startClose() (wait func()) {
+	ss.closeOnce.Do(func() {
+		ss.closed = make(chan struct{})
+		go func() {
+			defer close(ss.closed)
+			audited := make(chan struct{})
+			go func() {
+				defer close(audited)
+				if ss.audit != nil {
+					ss.audit.Close()
+				}
+			}()
+			ss.m.Close()
+			<-audited
+		}()
+	})
+	return func() { <-ss.closed }
 }
 
 func (st *setup) auditPath(g *globalOptions) string {

@@ -41,6 +41,18 @@ const (
 // loadSetup reads the configuration from every source, prints its warnings,
 // and falls back to the demo servers when nothing is configured at all.
 func loadSetup(g *globalOptions, s *streams) (*setup, error) {
+	// The state file is read while the configuration loads: neither needs
+	// the other, and both come before any server can start.
+	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
+	type opened struct {
+		store *host.StateStore
+		err   error
+	}
+	storec := make(chan opened, 1)
+	go func() {
+		store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
+		storec <- opened{store, err}
+	}()
 	cfg, warnings, err := config.Load(config.LoadOptions{
 		ConfigFile:  g.ConfigFile,
 		ServerFlags: g.Servers,
@@ -50,6 +62,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		ConfigHome: s.Getenv("XDG_CONFIG_HOME"),
 		Getenv:     s.Getenv,
 	})
+	loaded := <-storec
 	for _, w := range warnings {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
 	}
@@ -60,8 +73,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
-	store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
+	store, err := loaded.store, loaded.err
 	if err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}
