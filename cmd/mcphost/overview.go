@@ -60,6 +60,8 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	noModel := ""
 	if err != nil {
 		model, noModel = nil, err.Error()
+	} else {
+		warmModel(ctx, model)
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
 		Store: st.store, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,6 +99,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	if err != nil {
 		return err
 	}
+	warmModel(cmd.Context(), model)
 	sess, err := st.openSession(cmd.Context(), g, s, decide.Headless, host.HeadlessAsker{})
 	if err != nil {
 		return err
@@ -163,6 +165,15 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 		return withCode(code, nil)
 	}
 	return nil
+}
+
+// warmModel connects to the model's provider in the background while the
+// servers start, so that the first turn does not wait for the handshakes.
+// The connection attempt ends with ctx.
+func warmModel(ctx context.Context, m llm.Model) {
+	if w, ok := m.(llm.Warmer); ok {
+		go w.Warm(ctx)
+	}
 }
 
 // systemPrompt tells the model how mcphost treats its calls.
