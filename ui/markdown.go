@@ -1,11 +1,8 @@
 package ui
 
-import "github.com/yuin/goldmark/parser"
-
-// markdown renders finished assistant messages. The parser and the style's
-// sequences are built on first use and kept.
+// markdown renders finished assistant messages. The style's sequences are
+// built on first use and kept.
 type markdown struct {
-	p     parser.Parser
 	style string
 	look  *mdLook
 }
@@ -18,14 +15,11 @@ func (md *markdown) render(text, style string, width int) []string {
 	if width < 10 {
 		return nil
 	}
-	if md.p == nil {
-		md.p = newMDParser()
-	}
 	if md.look == nil || md.style != style {
 		md.look, md.style = newMDLook(style), style
 	}
 	// A two-cell margin, as for every other entry in the transcript.
-	lines := mdRender(md.p, text, md.look, width-2)
+	lines := mdRender(text, md.look, width-2)
 	for i, l := range lines {
 		if l != "" {
 			lines[i] = "  " + l

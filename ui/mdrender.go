@@ -1,6 +1,6 @@
 package ui
 
-// A small terminal renderer for markdown. goldmark only parses; the walk
+// A small terminal renderer for markdown. mdParse only parses; the walk
 // below decides every cell, so the output width is known exactly and nothing
 // but SGR sequences is ever written. No syntax highlighting: its libraries
 // cost tens of milliseconds of package initialisation at every start.
@@ -11,10 +11,6 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
 // attr is a set of inline looks; a piece of text carries one.
@@ -86,12 +82,9 @@ type piece struct {
 }
 
 // mdRender renders sanitized markdown to lines of at most width cells.
-// p parses CommonMark; build it with newMDParser.
-func mdRender(p parser.Parser, src string, look *mdLook, width int) []string {
-	b := []byte(src)
-	doc := p.Parse(text.NewReader(b))
-	r := &mdWalk{src: b, look: look}
-	lines := r.blocks(doc, width)
+func mdRender(src string, look *mdLook, width int) []string {
+	r := &mdWalk{look: look}
+	lines := r.blocks(mdParse(src), width, false)
 	for i, l := range lines {
 		// The walk already keeps to width; this is the guarantee.
 		lines[i] = trunc(onlySGR(strings.TrimRight(l, " ")), width)
@@ -99,31 +92,15 @@ func mdRender(p parser.Parser, src string, look *mdLook, width int) []string {
 	return lines
 }
 
-// newMDParser returns a CommonMark parser. It is built on first use, not at
-// package initialisation, so commands that draw no markdown do not pay for it.
-func newMDParser() parser.Parser {
-	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-	)
-}
-
 type mdWalk struct {
-	src  []byte
 	look *mdLook
 }
 
 // blocks renders the block children of n, one blank line between them
-// unless n is a tight list item.
-func (r *mdWalk) blocks(n ast.Node, width int) []string {
-	tight := false
-	if li, ok := n.(*ast.ListItem); ok {
-		if l, ok := li.Parent().(*ast.List); ok {
-			tight = l.IsTight
-		}
-	}
+// unless they are the blocks of an item of a tight list.
+func (r *mdWalk) blocks(n *mdNode, width int, tight bool) []string {
 	var out []string
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+	for c := n.first; c != nil; c = c.next {
 		ls := r.block(c, width)
 		if len(ls) == 0 {
 			continue
@@ -136,69 +113,61 @@ func (r *mdWalk) blocks(n ast.Node, width int) []string {
 	return out
 }
 
-func (r *mdWalk) block(n ast.Node, width int) []string {
+func (r *mdWalk) block(n *mdNode, width int) []string {
 	width = max(width, 1)
-	switch n := n.(type) {
-	case *ast.Paragraph, *ast.TextBlock:
+	switch n.kind {
+	case mdParagraph:
 		return r.fill(r.inlines(n, 0, nil), width)
-	case *ast.Heading:
-		marker := piece{strings.Repeat("#", n.Level) + " ", attrHeading}
-		return r.fill(append([]piece{marker}, r.inlines(n, attrHeading, nil)...), width)
-	case *ast.ThematicBreak:
+	case mdHeading:
+		marker := piece{strings.Repeat("#", n.level) + " ", attrHeading}
+		return r.fill(r.inlines(n, attrHeading, []piece{marker}), width)
+	case mdThematicBreak:
 		return []string{r.look.wrapSGR(strings.Repeat("─", width), attrQuiet)}
-	case *ast.CodeBlock, *ast.FencedCodeBlock:
+	case mdCodeBlock:
 		var out []string
-		for _, l := range r.lines(n) {
-			l = strings.TrimRight(clean(l), "\n")
-			out = append(out, "  "+r.look.wrapSGR(ansi.Truncate(l, width-2, "…"), attrQuiet))
+		for _, l := range n.lines {
+			out = append(out, "  "+r.look.wrapSGR(ansi.Truncate(clean(l), width-2, "…"), attrQuiet))
 		}
 		return out
-	case *ast.HTMLBlock:
-		ls := r.lines(n)
-		if n.HasClosure() {
-			ls = append(ls, string(n.ClosureLine.Value(r.src)))
-		}
+	case mdHTMLBlock:
 		var out []string
-		for _, l := range ls {
-			out = append(out, wrap(strings.TrimRight(clean(l), "\n"), width)...)
+		for _, l := range n.lines {
+			out = append(out, wrap(clean(l), width)...)
 		}
 		return out
-	case *ast.Blockquote:
+	case mdBlockquote:
 		bar := r.look.wrapSGR("│", attrQuiet) + " "
-		out := r.blocks(n, width-2)
+		out := r.blocks(n, width-2, false)
 		for i, l := range out {
 			out[i] = bar + l
 		}
 		return out
-	case *ast.List:
+	case mdList:
 		return r.list(n, width)
 	}
-	if n.Type() == ast.TypeBlock && n.HasChildren() {
-		return r.blocks(n, width)
-	}
-	return r.fill(r.inlines(n, 0, nil), width)
+	return nil // link reference definitions
 }
 
 // list renders items with their markers; an item's later lines line up with
 // its text, so nested lists indent by their parent's marker.
-func (r *mdWalk) list(n *ast.List, width int) []string {
+func (r *mdWalk) list(n *mdNode, width int) []string {
 	var markers []string
 	mw := 0
-	for i, c := 0, n.FirstChild(); c != nil; i, c = i+1, c.NextSibling() {
+	for i, c := 0, n.first; c != nil; i, c = i+1, c.next {
 		m := "•"
-		if n.IsOrdered() {
-			m = strconv.Itoa(n.Start+i) + string(n.Marker)
+		if n.ordered {
+			m = strconv.Itoa(n.start+i) + string(n.delim)
 		}
 		markers = append(markers, m)
 		mw = max(mw, ansi.StringWidth(m)+1)
 	}
 	var out []string
 	i := 0
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		if i > 0 && !n.IsTight {
+	for c := n.first; c != nil; c = c.next {
+		if i > 0 && !n.tight {
 			out = append(out, "")
 		}
-		ls := r.blocks(c, width-mw)
+		ls := r.blocks(c, width-mw, n.tight)
 		if len(ls) == 0 {
 			ls = []string{""}
 		}
@@ -218,105 +187,106 @@ func (r *mdWalk) list(n *ast.List, width int) []string {
 	return out
 }
 
-// lines returns the raw source lines of a code or HTML block.
-func (r *mdWalk) lines(n ast.Node) []string {
-	segs := n.Lines()
-	out := make([]string, 0, segs.Len())
-	for i := 0; i < segs.Len(); i++ {
-		s := segs.At(i)
-		out = append(out, string(s.Value(r.src)))
+// inlines appends the inline children of n to out as pieces; "\n" in a
+// piece is a hard line break. It walks the tree without recursion, for
+// emphasis and images nest as deep as the input is long.
+func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
+	type frame struct {
+		n           *mdNode
+		a           attr // the look outside n
+		start, size int  // len(out) and size when n began
 	}
-	return out
-}
-
-// inlines flattens the inline children of n into pieces; "\n" in a piece
-// is a hard line break.
-func (r *mdWalk) inlines(n ast.Node, a attr, out []piece) []piece {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		switch c := c.(type) {
-		case *ast.Text:
-			v := c.Value(r.src)
-			if !c.IsRaw() {
-				v = util.ResolveNumericReferences(util.ResolveEntityNames(util.UnescapePunctuations(v)))
+	var stack []frame
+	size := 0 // bytes in out
+	add := func(p piece) {
+		out = append(out, p)
+		size += len(p.s)
+	}
+	for c := n.first; ; {
+		if c == nil {
+			if len(stack) == 0 {
+				return out
 			}
-			out = append(out, piece{clean(string(v)), a})
-			switch {
-			case c.HardLineBreak():
-				out = append(out, piece{"\n", a})
-			case c.SoftLineBreak():
-				out = append(out, piece{" ", a})
+			f := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if dest := clean(f.n.text); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
+				// The address, unless the text is the address already.
+				if label := size - f.size; label != len(dest) || !piecesEqual(out[f.start:], dest) {
+					if label > 0 {
+						add(piece{" ", f.a})
+					}
+					add(piece{"(" + dest + ")", f.a | attrURL})
+				}
 			}
-		case *ast.String:
-			out = append(out, piece{clean(string(c.Value)), a})
-		case *ast.CodeSpan:
-			s := r.plain(c)
+			a, c = f.a, f.n.next
+			continue
+		}
+		switch c.kind {
+		case mdText:
+			add(piece{clean(c.text), a})
+		case mdSoftBreak:
+			add(piece{" ", a})
+		case mdHardBreak:
+			add(piece{"\n", a})
+		case mdCode:
+			s := clean(c.text)
 			if r.look.noColor {
 				s = "`" + s + "`"
 			}
-			out = append(out, piece{s, a | attrCode})
-		case *ast.Emphasis:
-			e := attrItalic
-			if c.Level >= 2 {
-				e = attrBold
+			add(piece{s, a | attrCode})
+		case mdAutoLink:
+			add(piece{clean(c.text), a | attrLink})
+		case mdRawHTML:
+			add(piece{clean(strings.ReplaceAll(c.text, "\n", " ")), a})
+		case mdEmph, mdLink, mdImage:
+			stack = append(stack, frame{c, a, len(out), size})
+			switch {
+			case c.kind != mdEmph:
+				a |= attrLink
+			case c.level >= 2:
+				a |= attrBold
+			default:
+				a |= attrItalic
 			}
-			out = r.inlines(c, a|e, out)
-		case *ast.Link:
-			out = r.link(c, string(c.Destination), a, out)
-		case *ast.Image:
-			out = r.link(c, string(c.Destination), a, out)
-		case *ast.AutoLink:
-			out = append(out, piece{clean(string(c.URL(r.src))), a | attrLink})
-		case *ast.RawHTML:
-			for i := 0; i < c.Segments.Len(); i++ {
-				s := c.Segments.At(i)
-				out = append(out, piece{clean(string(s.Value(r.src))), a})
-			}
-		default:
-			out = r.inlines(c, a, out)
+			c = c.first
+			continue
 		}
+		c = c.next
 	}
-	return out
 }
 
-// link writes a link's text, then its address if the text is not already
-// the address.
-func (r *mdWalk) link(n ast.Node, dest string, a attr, out []piece) []piece {
-	start := len(out)
-	out = r.inlines(n, a|attrLink, out)
-	var label strings.Builder
-	for _, p := range out[start:] {
-		label.WriteString(p.s)
-	}
-	dest = clean(dest)
-	if dest != "" && dest != label.String() {
-		if label.Len() > 0 {
-			out = append(out, piece{" ", a})
+// piecesEqual reports whether the pieces' text joined is s.
+func piecesEqual(ps []piece, s string) bool {
+	for _, p := range ps {
+		if !strings.HasPrefix(s, p.s) {
+			return false
 		}
-		out = append(out, piece{"(" + dest + ")", a | attrURL})
+		s = s[len(p.s):]
 	}
-	return out
+	return s == ""
 }
 
-// plain is the text of n's descendants, unstyled; code spans keep their
-// text as written.
-func (r *mdWalk) plain(n ast.Node) string {
-	var b strings.Builder
-	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
+// merge joins neighbouring pieces of the same look, so that a run of text
+// takes one pair of SGR sequences however the parser split it.
+func merge(ps []piece) []piece {
+	out := ps[:0]
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && ps[j].a == ps[i].a {
+			j++
 		}
-		switch c := c.(type) {
-		case *ast.Text:
-			b.Write(c.Value(r.src))
-			if c.SoftLineBreak() || c.HardLineBreak() {
-				b.WriteByte(' ')
+		p := ps[i]
+		if j > i+1 {
+			var b strings.Builder
+			for _, q := range ps[i:j] {
+				b.WriteString(q.s)
 			}
-		case *ast.String:
-			b.Write(c.Value)
+			p.s = b.String()
 		}
-		return ast.WalkContinue, nil
-	})
-	return clean(b.String())
+		out = append(out, p)
+		i = j
+	}
+	return out
 }
 
 // fill word-wraps pieces to width cells. Spaces separate words; a word
@@ -324,6 +294,7 @@ func (r *mdWalk) plain(n ast.Node) string {
 func (r *mdWalk) fill(ps []piece, width int) []string {
 	f := filler{look: r.look, width: max(width, 1)}
 	var word []piece
+	ps = merge(ps)
 	flushWord := func() {
 		f.word(word)
 		word = word[:0]
@@ -378,18 +349,20 @@ func (f *filler) word(ps []piece) {
 	}
 }
 
-// put writes p, breaking it across lines where it does not fit.
+// put writes p, breaking it across lines where it does not fit. Each cut
+// measures only the part that fits, so a word of any length costs time in
+// proportion to its length.
 func (f *filler) put(p piece) {
+	pw := ansi.StringWidth(p.s)
 	for p.s != "" {
 		room := f.width - f.w
-		pw := ansi.StringWidth(p.s)
 		if pw <= room {
 			f.line.WriteString(f.look.wrapSGR(p.s, p.a))
 			f.w += pw
 			return
 		}
-		head := ansi.Truncate(p.s, room, "")
-		if head == "" || !strings.HasPrefix(p.s, head) {
+		head, hw := cutCells(p.s, room)
+		if head == "" {
 			if f.w == 0 {
 				// Not even one grapheme fits: let the final cut mark it.
 				f.line.WriteString(f.look.wrapSGR(p.s, p.a))
@@ -400,10 +373,26 @@ func (f *filler) put(p piece) {
 			continue
 		}
 		f.line.WriteString(f.look.wrapSGR(head, p.a))
-		f.w += ansi.StringWidth(head)
+		f.w += hw
 		p.s = p.s[len(head):]
+		pw -= hw
 		f.newline()
 	}
+}
+
+// cutCells returns the longest prefix of s, plain text, that is at most
+// room cells wide, and its width.
+func cutCells(s string, room int) (string, int) {
+	w, i := 0, 0
+	for i < len(s) {
+		g, gw := ansi.FirstGraphemeCluster(s[i:], ansi.GraphemeWidth)
+		if w+gw > room {
+			break
+		}
+		w += gw
+		i += len(g)
+	}
+	return s[:i], w
 }
 
 func (f *filler) newline() {
