@@ -12,6 +12,9 @@ import (
 // runes become visible escapes, and tabs become spaces so that widths are
 // what they look like.
 func clean(s string) string {
+	// A CRLF line ending is a line ending; a lone CR, which could move the
+	// cursor back over a line, is still shown escaped by sanitize.
+	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.ReplaceAll(sanitize.Text(s), "\t", "    ")
 }
 
