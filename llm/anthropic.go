@@ -87,8 +87,38 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 // pendingCall is a tool call whose arguments are still arriving.
 type pendingCall struct {
 	id, name string
+	index    int // the provider's index of the call or block
 	args     strings.Builder
 	initial  json.RawMessage // the input in content_block_start, used when no fragment follows
+}
+
+// Bounds on one turn's tool calls. A single event is already bounded (see
+// maxEventBytes); these stop a broken or hostile endpoint from growing
+// memory with endless fragments or ever new calls.
+const (
+	maxCallsPerTurn    = 256
+	maxArgBytesPerTurn = 16 << 20
+)
+
+// callBudget counts what one turn's tool calls hold.
+type callBudget struct{ calls, bytes int }
+
+// newCall counts a call that starts.
+func (b *callBudget) newCall() error {
+	b.calls++
+	if b.calls > maxCallsPerTurn {
+		return fmt.Errorf("the model started more than %d tool calls in one turn", maxCallsPerTurn)
+	}
+	return nil
+}
+
+// addArgs counts n more bytes of arguments.
+func (b *callBudget) addArgs(n int) error {
+	b.bytes += n
+	if b.bytes > maxArgBytesPerTurn {
+		return fmt.Errorf("the model sent more than %d MiB of tool arguments in one turn", maxArgBytesPerTurn>>20)
+	}
+	return nil
 }
 
 func (p *pendingCall) finish() (*ToolCall, error) {
@@ -98,7 +128,7 @@ func (p *pendingCall) finish() (*ToolCall, error) {
 	}
 	args = argsOrEmpty(args)
 	if !isJSONObject(args) {
-		return nil, fmt.Errorf("tool call %q (%s): the arguments the model sent are not a JSON object: %s", p.name, p.id, clean(string(args)))
+		return nil, fmt.Errorf("tool call %q (%s): the arguments the model sent are not a JSON object: %s", clean(p.name), clean(p.id), clean(string(args)))
 	}
 	return &ToolCall{ID: p.id, Name: p.name, Args: args}, nil
 }
@@ -109,6 +139,7 @@ func (p *pendingCall) finish() (*ToolCall, error) {
 // stop reason and final usage, then message_stop.
 type anthropicTurn struct {
 	calls   map[int]*pendingCall // open tool_use blocks by index
+	budget  callBudget
 	usage   Usage
 	stop    string
 	stopped bool
@@ -190,7 +221,13 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 				emit(Event{Kind: EventTextDelta, Text: b.Text})
 			}
 		case "tool_use":
-			t.calls[ev.Index] = &pendingCall{id: b.ID, name: b.Name, initial: b.Input}
+			if err := t.budget.newCall(); err != nil {
+				return err
+			}
+			if err := t.budget.addArgs(len(b.Input)); err != nil {
+				return err
+			}
+			t.calls[ev.Index] = &pendingCall{id: b.ID, name: b.Name, index: ev.Index, initial: b.Input}
 		}
 	case "content_block_delta":
 		switch ev.Delta.Type {
@@ -201,6 +238,9 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 		case "input_json_delta":
 			// Server tool blocks stream input too; only tool_use blocks are ours.
 			if p := t.calls[ev.Index]; p != nil {
+				if err := t.budget.addArgs(len(ev.Delta.PartialJSON)); err != nil {
+					return err
+				}
 				p.args.WriteString(ev.Delta.PartialJSON)
 			}
 		}

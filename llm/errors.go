@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,7 +50,13 @@ type APIError struct {
 // RateLimited reports whether the provider refused the request because of a
 // rate limit or quota.
 func (e *APIError) RateLimited() bool {
-	return e.StatusCode == http.StatusTooManyRequests || e.Type == "rate_limit_error"
+	return (e.StatusCode == http.StatusTooManyRequests || e.Type == "rate_limit_error") && !e.QuotaExhausted()
+}
+
+// QuotaExhausted reports whether the provider refused the request because
+// the account has no quota or credit left: waiting does not help.
+func (e *APIError) QuotaExhausted() bool {
+	return e.Type == "insufficient_quota"
 }
 
 func (e *APIError) Error() string {
@@ -59,6 +66,8 @@ func (e *APIError) Error() string {
 	switch {
 	case e.RateLimited():
 		b.WriteString("rate limited by the provider")
+	case e.QuotaExhausted():
+		b.WriteString("the account's quota is used up")
 	case e.StatusCode == 0:
 		b.WriteString("error in the response stream")
 	default:
@@ -79,6 +88,8 @@ func (e *APIError) Error() string {
 	switch {
 	case e.RateLimited():
 		b.WriteString("; wait a moment and try again")
+	case e.QuotaExhausted():
+		b.WriteString("; check the account's plan and billing")
 	case e.hint != "" && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden):
 		b.WriteString("; " + e.hint)
 	}
@@ -99,18 +110,31 @@ const maxErrorBody = 64 << 10
 func retryAfter(h http.Header) (time.Duration, bool) {
 	if v := h.Get("Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			return time.Duration(ms * float64(time.Millisecond)), true
+			return asWait(ms, time.Millisecond)
 		}
 	}
 	if v := h.Get("Retry-After"); v != "" {
 		if s, err := strconv.ParseFloat(v, 64); err == nil {
-			return time.Duration(s * float64(time.Second)), true
+			return asWait(s, time.Second)
 		}
 		if t, err := http.ParseTime(v); err == nil {
 			return time.Until(t), true
 		}
 	}
 	return 0, false
+}
+
+// asWait converts n units to a wait without overflowing: a number too
+// large for a Duration (or infinite) is a wait longer than maxRetryWait,
+// and NaN is no answer at all.
+func asWait(n float64, unit time.Duration) (time.Duration, bool) {
+	switch {
+	case math.IsNaN(n):
+		return 0, false
+	case n*float64(unit) > float64(maxRetryWait):
+		return maxRetryWait + time.Second, true
+	}
+	return time.Duration(n * float64(unit)), true
 }
 
 // parseErrorBody finds the error type and message in the error formats seen

@@ -98,7 +98,7 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
-	turn := openaiTurn{calls: map[int]*pendingCall{}}
+	turn := openaiTurn{open: map[int]*pendingCall{}}
 	err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
 		return turn.event(ev.data, m.provider, emit)
 	})
@@ -115,9 +115,13 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
 	stop := openaiStopReason(turn.finish)
-	// Some compatible servers say "stop" after a turn of tool calls.
-	if stop == StopEndTurn && turn.emitted > 0 {
+	switch {
+	case stop == StopEndTurn && turn.emitted > 0:
+		// Some compatible servers say "stop" after a turn of tool calls.
 		stop = StopToolUse
+	case stop == StopEndTurn && turn.refused:
+		// A refusal streams as delta.refusal and ends with "stop".
+		stop = StopRefusal
 	}
 	emit(Event{Kind: EventUsage, Usage: turn.usage})
 	emit(Event{Kind: EventDone, StopReason: stop})
@@ -129,8 +133,11 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 // in index order once the choice has a finish_reason. Usage arrives in a last
 // chunk without choices.
 type openaiTurn struct {
-	calls   map[int]*pendingCall
+	calls   []*pendingCall       // in the order they started
+	open    map[int]*pendingCall // the call each index is filling
+	budget  callBudget
 	finish  string
+	refused bool // the model sent refusal text
 	usage   Usage
 	emitted int
 }
@@ -185,7 +192,9 @@ func (t *openaiTurn) event(data []byte, provider string, emit func(Event)) (last
 		typ, msg := parseErrorBody(data)
 		return false, &APIError{Provider: provider, Type: typ, Message: msg}
 	}
-	t.handle(&chunk, emit)
+	if err := t.handle(&chunk, emit); err != nil {
+		return false, fmt.Errorf("%s: %w", provider, err)
+	}
 	return false, nil
 }
 
@@ -194,7 +203,7 @@ func present(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) {
+func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) error {
 	if chunk.Usage != nil {
 		t.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
 	}
@@ -207,13 +216,20 @@ func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) {
 			emit(Event{Kind: EventTextDelta, Text: d.Content})
 		}
 		if d.Refusal != "" {
+			t.refused = true
 			emit(Event{Kind: EventTextDelta, Text: d.Refusal})
 		}
 		for _, tc := range d.ToolCalls {
-			p := t.calls[tc.Index]
-			if p == nil {
-				p = &pendingCall{}
-				t.calls[tc.Index] = p
+			p := t.open[tc.Index]
+			// Some servers (Ollama among them) send every call whole, each
+			// with index 0: a fragment with another id starts another call.
+			if p == nil || tc.ID != "" && p.id != "" && tc.ID != p.id {
+				if err := t.budget.newCall(); err != nil {
+					return err
+				}
+				p = &pendingCall{index: tc.Index}
+				t.calls = append(t.calls, p)
+				t.open[tc.Index] = p
 			}
 			if tc.ID != "" {
 				p.id = tc.ID
@@ -221,25 +237,25 @@ func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) {
 			if tc.Function.Name != "" && p.name == "" {
 				p.name = tc.Function.Name
 			}
+			if err := t.budget.addArgs(len(tc.Function.Arguments)); err != nil {
+				return err
+			}
 			p.args.WriteString(tc.Function.Arguments)
 		}
 		if choice.FinishReason != "" {
 			t.finish = choice.FinishReason
 		}
 	}
+	return nil
 }
 
-// flush emits the assembled tool calls in index order.
+// flush emits the assembled tool calls in index order, calls that shared
+// an index in the order they started.
 func (t *openaiTurn) flush(emit func(Event)) error {
-	indexes := make([]int, 0, len(t.calls))
-	for i := range t.calls {
-		indexes = append(indexes, i)
-	}
-	slices.Sort(indexes)
-	for _, i := range indexes {
-		p := t.calls[i]
+	slices.SortStableFunc(t.calls, func(a, b *pendingCall) int { return a.index - b.index })
+	for i, p := range t.calls {
 		if p.name == "" {
-			return fmt.Errorf("tool call %d: the model sent no function name", i)
+			return fmt.Errorf("tool call %d: the model sent no function name", p.index)
 		}
 		if p.id == "" {
 			// Some compatible servers leave the id out; the result still
@@ -253,7 +269,7 @@ func (t *openaiTurn) flush(emit func(Event)) error {
 		emit(Event{Kind: EventToolCall, Call: call})
 		t.emitted++
 	}
-	clear(t.calls)
+	t.calls, t.open = nil, map[int]*pendingCall{}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -94,6 +95,33 @@ func TestStreamCorners(t *testing.T) {
 				{Kind: EventUsage},
 				{Kind: EventDone, StopReason: StopRefusal},
 			}, ""},
+		{"openai refusal ending with stop", "openai:gpt-test",
+			`data: {"choices":[{"index":0,"delta":{"refusal":"I can't."},"finish_reason":null}]}` + "\n\n" + stop + "data: [DONE]\n\n",
+			[]Event{
+				{Kind: EventTextDelta, Text: "I can't."},
+				{Kind: EventUsage},
+				{Kind: EventDone, StopReason: StopRefusal},
+			}, ""},
+		// Ollama sends each call whole, every one with index 0.
+		{"openai whole calls sharing index 0", "openai:gpt-test",
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"x\":1}"}}]},"finish_reason":null}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{\"y\":2}"}}]},"finish_reason":null}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n",
+			[]Event{
+				{Kind: EventToolCall, Call: &ToolCall{ID: "a", Name: "f", Args: json.RawMessage(`{"x":1}`)}},
+				{Kind: EventToolCall, Call: &ToolCall{ID: "b", Name: "g", Args: json.RawMessage(`{"y":2}`)}},
+				{Kind: EventUsage},
+				{Kind: EventDone, StopReason: StopToolUse},
+			}, ""},
+		{"openai too many calls in a turn", "openai:gpt-test", manyCalls(maxCallsPerTurn + 1),
+			nil, fmt.Sprintf("openai: the model started more than %d tool calls in one turn", maxCallsPerTurn)},
+		{"openai endless arguments", "openai:gpt-test", endlessArgs(maxArgBytesPerTurn),
+			nil, fmt.Sprintf("openai: the model sent more than %d MiB of tool arguments in one turn", maxArgBytesPerTurn>>20)},
+		{"anthropic escapes in a call id are not printed", "anthropic:claude-test", msgStart +
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"\\u001b]0;owned\\u0007\",\"name\":\"a\",\"input\":{}}}\n\n" +
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"[1]\"}}\n\n" +
+			"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" + msgEnd,
+			nil, `anthropic: tool call "a" (]0;owned): the arguments the model sent are not a JSON object: [1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,4 +235,25 @@ func TestSchemaBytesKept(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyCalls is a Chat Completions stream that starts n tool calls.
+func manyCalls(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"c%d","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}`+"\n\n", i, i)
+	}
+	return b.String() + `data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+}
+
+// endlessArgs is a Chat Completions stream whose one call's arguments grow
+// past limit bytes, 64 KiB per chunk.
+func endlessArgs(limit int) string {
+	frag := strings.Repeat("x", 64<<10)
+	var b strings.Builder
+	b.WriteString(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]},"finish_reason":null}]}` + "\n\n")
+	for n := 0; n <= limit; n += len(frag) {
+		b.WriteString(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"` + frag + `"}}]},"finish_reason":null}]}` + "\n\n")
+	}
+	return b.String()
 }

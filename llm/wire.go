@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +29,8 @@ type endpoint struct {
 	// sleep waits before a retry; it returns early with ctx's error. Tests
 	// replace it to see the waits without spending them.
 	sleep func(ctx context.Context, d time.Duration) error
+	// idle is how long a stream may go without an event (streamIdle).
+	idle time.Duration
 }
 
 // newEndpoint resolves path against base as the SDKs did: base is taken as
@@ -45,11 +51,13 @@ func newEndpoint(provider, hint, base, path string, header http.Header, o Option
 	if header == nil {
 		header = http.Header{}
 	}
-	client := o.HTTPClient
-	if client == nil {
-		// No overall Timeout: a stream lasts as long as the model writes.
-		// Cancelling the context is what ends a request.
-		client = http.DefaultClient
+	client := defaultClient()
+	if o.HTTPClient != nil {
+		c := *o.HTTPClient
+		if c.CheckRedirect == nil {
+			c.CheckRedirect = sameOrigin
+		}
+		client = &c
 	}
 	return &endpoint{
 		provider: provider,
@@ -59,7 +67,58 @@ func newEndpoint(provider, hint, base, path string, header http.Header, o Option
 		client:   client,
 		retries:  o.retries(),
 		sleep:    sleep,
+		idle:     streamIdle,
 	}, nil
+}
+
+// Time limits of a request. Neither bounds a whole turn: a stream lasts as
+// long as the model writes, and cancelling the context is what ends it.
+const (
+	// responseHeaderTimeout bounds the wait for a response to begin, as
+	// the providers' SDKs did.
+	responseHeaderTimeout = 10 * time.Minute
+	// streamIdle bounds the wait for the next event of a stream. Comments
+	// (": keep-alive") do not count as events.
+	streamIdle = 10 * time.Minute
+)
+
+// defaultClient sends the requests of models built without
+// Options.HTTPClient: no overall timeout, a bound on the wait for headers,
+// and redirects followed only within the endpoint's origin.
+var defaultClient = sync.OnceValue(func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = responseHeaderTimeout
+	return &http.Client{Transport: t, CheckRedirect: sameOrigin}
+})
+
+// errRedirect is why a request was not sent on to another origin.
+type errRedirect struct{ to string }
+
+func (e *errRedirect) Error() string {
+	return fmt.Sprintf("the endpoint redirected the request to %s; mcphost follows redirects only within the endpoint's own scheme, host and port, so that the key goes nowhere else (point --base-url at the new address)", e.to)
+}
+
+// sameOrigin refuses a redirect to another scheme, host or port: net/http
+// would keep the Authorization header on a change of scheme or port.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if from := via[0].URL; req.URL.Scheme != from.Scheme || canonicalHost(req.URL) != canonicalHost(from) {
+		u := *req.URL
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		return &errRedirect{to: clean(u.String())}
+	}
+	return nil
+}
+
+// canonicalHost is u's host and port, the scheme's default port written out.
+func canonicalHost(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // post sends body as JSON and returns the response of the first attempt
@@ -84,7 +143,7 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 		var wait time.Duration
 		switch {
 		case err != nil:
-			if last {
+			if redirect := (*errRedirect)(nil); last || errors.As(err, &redirect) {
 				return nil, fmt.Errorf("%s: sending the request: %w", e.provider, err)
 			}
 			wait = backoff(attempt, rand.Float64())
@@ -94,7 +153,7 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 			apiErr := e.apiError(res)
 			var retry bool
 			wait, retry = retryWait(res, attempt, rand.Float64())
-			if last || !retry {
+			if last || !retry || apiErr.QuotaExhausted() {
 				return nil, apiErr
 			}
 		}
@@ -121,6 +180,18 @@ func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent
 		return err
 	}
 	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		// A gateway's error, or a server that does not stream, answering
+		// 200 with a JSON body: say what it says.
+		apiErr := e.apiError(res)
+		if apiErr.Message == "" {
+			apiErr.Message = "the answer was JSON, not an event stream"
+		}
+		return apiErr
+	}
+	var stalled atomic.Bool
+	idle := time.AfterFunc(e.idle, func() { stalled.Store(true); cancel() })
+	defer idle.Stop()
 	events := newSSEReader(res.Body)
 	for {
 		if ctx.Err() != nil {
@@ -134,8 +205,12 @@ func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if stalled.Load() {
+				return fmt.Errorf("%s: no event in the response stream for %v; gave up on it", e.provider, e.idle)
+			}
 			return fmt.Errorf("%s: reading the response stream: %w", e.provider, err)
 		}
+		idle.Reset(e.idle)
 		last, err := handle(ev)
 		if err != nil {
 			return err

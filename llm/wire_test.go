@@ -67,6 +67,10 @@ func TestRetryWait(t *testing.T) {
 		{"negative Retry-After backs off", 503, map[string]string{"Retry-After": "-5"}, 500 * time.Millisecond, true},
 		{"garbage Retry-After backs off", 503, map[string]string{"Retry-After": "soon"}, 500 * time.Millisecond, true},
 		{"Retry-After on a final status", 400, map[string]string{"Retry-After": "1"}, 0, false},
+		{"Retry-After too large for a duration", 503, map[string]string{"Retry-After": "1e300"}, 0, false},
+		{"Retry-After infinite", 503, map[string]string{"Retry-After": "Inf"}, 0, false},
+		{"Retry-After-Ms too large for a duration", 429, map[string]string{"Retry-After-Ms": "100000000000000"}, 0, false},
+		{"Retry-After NaN backs off", 503, map[string]string{"Retry-After": "NaN"}, 500 * time.Millisecond, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,4 +410,132 @@ func TestBodiesClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// endpointOf returns the endpoint of a provider model.
+func endpointOf(t *testing.T, m Model) *endpoint {
+	t.Helper()
+	switch m := m.(type) {
+	case *openaiModel:
+		return m.endpoint
+	case *anthropicModel:
+		return m.endpoint
+	}
+	t.Fatalf("no endpoint in %T", m)
+	return nil
+}
+
+// A redirect within the endpoint's origin is followed; one to another port
+// (net/http would keep the Authorization header) is refused, not retried,
+// and the other server sees nothing.
+func TestRedirectsStayWithTheOrigin(t *testing.T) {
+	var otherHits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		inline("data: [DONE]\n\n")(w, r)
+	}))
+	t.Cleanup(other.Close)
+	var hits atomic.Int32
+	stream := `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		switch r.URL.Path {
+		case "/away/chat/completions":
+			http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		case "/moved/chat/completions":
+			http.Redirect(w, r, "/v1/chat/completions", http.StatusPermanentRedirect)
+		default:
+			inline(stream)(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	m, err := New("openai:gpt-test", Options{BaseURL: srv.URL + "/moved", APIKey: "secret", Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := collect(context.Background(), m, hello()); err != nil {
+		t.Errorf("redirect within the origin: %v", err)
+	}
+	hits.Store(0)
+	m, err = New("openai:gpt-test", Options{BaseURL: srv.URL + "/away", APIKey: "secret", Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(context.Background(), m, hello())
+	if err == nil || !strings.Contains(err.Error(), "follows redirects only within") {
+		t.Errorf("redirect to another port: %v, want it refused", err)
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("the other origin received %d requests", n)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d attempts, want 1: a refused redirect is not retried", n)
+	}
+}
+
+// A quota error is reported at once, as what it is.
+func TestQuotaNotRetried(t *testing.T) {
+	f := newFakeAPI(t, errorReply(429, `{"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"You exceeded your current quota."}}`, map[string]string{"Retry-After-Ms": "0"}))
+	m, err := New("openai:gpt-test", Options{BaseURL: f.URL(), APIKey: "k", Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(context.Background(), m, hello())
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || !apiErr.QuotaExhausted() || apiErr.RateLimited() {
+		t.Fatalf("err = %v, want a quota error that is not a rate limit", err)
+	}
+	if !strings.Contains(err.Error(), "billing") || strings.Contains(err.Error(), "wait a moment") {
+		t.Errorf("message %q should point at billing, not at waiting", err)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// A 200 answer with a JSON body is an error that says what the body says.
+func TestJSONInsteadOfStream(t *testing.T) {
+	f := newFakeAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"error":{"message":"upstream model is loading"}}`)
+	})
+	m, err := New("openai-compatible:x", Options{BaseURL: f.URL(), Getenv: noEnv, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = collect(context.Background(), m, hello())
+	if err == nil || !strings.Contains(err.Error(), "upstream model is loading") {
+		t.Errorf("err = %v, want the body's message", err)
+	}
+}
+
+// A stream that sends only comments is given up after the idle bound.
+func TestStreamIdle(t *testing.T) {
+	done := make(chan struct{})
+	f := newFakeAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for {
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	m, err := New("openai:gpt-test", Options{BaseURL: f.URL(), APIKey: "k", Getenv: noEnv, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	endpointOf(t, m).idle = 50 * time.Millisecond
+	_, err = collect(context.Background(), m, hello())
+	if err == nil || !strings.Contains(err.Error(), "no event in the response stream for 50ms") {
+		t.Errorf("err = %v, want the stream given up as idle", err)
+	}
+	waitClosed(t, done, "the server seeing the stream closed")
 }
