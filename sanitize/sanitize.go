@@ -39,6 +39,12 @@ func Unsafe(r rune) bool {
 		return true
 	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotation controls
 		return true
+	case r == 0x2028, r == 0x2029: // line and paragraph separators: some terminals break the line
+		return true
+	case r == 0x00ad: // soft hyphen: invisible, zero or one cell depending on the terminal
+		return true
+	case r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0: // Hangul fillers: blank, yet letters
+		return true
 	case r >= 0xe0000 && r <= 0xe007f: // tag characters (invisible)
 		return true
 	}

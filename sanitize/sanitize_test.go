@@ -21,6 +21,9 @@ func TestText(t *testing.T) {
 		{"bom\ufeff", `bom\ufeff`, `bom\ufeff`},
 		{"tag\U000e0041", `tag\U000e0041`, `tag\U000e0041`},
 		{"bad\xffbyte", `bad\xffbyte`, `bad\xffbyte`},
+		{"line\u2028sep\u2029", `line\u2028sep\u2029`, `line\u2028sep\u2029`},
+		{"soft\u00adhyphen", `soft\xadhyphen`, `soft\xadhyphen`},
+		{"fill\u3164er\u115f\u1160\uffa0", `fill\u3164er\u115f\u1160\uffa0`, `fill\u3164er\u115f\u1160\uffa0`},
 		{"ünïcödé 日本 😀", "ünïcödé 日本 😀", "ünïcödé 日本 😀"},
 	}
 	for _, c := range cases {
