@@ -225,6 +225,9 @@ func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Respo
 	}
 	if meta := obs.metadata(); meta != nil {
 		rec.Issuer = meta.Issuer
+		if checkEndpoint(meta.RevocationEndpoint) == nil {
+			rec.RevocationURL = meta.RevocationEndpoint
+		}
 	}
 	if ac.PreregisteredClient == nil {
 		rec.ClientSecret = exchCfg.ClientSecret

@@ -578,3 +578,34 @@ func TestConcurrentRefreshesShareOneGrant(t *testing.T) {
 		t.Errorf("%d refresh grants, want 1", refreshes)
 	}
 }
+
+// Revoke ends the grant at the authorization server: the refresh token
+// first, then the access token, after which the MCP server refuses the
+// token. A server without a revocation endpoint is reported as such.
+func TestRevoke(t *testing.T) {
+	e := newEnv(t, oauthtest.AuthServerOptions{}, oauthtest.MCPServerOptions{})
+	rec := e.login(t, e.config())
+	if rec.RevocationURL != e.as.URL+"/revoke" {
+		t.Fatalf("RevocationURL = %q, want the metadata's", rec.RevocationURL)
+	}
+	if err := oauth.Revoke(t.Context(), rec, ""); err != nil {
+		t.Fatalf("Revoke: %v", err)
+	}
+	if got := e.as.Revoked(); !slices.Equal(got, []string{"refresh_token", "access_token"}) {
+		t.Errorf("revoked %v, want the refresh token then the access token", got)
+	}
+	m, _ := e.manager(t, e.srv.URL)
+	if st := m.Servers()[0]; st.State == client.StateReady {
+		t.Error("the server still accepts the revoked token")
+	}
+	// Revoking again is no error: the server answers 200 for unknown tokens.
+	if err := oauth.Revoke(t.Context(), rec, ""); err != nil {
+		t.Errorf("second Revoke: %v", err)
+	}
+
+	e2 := newEnv(t, oauthtest.AuthServerOptions{NoRevocation: true}, oauthtest.MCPServerOptions{})
+	rec2 := e2.login(t, e2.config())
+	if err := oauth.Revoke(t.Context(), rec2, ""); !errors.Is(err, oauth.ErrNoRevocation) {
+		t.Errorf("Revoke without an endpoint = %v, want ErrNoRevocation", err)
+	}
+}

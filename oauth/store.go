@@ -34,9 +34,12 @@ type Record struct {
 	Resource string `json:"resource"`
 	Issuer   string `json:"issuer,omitempty"`
 
-	TokenURL  string `json:"tokenEndpoint"`
-	AuthStyle int    `json:"authStyle,omitempty"` // an oauth2.AuthStyle
-	ClientID  string `json:"clientId"`
+	TokenURL string `json:"tokenEndpoint"`
+	// RevocationURL is the authorization server's token revocation
+	// endpoint (RFC 7009), when its metadata named one.
+	RevocationURL string `json:"revocationEndpoint,omitempty"`
+	AuthStyle     int    `json:"authStyle,omitempty"` // an oauth2.AuthStyle
+	ClientID      string `json:"clientId"`
 	// ClientSecret is kept only for a dynamically registered client; a
 	// pre-registered client's secret stays in the configuration.
 	ClientSecret string `json:"clientSecret,omitempty"`

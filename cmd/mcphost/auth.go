@@ -69,10 +69,14 @@ for the browser to come back to a one-time address on 127.0.0.1.`,
 	status.Flags().BoolVar(&so.JSON, "json", false, "print JSON")
 	logout := &cobra.Command{
 		Use:   "logout SERVER",
-		Short: "Forget the token of a server",
-		Args:  cobra.ExactArgs(1),
+		Short: "Revoke and forget the token of a server",
+		Long: `Forget a server's token, after asking the authorization server to revoke it
+(RFC 7009) when it offers revocation. The token is removed here even when
+revocation fails; mcphost then says so, since the token stays valid at the
+authorization server until it expires.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAuthLogout(s, args[0])
+			return runAuthLogout(cmd.Context(), g, s, args[0])
 		},
 	}
 	cmd.AddCommand(login, status, logout)
@@ -280,16 +284,46 @@ func runAuthStatus(g *globalOptions, s *streams, o *authStatusOptions) error {
 }
 
 // runAuthLogout needs no configuration, so that a token can be removed
-// even when the configuration no longer names its server or does not load.
-func runAuthLogout(s *streams, name string) error {
-	removed, err := tokenStore(config.StateDir(s.Getenv("XDG_STATE_HOME"))).Delete(name)
+// even when the configuration no longer names its server or does not load;
+// the configuration is read only for a pre-registered client's secret.
+func runAuthLogout(ctx context.Context, g *globalOptions, s *streams, name string) error {
+	store := tokenStore(config.StateDir(s.Getenv("XDG_STATE_HOME")))
+	rec, loadErr := store.Load(name)
+	var revoked error
+	if rec != nil {
+		secret := ""
+		if cfg, _, err := config.Load(loadOptions(g, s)); err == nil {
+			if srv, ok := cfg.Server(name); ok && srv.OAuth != nil {
+				secret = srv.OAuth.ClientSecret
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, revokeTimeout)
+		revoked = oauth.Revoke(rctx, rec, secret)
+		cancel()
+	}
+	removed, err := store.Delete(name)
 	if err != nil {
 		return err
 	}
 	if !removed {
+		if loadErr != nil {
+			return loadErr
+		}
 		fmt.Fprintf(s.Out, "no stored token for %s\n", name)
 		return nil
 	}
-	fmt.Fprintf(s.Out, "logged out of %s: its token is removed\n", name)
+	switch {
+	case rec == nil:
+		fmt.Fprintf(s.Out, "logged out of %s: its token is removed (the file could not be read, so it was not revoked: %v)\n", name, loadErr)
+	case revoked == nil:
+		fmt.Fprintf(s.Out, "logged out of %s: its token is revoked and removed\n", name)
+	case errors.Is(revoked, oauth.ErrNoRevocation):
+		fmt.Fprintf(s.Out, "logged out of %s: its token is removed; the authorization server offers no revocation, so the token stays valid there until it expires\n", name)
+	default:
+		fmt.Fprintf(s.Out, "logged out of %s: its token is removed, but revoking it failed (%v), so it stays valid at the authorization server until it expires\n", name, sanitize.Line(revoked.Error()))
+	}
 	return nil
 }
+
+// revokeTimeout bounds the revocation requests of a logout.
+const revokeTimeout = 15 * time.Second

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,9 +140,13 @@ func TestAuthCommands(t *testing.T) {
 		}
 	}
 
-	// Logout removes the token; headless runs need a login again.
-	if code, stdout, _ := e.mcphost(t, "auth", "logout", "remote"); code != 0 || !strings.Contains(stdout, "logged out of remote") {
+	// Logout revokes the grant at the authorization server and removes the
+	// token; headless runs need a login again.
+	if code, stdout, _ := e.mcphost(t, "auth", "logout", "remote"); code != 0 || !strings.Contains(stdout, "logged out of remote: its token is revoked and removed") {
 		t.Errorf("auth logout: exit %d, %q", code, stdout)
+	}
+	if got := e.as.Revoked(); !slices.Equal(got, []string{"refresh_token", "access_token"}) {
+		t.Errorf("the authorization server revoked %v, want the refresh token then the access token", got)
 	}
 	if _, err := os.Stat(tokenFile); !os.IsNotExist(err) {
 		t.Errorf("token file after logout: %v, want it gone", err)

@@ -53,15 +53,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
 		storec <- opened{store, err}
 	}()
-	cfg, warnings, err := config.Load(config.LoadOptions{
-		ConfigFile:  g.ConfigFile,
-		ServerFlags: g.Servers,
-		TrustFlags:  g.Trust,
-		Allow:       g.Allow, Ask: g.Ask, Deny: g.Deny,
-		WorkDir:    s.WorkDir,
-		ConfigHome: s.Getenv("XDG_CONFIG_HOME"),
-		Getenv:     s.Getenv,
-	})
+	cfg, warnings, err := config.Load(loadOptions(g, s))
 	loaded := <-storec
 	for _, w := range warnings {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
@@ -113,6 +105,19 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	}
 	st.attachOAuth()
 	return st, nil
+}
+
+// loadOptions is how every command finds its configuration.
+func loadOptions(g *globalOptions, s *streams) config.LoadOptions {
+	return config.LoadOptions{
+		ConfigFile:  g.ConfigFile,
+		ServerFlags: g.Servers,
+		TrustFlags:  g.Trust,
+		Allow:       g.Allow, Ask: g.Ask, Deny: g.Deny,
+		WorkDir:    s.WorkDir,
+		ConfigHome: s.Getenv("XDG_CONFIG_HOME"),
+		Getenv:     s.Getenv,
+	}
 }
 
 func specFromConfig(srv config.Server) client.Spec {

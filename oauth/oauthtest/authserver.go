@@ -44,6 +44,8 @@ type AuthServerOptions struct {
 	Deny bool
 	// TTL is the access tokens' lifetime (default one hour).
 	TTL time.Duration
+	// NoRevocation leaves the revocation endpoint (RFC 7009) out.
+	NoRevocation bool
 }
 
 // TokenRequest is one request the token endpoint accepted or refused.
@@ -71,6 +73,7 @@ type AuthServer struct {
 	access   map[string]*grant
 	refresh  map[string]*grant
 	requests []TokenRequest
+	revoked  []string // token type hints of the tokens revoked, in order
 }
 
 type client struct {
@@ -109,6 +112,9 @@ func NewAuthServer(t testing.TB, opts AuthServerOptions) *AuthServer {
 	mux.HandleFunc("POST /register", a.register)
 	mux.HandleFunc("GET /authorize", a.authorize)
 	mux.HandleFunc("POST /token", a.token)
+	if !opts.NoRevocation {
+		mux.HandleFunc("POST /revoke", a.revoke)
+	}
 	a.srv = httptest.NewServer(mux)
 	t.Cleanup(a.srv.Close)
 	a.URL = a.srv.URL
@@ -138,6 +144,9 @@ func (a *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if len(a.opts.MetadataClients) > 0 {
 		m["client_id_metadata_document_supported"] = true
+	}
+	if !a.opts.NoRevocation {
+		m["revocation_endpoint"] = a.URL + "/revoke"
 	}
 	writeJSON(w, http.StatusOK, m)
 }
@@ -339,4 +348,44 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// revoke is the revocation endpoint (RFC 7009): it checks the client as
+// the token endpoint does and forgets the token, answering 200 whether or
+// not the token was known.
+func (a *AuthServer) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	if c := a.clients[id]; c == nil || subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) != 1 {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	tok := r.PostForm.Get("token")
+	if g := a.refresh[tok]; g != nil && g.clientID == id {
+		delete(a.refresh, tok)
+		a.revoked = append(a.revoked, "refresh_token")
+	}
+	if g := a.access[tok]; g != nil && g.clientID == id {
+		delete(a.access, tok)
+		a.revoked = append(a.revoked, "access_token")
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// Revoked returns the kinds of the tokens revoked so far, in order.
+func (a *AuthServer) Revoked() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.revoked)
 }
