@@ -165,7 +165,7 @@ func allowedBy(by string) string {
 	case by == "auto":
 		return "allowed: auto"
 	case strings.HasPrefix(by, "user:"):
-		return "allowed: you, " + strings.TrimPrefix(by, "user:")
+		return "allowed: you, " + cleanLine(strings.TrimPrefix(by, "user:"))
 	case strings.HasPrefix(by, "rule:"):
 		return "allowed: rule " + cleanLine(strings.TrimPrefix(by, "rule:"))
 	case by == "":
@@ -263,7 +263,11 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 			lines = append(lines, pad+st.Muted.Render("decision ")+cleanLine(c.verdict)+st.Muted.Render(" · decided by ")+cleanLine(c.decidedBy))
 		}
 		if len(c.reasons) > 0 {
-			lines = append(lines, hangPad(st.Muted.Render("reasons ")+strings.Join(c.reasons, ", "), width, pad)...)
+			reasons := make([]string, len(c.reasons))
+			for i, r := range c.reasons {
+				reasons[i] = cleanLine(r) // a reason can quote a tool's name
+			}
+			lines = append(lines, hangPad(st.Muted.Render("reasons ")+strings.Join(reasons, ", "), width, pad)...)
 		}
 		for _, a := range c.attempts {
 			l := fmt.Sprintf("attempt %d: %s, %s", a.N, a.Outcome, fmtDuration(a.Duration))

@@ -9,8 +9,8 @@ type markdown struct {
 
 // render returns the message as styled lines of at most width cells, or
 // nil if it cannot be rendered (the caller then shows it as plain text).
-// text must already be sanitized. style is "dark", "light" or "notty" (no
-// colour; bold, italic and faint remain).
+// text must be prepared by cleanMarkdown. style is "dark", "light" or
+// "notty" (no colour; bold, italic and faint remain).
 func (md *markdown) render(text, style string, width int) []string {
 	if width < 10 {
 		return nil

@@ -71,6 +71,8 @@ func (w *mdHTMLWriter) block(n *mdNode, tight bool) {
 		w.cr()
 		w.b.WriteString("</blockquote>")
 		w.cr()
+	case mdTable:
+		w.table(n)
 	case mdList:
 		tag := "ul"
 		w.cr()
@@ -97,6 +99,48 @@ func (w *mdHTMLWriter) block(n *mdNode, tight bool) {
 		w.b.WriteString("</" + tag + ">")
 		w.cr()
 	}
+}
+
+// table writes a table as cmark-gfm does: the cells a row lacks are
+// written empty.
+func (w *mdHTMLWriter) table(n *mdNode) {
+	w.cr()
+	w.b.WriteString("<table>\n<thead>\n")
+	for row := n.first; row != nil; row = row.next {
+		tag := "td"
+		if row == n.first {
+			tag = "th"
+		} else if row == n.first.next {
+			w.b.WriteString("<tbody>\n")
+		}
+		w.b.WriteString("<tr>\n")
+		c := row.first
+		for _, a := range []byte(n.text) {
+			w.b.WriteString("<" + tag)
+			switch a {
+			case 'l':
+				w.b.WriteString(` align="left"`)
+			case 'c':
+				w.b.WriteString(` align="center"`)
+			case 'r':
+				w.b.WriteString(` align="right"`)
+			}
+			w.b.WriteString(">")
+			if c != nil {
+				w.inlines(c)
+				c = c.next
+			}
+			w.b.WriteString("</" + tag + ">\n")
+		}
+		w.b.WriteString("</tr>\n")
+		if row == n.first {
+			w.b.WriteString("</thead>\n")
+		}
+	}
+	if n.first != nil && n.first.next != nil {
+		w.b.WriteString("</tbody>\n")
+	}
+	w.b.WriteString("</table>\n")
 }
 
 func (w *mdHTMLWriter) inlines(n *mdNode) {

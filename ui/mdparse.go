@@ -1,16 +1,20 @@
 package ui
 
 // A CommonMark parser for the subset the terminal renderer draws: the block
-// structure of the spec (version 0.31.2) and its inlines, without tables,
-// strikethrough or other extensions. It follows the spec's two-phase
-// algorithm — block structure line by line, then inlines per paragraph or
-// heading — the way the reference implementation, commonmark.js, does.
+// structure of the spec (version 0.31.2) and its inlines, with one
+// extension, the pipe tables of GitHub Flavored Markdown (as cmark-gfm
+// parses them), and without strikethrough or the others. It follows the
+// spec's two-phase algorithm — block structure line by line, then inlines
+// per paragraph, heading or table cell — the way the reference
+// implementation, commonmark.js, does.
 //
 // Nothing is built at package initialisation: no maps, no regular
 // expressions. Where the spec allows unbounded work the parser sets a
 // limit, so that time stays linear in the input:
 //   - block quotes and list items nest at most mdMaxNesting deep; deeper
 //     markers are text;
+//   - a table has at most mdMaxColumns columns; a wider one is a
+//     paragraph, and a row's cells past the header's count are not read;
 //   - a link destination holds at most mdMaxParens nested parentheses;
 //   - a code span's closing run, an HTML comment's end and the like are
 //     each found once, not searched for again from every opener.
@@ -23,8 +27,11 @@ package ui
 // full table is 2,000 entries); tabs are expanded to spaces (tab stops of
 // 4) before parsing, which changes nothing in the structure but turns a tab
 // inside code into spaces; reference labels are case-folded with
-// strings.ToLower, not full Unicode case folding; and link titles are
-// parsed but not kept, for nothing draws them.
+// strings.ToLower, not full Unicode case folding; link titles are parsed
+// but not kept, for nothing draws them; a table's header is the last line
+// of the paragraph above its delimiter row, and that paragraph is tried
+// again at each later line that could be a delimiter row (cmark-gfm tries
+// a paragraph once).
 
 import "strings"
 
@@ -43,6 +50,9 @@ const (
 	mdList
 	mdItem
 	mdLinkDefs // a paragraph of link reference definitions only; draws nothing
+	mdTable    // text holds the columns' alignments, a byte each: 'l', 'c', 'r' or ' '
+	mdTableRow // the first row of a table is its header
+	mdTableCell
 
 	// Inlines.
 	mdText      // text holds it, escapes and references resolved
@@ -59,6 +69,9 @@ const (
 // mdMaxNesting bounds how deep block quotes and list items nest.
 const mdMaxNesting = 32
 
+// mdMaxColumns bounds the columns of a table.
+const mdMaxColumns = 64
+
 // mdNode is a node of the tree that mdParse returns. Blocks and inlines
 // share the type; the fields after the links are used by some kinds only.
 type mdNode struct {
@@ -66,7 +79,7 @@ type mdNode struct {
 	parent, first, last, prev, next *mdNode
 
 	text  string   // see the kinds
-	lines []string // code and HTML blocks; paragraphs while parsing
+	lines []string // code and HTML blocks; paragraphs and tables while parsing
 	level int      // heading 1–6; emphasis 1–2
 
 	// Lists.
@@ -244,8 +257,9 @@ func (p *mdParser) addLine(ln string) {
 	p.allClosed = container == p.oldtip
 	p.lastMatched = container
 
-	// New blocks, as long as the line starts them.
-	matchedLeaf := container.kind != mdParagraph && mdAcceptsLines(container.kind)
+	// New blocks, as long as the line starts them. Paragraphs and tables
+	// take the rest of a line only if no block starts there.
+	matchedLeaf := container.kind == mdCodeBlock || container.kind == mdHTMLBlock
 	for !matchedLeaf {
 		p.findNextNonspace()
 		if !p.indented && !mdMaybeStart(p.peek(p.nextNonspace)) {
@@ -345,6 +359,12 @@ func (p *mdParser) continues(c *mdNode) int {
 		if !p.blank {
 			return mdContainer
 		}
+	case mdTable:
+		// Every line that is not blank is a row, but for a lone pipe,
+		// which has no cells.
+		if !p.blank && strings.TrimRight(p.line[p.nextNonspace:], " ") != "|" {
+			return mdContainer
+		}
 	}
 	return mdNoMatch
 }
@@ -426,7 +446,10 @@ func (p *mdParser) startBlock(container *mdNode) int {
 		p.offset = len(p.line)
 		return mdLeaf
 	}
-	return p.startItem(container)
+	if r := p.startItem(container); r != mdNoMatch {
+		return r
+	}
+	return p.startTable(container)
 }
 
 // startItem starts a list item, and a list if needed.
@@ -491,6 +514,36 @@ func (p *mdParser) startItem(container *mdNode) int {
 	return mdContainer
 }
 
+// startTable starts a table if the line is a delimiter row and the last
+// line of the paragraph it continues is a header row with as many cells.
+// The lines before the header stay a paragraph. The table keeps its lines
+// — the header, the delimiter row, then the body — until it is finalized.
+func (p *mdParser) startTable(container *mdNode) int {
+	if container.kind != mdParagraph || len(container.lines) == 0 {
+		return mdNoMatch
+	}
+	aligns := mdDelimiterRow(p.line[p.nextNonspace:])
+	if aligns == "" {
+		return mdNoMatch
+	}
+	header := container.lines[len(container.lines)-1]
+	if len(mdTableCells(header, mdMaxColumns+1)) != len(aligns) {
+		return mdNoMatch
+	}
+	p.closeUnmatched()
+	t := container
+	if len(container.lines) > 1 {
+		container.lines = container.lines[:len(container.lines)-1]
+		container.endLine = p.lineNo - 2 // a paragraph's lines are consecutive
+		p.finalize(container)
+		t = p.addChild(mdTable)
+		t.startLine = p.lineNo - 1
+	}
+	t.kind, t.text, t.lines = mdTable, aligns, []string{header}
+	p.offset = p.nextNonspace // the delimiter row is the table's second line
+	return mdLeaf
+}
+
 func (p *mdParser) closeUnmatched() {
 	if p.allClosed {
 		return
@@ -537,6 +590,19 @@ func (p *mdParser) finalize(b *mdNode) {
 		} else {
 			b.lines = mdTrimBlankLines(b.lines)
 		}
+	case mdTable:
+		// The alignments are in text already: skip the delimiter row.
+		for i, l := range b.lines {
+			if i == 1 {
+				continue
+			}
+			row := &mdNode{kind: mdTableRow}
+			b.appendChild(row)
+			for _, c := range mdTableCells(l, len(b.text)) {
+				row.appendChild(&mdNode{kind: mdTableCell, text: c})
+			}
+		}
+		b.lines = nil
 	case mdList:
 		// Loose if items, or blocks directly inside an item, are apart.
 		b.tight = true
@@ -599,6 +665,13 @@ func (p *mdParser) parseInlines(ip *mdInlineParser, n *mdNode) {
 		case mdHeading:
 			ip.parse(c, strings.Trim(c.text, " \n"))
 			c.text = ""
+		case mdTable:
+			for row := c.first; row != nil; row = row.next {
+				for cell := row.first; cell != nil; cell = cell.next {
+					ip.parse(cell, cell.text)
+					cell.text = ""
+				}
+			}
 		case mdBlockquote, mdList, mdItem:
 			p.parseInlines(ip, c)
 		}
@@ -615,7 +688,7 @@ func mdTrimBlankLines(lines []string) []string {
 }
 
 func mdAcceptsLines(k mdKind) bool {
-	return k == mdParagraph || k == mdCodeBlock || k == mdHTMLBlock
+	return k == mdParagraph || k == mdCodeBlock || k == mdHTMLBlock || k == mdTable
 }
 
 func mdCanContain(parent, child mdKind) bool {
@@ -632,7 +705,7 @@ func mdCanContain(parent, child mdKind) bool {
 // block other than a paragraph.
 func mdMaybeStart(c byte) bool {
 	switch c {
-	case '#', '`', '~', '*', '+', '_', '=', '<', '>', '-':
+	case '#', '`', '~', '*', '+', '_', '=', '<', '>', '-', '|', ':':
 		return true
 	}
 	return c >= '0' && c <= '9'
@@ -682,6 +755,69 @@ func mdThematicBreakLine(s string) bool {
 		}
 	}
 	return n >= 3
+}
+
+// mdTableCells splits a table row (GFM) into its cells, at most limit of
+// them: pipes separate cells, a leading and a trailing pipe are optional,
+// and \| is a pipe inside a cell. Cells are trimmed. It returns nil if s is
+// not a row: blank, or a lone pipe.
+func mdTableCells(s string, limit int) []string {
+	s = strings.Trim(s, " ")
+	if strings.HasPrefix(s, "|") {
+		s = strings.TrimLeft(s[1:], " ")
+	}
+	var cells []string
+	escaped := false
+	for s != "" && len(cells) < limit {
+		i := 0
+		for i < len(s) && s[i] != '|' {
+			if s[i] == '\\' && i+1 < len(s) && s[i+1] == '|' {
+				i++
+				escaped = true
+			}
+			i++
+		}
+		c := s[:i]
+		if escaped {
+			c = strings.ReplaceAll(c, `\|`, "|")
+			escaped = false
+		}
+		cells = append(cells, strings.Trim(c, " "))
+		if i == len(s) {
+			break
+		}
+		s = strings.TrimLeft(s[i+1:], " ")
+	}
+	return cells
+}
+
+// mdDelimiterRow returns the alignments of the columns if s is a table's
+// delimiter row, else "". Each of its cells is a run of hyphens with an
+// optional colon at either end.
+func mdDelimiterRow(s string) string {
+	cells := mdTableCells(s, mdMaxColumns+1)
+	if len(cells) == 0 || len(cells) > mdMaxColumns {
+		return ""
+	}
+	aligns := make([]byte, len(cells))
+	for i, c := range cells {
+		left, right := strings.HasPrefix(c, ":"), strings.HasSuffix(c, ":")
+		c = strings.TrimSuffix(strings.TrimPrefix(c, ":"), ":")
+		if c == "" || mdRun(c, '-') != len(c) {
+			return ""
+		}
+		switch {
+		case left && right:
+			aligns[i] = 'c'
+		case left:
+			aligns[i] = 'l'
+		case right:
+			aligns[i] = 'r'
+		default:
+			aligns[i] = ' '
+		}
+	}
+	return string(aligns)
 }
 
 // mdHTMLBlockStart returns the type (1–7) of the HTML block that a line

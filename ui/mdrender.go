@@ -81,10 +81,21 @@ type piece struct {
 	a attr
 }
 
-// mdRender renders sanitized markdown to lines of at most width cells.
+// Nested blocks keep room for their text: half the width, but at least
+// mdNestMin cells (or the whole width, if it is less) and never more than
+// mdNestMax. A block quote's bar or a list item's indent that would leave
+// less is not drawn, so that deep nesting does not squeeze text into a
+// column too narrow to read.
+const (
+	mdNestMin = 10
+	mdNestMax = 20
+)
+
+// mdRender renders markdown, prepared by cleanMarkdown, to lines of at most
+// width cells.
 func mdRender(src string, look *mdLook, width int) []string {
-	r := &mdWalk{look: look}
-	lines := r.blocks(mdParse(src), width, false)
+	r := &mdWalk{look: look, floor: max(min(width, max(width/2, mdNestMin), mdNestMax), 1)}
+	lines := r.blocks(mdParse(src), width, false, nil)
 	for i, l := range lines {
 		// The walk already keeps to width; this is the guarantee.
 		lines[i] = trunc(onlySGR(strings.TrimRight(l, " ")), width)
@@ -93,15 +104,22 @@ func mdRender(src string, look *mdLook, width int) []string {
 }
 
 type mdWalk struct {
-	look *mdLook
+	look  *mdLook
+	floor int // nested blocks are not indented below this width
 }
 
 // blocks renders the block children of n, one blank line between them
-// unless they are the blocks of an item of a tight list.
-func (r *mdWalk) blocks(n *mdNode, width int, tight bool) []string {
+// unless they are the blocks of an item of a tight list. lead, if any, goes
+// before the text of the first block when that is a paragraph.
+func (r *mdWalk) blocks(n *mdNode, width int, tight bool, lead []piece) []string {
 	var out []string
 	for c := n.first; c != nil; c = c.next {
-		ls := r.block(c, width)
+		var ls []string
+		if lead != nil && c == n.first && c.kind == mdParagraph {
+			ls = r.fill(r.inlines(c, 0, lead), width, 0)
+		} else {
+			ls = r.block(c, width)
+		}
 		if len(ls) == 0 {
 			continue
 		}
@@ -117,18 +135,14 @@ func (r *mdWalk) block(n *mdNode, width int) []string {
 	width = max(width, 1)
 	switch n.kind {
 	case mdParagraph:
-		return r.fill(r.inlines(n, 0, nil), width)
+		return r.fill(r.inlines(n, 0, nil), width, 0)
 	case mdHeading:
 		marker := piece{strings.Repeat("#", n.level) + " ", attrHeading}
-		return r.fill(r.inlines(n, attrHeading, []piece{marker}), width)
+		return r.fill(r.inlines(n, attrHeading, []piece{marker}), width, 0)
 	case mdThematicBreak:
 		return []string{r.look.wrapSGR(strings.Repeat("─", width), attrQuiet)}
 	case mdCodeBlock:
-		var out []string
-		for _, l := range n.lines {
-			out = append(out, "  "+r.look.wrapSGR(ansi.Truncate(clean(l), width-2, "…"), attrQuiet))
-		}
-		return out
+		return r.code(n, width)
 	case mdHTMLBlock:
 		var out []string
 		for _, l := range n.lines {
@@ -136,20 +150,61 @@ func (r *mdWalk) block(n *mdNode, width int) []string {
 		}
 		return out
 	case mdBlockquote:
+		if width-2 < r.floor {
+			return r.blocks(n, width, false, nil)
+		}
 		bar := r.look.wrapSGR("│", attrQuiet) + " "
-		out := r.blocks(n, width-2, false)
+		out := r.blocks(n, width-2, false, nil)
 		for i, l := range out {
 			out[i] = bar + l
 		}
 		return out
 	case mdList:
 		return r.list(n, width)
+	case mdTable:
+		return r.table(n, width)
 	}
 	return nil // link reference definitions
 }
 
+// code draws a code block. A line wider than the block goes on over as
+// many lines as it needs, each marked ↪, so that no character of the code
+// is hidden.
+func (r *mdWalk) code(n *mdNode, width int) []string {
+	cw := max(width-2, 1)
+	var more string
+	var out []string
+	for _, l := range n.lines {
+		l = clean(l)
+		lw := ansi.StringWidth(l)
+		prefix := "  "
+		for {
+			head, hw := l, lw
+			if lw > cw {
+				head, hw = cutCells(l, cw)
+				if head == "" { // one grapheme wider than the block: the final cut marks it
+					head, hw = ansi.FirstGraphemeCluster(l, ansi.GraphemeWidth)
+				}
+			}
+			out = append(out, prefix+r.look.wrapSGR(head, attrQuiet))
+			l, lw = l[len(head):], lw-hw
+			if l == "" || head == "" {
+				break
+			}
+			if more == "" {
+				more = r.look.wrapSGR("↪", attrQuiet) + " "
+			}
+			prefix = more
+		}
+	}
+	return out
+}
+
 // list renders items with their markers; an item's later lines line up with
-// its text, so nested lists indent by their parent's marker.
+// its text, so nested lists indent by their parent's marker. Where that
+// would leave the text less than the floor, items are not indented: the
+// marker is the first word of the item's paragraph, or goes before its
+// first line, or on a line of its own.
 func (r *mdWalk) list(n *mdNode, width int) []string {
 	var markers []string
 	mw := 0
@@ -161,23 +216,38 @@ func (r *mdWalk) list(n *mdNode, width int) []string {
 		markers = append(markers, m)
 		mw = max(mw, ansi.StringWidth(m)+1)
 	}
+	indent := mw
+	if width-mw < r.floor {
+		indent = 0
+	}
 	var out []string
 	i := 0
 	for c := n.first; c != nil; c = c.next {
 		if i > 0 && !n.tight {
 			out = append(out, "")
 		}
-		ls := r.blocks(c, width-mw, n.tight)
+		m := markers[i]
+		var lead []piece
+		if indent == 0 && c.first != nil && c.first.kind == mdParagraph {
+			lead = []piece{{m + " ", 0}}
+		}
+		ls := r.blocks(c, width-indent, n.tight, lead)
 		if len(ls) == 0 {
 			ls = []string{""}
 		}
-		m := markers[i]
 		m += strings.Repeat(" ", mw-ansi.StringWidth(m))
+		switch {
+		case lead != nil:
+			m = ""
+		case indent == 0 && ls[0] != "" && ansi.StringWidth(m)+ansi.StringWidth(ls[0]) > width:
+			out = append(out, m)
+			m = ""
+		}
 		for j, l := range ls {
 			if j == 0 {
 				out = append(out, m+l)
 			} else if l != "" {
-				out = append(out, strings.Repeat(" ", mw)+l)
+				out = append(out, strings.Repeat(" ", indent)+l)
 			} else {
 				out = append(out, "")
 			}
@@ -187,9 +257,107 @@ func (r *mdWalk) list(n *mdNode, width int) []string {
 	return out
 }
 
+// table draws a table as a grid when its columns fit the width. When they
+// do not, each row is drawn as a paragraph of its own, its cells apart by
+// a bar and its later lines indented.
+func (r *mdWalk) table(n *mdNode, width int) []string {
+	aligns := n.text
+	type cell struct {
+		ps []piece
+		w  int
+	}
+	colw := make([]int, len(aligns))
+	var rows [][]cell // as many cells as the row has, up to the columns
+	for row := n.first; row != nil; row = row.next {
+		a := attr(0)
+		if row == n.first {
+			a = attrBold
+		}
+		var cells []cell
+		for c, i := row.first, 0; c != nil && i < len(aligns); c, i = c.next, i+1 {
+			ps := merge(r.inlines(c, a, nil))
+			w := 0
+			for _, p := range ps {
+				w += ansi.StringWidth(p.s)
+			}
+			colw[i] = max(colw[i], w)
+			cells = append(cells, cell{ps, w})
+		}
+		rows = append(rows, cells)
+	}
+	total := 3 * (len(colw) - 1) // " │ " between columns
+	for i := range colw {
+		colw[i] = max(colw[i], 1)
+		total += colw[i]
+	}
+
+	var out []string
+	if total > width {
+		hang := 2
+		if width <= 2*hang {
+			hang = 0
+		}
+		sep := []piece{{" ", 0}, {"│", attrQuiet}, {" ", 0}}
+		for i, cells := range rows {
+			var ps []piece
+			for j, c := range cells {
+				if j > 0 {
+					ps = append(ps, sep...)
+				}
+				ps = append(ps, c.ps...)
+			}
+			out = append(out, r.fill(ps, width, hang)...)
+			if i == 0 {
+				out = append(out, r.look.wrapSGR(strings.Repeat("─", width), attrQuiet))
+			}
+		}
+		return out
+	}
+
+	sep := " " + r.look.wrapSGR("│", attrQuiet) + " "
+	var b strings.Builder
+	for i, cells := range rows {
+		b.Reset()
+		for j, w := range colw {
+			if j > 0 {
+				b.WriteString(sep)
+			}
+			var c cell
+			if j < len(cells) {
+				c = cells[j]
+			}
+			left := 0
+			switch aligns[j] {
+			case 'r':
+				left = w - c.w
+			case 'c':
+				left = (w - c.w) / 2
+			}
+			b.WriteString(strings.Repeat(" ", left))
+			for _, p := range c.ps {
+				b.WriteString(r.look.wrapSGR(p.s, p.a))
+			}
+			b.WriteString(strings.Repeat(" ", w-c.w-left))
+		}
+		out = append(out, b.String())
+		if i == 0 {
+			b.Reset()
+			for j, w := range colw {
+				if j > 0 {
+					b.WriteString("─┼─")
+				}
+				b.WriteString(strings.Repeat("─", w))
+			}
+			out = append(out, r.look.wrapSGR(b.String(), attrQuiet))
+		}
+	}
+	return out
+}
+
 // inlines appends the inline children of n to out as pieces; "\n" in a
-// piece is a hard line break. It walks the tree without recursion, for
-// emphasis and images nest as deep as the input is long.
+// piece is a hard line break, and nothing else makes one. It walks the
+// tree without recursion, for emphasis and images nest as deep as the
+// input is long.
 func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 	type frame struct {
 		n           *mdNode
@@ -209,7 +377,7 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 			}
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if dest := clean(f.n.text); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
+			if dest := clean(mdOneLine(f.n.text)); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
 				// The address, unless the text is the address already.
 				if label := size - f.size; label != len(dest) || !piecesEqual(out[f.start:], dest) {
 					if label > 0 {
@@ -223,7 +391,7 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 		}
 		switch c.kind {
 		case mdText:
-			add(piece{clean(c.text), a})
+			add(piece{clean(mdOneLine(c.text)), a})
 		case mdSoftBreak:
 			add(piece{" ", a})
 		case mdHardBreak:
@@ -253,6 +421,20 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 		}
 		c = c.next
 	}
+}
+
+// mdOneLine turns the line endings that character references (&#10;,
+// &#13;) put in text into spaces: they are characters, not line breaks.
+func mdOneLine(s string) string {
+	if strings.IndexAny(s, "\r\n") < 0 {
+		return s
+	}
+	return strings.Map(func(c rune) rune {
+		if c == '\r' || c == '\n' {
+			return ' '
+		}
+		return c
+	}, s)
 }
 
 // piecesEqual reports whether the pieces' text joined is s.
@@ -289,10 +471,11 @@ func merge(ps []piece) []piece {
 	return out
 }
 
-// fill word-wraps pieces to width cells. Spaces separate words; a word
-// longer than a line is broken across lines.
-func (r *mdWalk) fill(ps []piece, width int) []string {
-	f := filler{look: r.look, width: max(width, 1)}
+// fill word-wraps pieces to width cells, indenting every line after the
+// first by hang cells. Spaces separate words; a word longer than a line is
+// broken across lines.
+func (r *mdWalk) fill(ps []piece, width, hang int) []string {
+	f := filler{look: r.look, width: max(width, 1), hang: hang}
 	var word []piece
 	ps = merge(ps)
 	flushWord := func() {
@@ -323,9 +506,11 @@ func (r *mdWalk) fill(ps []piece, width int) []string {
 type filler struct {
 	look  *mdLook
 	width int
+	hang  int
 	out   []string
 	line  strings.Builder
-	w     int
+	w     int // cells on the line, its indent included
+	start int // cells of indent on the line
 }
 
 func (f *filler) word(ps []piece) {
@@ -336,7 +521,7 @@ func (f *filler) word(ps []piece) {
 	if w == 0 {
 		return
 	}
-	if f.w > 0 {
+	if f.w > f.start {
 		if f.w+1+w > f.width {
 			f.newline()
 		} else {
@@ -363,7 +548,7 @@ func (f *filler) put(p piece) {
 		}
 		head, hw := cutCells(p.s, room)
 		if head == "" {
-			if f.w == 0 {
+			if f.w == f.start {
 				// Not even one grapheme fits: let the final cut mark it.
 				f.line.WriteString(f.look.wrapSGR(p.s, p.a))
 				f.w += pw
@@ -398,11 +583,12 @@ func cutCells(s string, room int) (string, int) {
 func (f *filler) newline() {
 	f.out = append(f.out, f.line.String())
 	f.line.Reset()
-	f.w = 0
+	f.line.WriteString(strings.Repeat(" ", f.hang))
+	f.w, f.start = f.hang, f.hang
 }
 
 func (f *filler) done() []string {
-	if f.w > 0 {
+	if f.w > f.start {
 		f.newline()
 	}
 	return f.out

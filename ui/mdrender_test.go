@@ -9,7 +9,8 @@ import (
 )
 
 // mdCases are markdown sources with their rendering at width 30, styles
-// stripped. They also seed FuzzMarkdown.
+// stripped, prepared as the transcript prepares them. They also seed
+// FuzzMarkdown.
 var mdCases = []struct {
 	name, src string
 	want      []string
@@ -21,8 +22,10 @@ var mdCases = []struct {
 	{"heading has a marker", "## Plan *now*", []string{"  ## Plan now"}},
 	{"emphasis", "*it* **bold** ***both***", []string{"  it bold both"}},
 	{"inline code", "run `go test` now", []string{"  run go test now"}},
-	{"fenced code is truncated, not wrapped", "```sh\necho 'a line much longer than thirty cells'\nls\n```",
-		[]string{"    echo 'a line much longer …", "    ls"}},
+	{"long code lines wrap, marked", "```sh\necho 'a line much longer than thirty cells'\nls\n```",
+		[]string{"    echo 'a line much longer t", "  ↪ han thirty cells'", "    ls"}},
+	{"code wraps wide runes whole", "```\n" + strings.Repeat("漢", 20) + "\n```",
+		[]string{"    " + strings.Repeat("漢", 13), "  ↪ " + strings.Repeat("漢", 7)}},
 	{"indented code", "    x := 1", []string{"    x := 1"}},
 	{"bullets nest", "- a\n- b\n  - c\n  - d", []string{"  • a", "  • b", "    • c", "    • d"}},
 	{"numbers line up", "9. nine\n10. ten wraps onto a second line here",
@@ -36,6 +39,17 @@ var mdCases = []struct {
 	{"raw html is text", "<div>\nhi\n</div>\n\nx <b>y</b>", []string{"  <div>", "  hi", "  </div>", "", "  x <b>y</b>"}},
 	{"entities and escapes", `\*not\* &amp; &copy;`, []string{"  *not* & ©"}},
 	{"numeric control reference stays visible", "a &#27;[2J b", []string{`  a \x1b[2J b`}},
+	{"line feed reference is a space", "a&#10;b &#13;&#10;c", []string{"  a b c"}},
+	{"line feed reference in an address is a space", "[x](a&#10;b)", []string{"  x (a b)"}},
+	{"hard break still breaks", "a&#10;b\\\nc", []string{"  a b", "  c"}},
+	{"tab after a number", "1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
+	{"tab nests a list", "- a\n  \t- b", []string{"  • a", "    • b"}},
+	{"table", "| Name | Qty |\n|:--|--:|\n| **apple** | 3 |\n| `kiwi` | 12 |",
+		[]string{"  Name  │ Qty", "  ──────┼────", "  apple │   3", "  kiwi  │  12"}},
+	{"table too wide for a grid", "| key | meaning |\n|---|---|\n| a | the first letter of the alphabet |",
+		[]string{"  key │ meaning", "  " + strings.Repeat("─", 28), "  a │ the first letter of the", "    alphabet"}},
+	{"deep quote keeps room for its text", "> > > > > > > > > > quoted text that is long enough to wrap",
+		[]string{"  │ │ │ │ │ │ │ quoted text", "  │ │ │ │ │ │ │ that is long", "  │ │ │ │ │ │ │ enough to wrap"}},
 	{"long word is broken", strings.Repeat("x", 40), []string{"  " + strings.Repeat("x", 28), "  " + strings.Repeat("x", 12)}},
 	{"wide runes", strings.Repeat("漢", 20), []string{"  " + strings.Repeat("漢", 14), "  " + strings.Repeat("漢", 6)}},
 }
@@ -44,7 +58,7 @@ func TestMarkdownRender(t *testing.T) {
 	for _, tc := range mdCases {
 		t.Run(tc.name, func(t *testing.T) {
 			md := &markdown{}
-			got := md.render(clean(tc.src), "dark", 30)
+			got := md.render(cleanMarkdown(tc.src), "dark", 30)
 			for i := range got {
 				got[i] = stripped(got[i])
 			}
@@ -93,6 +107,9 @@ var mdHard = []string{
 	"1. a\n   1. b\n      1. c\n         1. d\n            1. e\n               1. f 漢字漢字",
 	"[漢字漢字漢字漢字漢字漢字漢字](https://example.com/" + strings.Repeat("p", 80) + ")",
 	"e\u0301\u0301\u0301 combining, zero\u200bwidth, tab\there",
+	"| 漢字 | 😀 **b** | `c` |\n|:-:|--:|---|\n| 👩‍👩‍👧‍👦 | [l](https://example.com/" + strings.Repeat("p", 40) + ") | \\| |\n| x |",
+	"- a\n\t- b\n\t\t- c\n\n\t\t\t```\n\t\t\tcode\twith\ttabs " + strings.Repeat("x", 60) + "\n\t\t\t```",
+	strings.Repeat("> ", 40) + "quoted " + strings.Repeat("- ", 30) + "1000000. " + strings.Repeat("漢", 30),
 }
 
 func TestMarkdownWidth(t *testing.T) {
@@ -104,7 +121,7 @@ func TestMarkdownWidth(t *testing.T) {
 		for _, style := range []string{"dark", "light", "notty"} {
 			for width := 10; width <= 50; width++ {
 				md := &markdown{}
-				checkMarkdown(t, src, width, md.render(clean(src), style, width))
+				checkMarkdown(t, src, width, md.render(cleanMarkdown(src), style, width))
 			}
 		}
 	}
@@ -122,7 +139,91 @@ func FuzzMarkdown(f *testing.F) {
 		width = 10 + (width%200+200)%200
 		md := &markdown{}
 		for _, style := range []string{"dark", "notty"} {
-			checkMarkdown(t, src, width, md.render(clean(src), style, width))
+			checkMarkdown(t, src, width, md.render(cleanMarkdown(src), style, width))
 		}
 	})
+}
+
+// TestAssistantMarkdownTabs: a finished answer reaches the parser with its
+// tabs, whose width depends on their column, so structure built with tabs
+// survives.
+func TestAssistantMarkdownTabs(t *testing.T) {
+	rc := &renderCtx{st: newStyles(true, true), now: newClock().Now, md: &markdown{}}
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
+		{"- a\n  \t- b", []string{"  • a", "    • b"}},
+		{"x\r\n\r\n-\ty", []string{"  x", "", "  • y"}},
+	} {
+		e := &entry{kind: entryAssistant, done: true, text: tc.src}
+		got := e.lines(rc, 30, false)
+		for i := range got {
+			got[i] = stripped(got[i])
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("answer %q (-want +got):\n%s", tc.src, diff)
+		}
+	}
+}
+
+// TestMDCodeHidesNothing: a code line of any length is drawn whole, its
+// later parts each on a line that starts with ↪.
+func TestMDCodeHidesNothing(t *testing.T) {
+	for _, code := range []string{
+		"curl -fsSL https://example.com/install.sh | sh -s -- --prefix=/opt/tool --yes",
+		strings.Repeat("漢a", 40),
+		strings.Repeat("👩‍👩‍👧‍👦", 30),
+		"e\u0301" + strings.Repeat("x", 100) + "\u200b",
+	} {
+		for width := 10; width <= 60; width++ {
+			md := &markdown{}
+			lines := md.render(cleanMarkdown("```\n"+code+"\n```"), "notty", width)
+			checkMarkdown(t, code, width, lines)
+			var got strings.Builder
+			for i, l := range lines {
+				l = stripped(l)
+				prefix := "    "
+				if i > 0 {
+					prefix = "  ↪ "
+				}
+				if !strings.HasPrefix(l, prefix) {
+					t.Fatalf("width %d: line %d is %q, want it to start %q", width, i, l, prefix)
+				}
+				got.WriteString(l[len(prefix):])
+			}
+			if want := clean(code); got.String() != want {
+				t.Fatalf("width %d: code drawn as %q, want %q", width, got.String(), want)
+			}
+		}
+	}
+}
+
+// TestMDNestingKeepsWords: however deep quotes and lists nest, their text
+// keeps room enough that no word is cut or broken.
+func TestMDNestingKeepsWords(t *testing.T) {
+	const text = "quoted text that is long"
+	words := strings.Fields(text)
+	for _, marker := range []string{"> ", "- ", "1. ", "1000000. ", ">- ", "* > 10) "} {
+		for _, depth := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 25, mdMaxNesting + 1, 40} {
+			src := strings.Repeat(marker, depth) + text
+			for width := 10; width <= 60; width++ {
+				md := &markdown{}
+				lines := md.render(cleanMarkdown(src), "dark", width)
+				checkMarkdown(t, src, width, lines)
+				var got []string
+				for _, l := range lines {
+					for _, f := range strings.Fields(stripped(l)) {
+						if strings.Contains(f, "…") || strings.Contains(text, f) {
+							got = append(got, f)
+						}
+					}
+				}
+				if !cmp.Equal(got, words) {
+					t.Fatalf("render(%q, %d) has words %q, want %q:\n%s", src, width, got, words, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
 }

@@ -18,6 +18,15 @@ func clean(s string) string {
 	return strings.ReplaceAll(sanitize.Text(s), "\t", "    ")
 }
 
+// cleanMarkdown is clean for text that mdParse reads: it keeps tabs, for a
+// tab's width depends on the column where it stands, which only the parser
+// knows (a tab after a list marker may be one space, at the start of a
+// line four). The parser expands tabs itself, and the renderer cleans
+// every piece it draws.
+func cleanMarkdown(s string) string {
+	return sanitize.Text(strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
 // cleanLine is clean for a one-line cell.
 func cleanLine(s string) string {
 	return sanitize.Line(s)

@@ -27,3 +27,20 @@ func TestCleanLineEndings(t *testing.T) {
 		t.Errorf("rendered %q, want a heading, a blank line and a paragraph", lines)
 	}
 }
+
+// cleanMarkdown is clean without the tab expansion, which the markdown
+// parser does by columns.
+func TestCleanMarkdown(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1.\tone\r\n\tcode\r\n", "1.\tone\n\tcode\n"},
+		{"safe\rEVIL \x1b[2J", `safe\rEVIL \x1b[2J`},
+		{"\u202egnp.exe", `\u202egnp.exe`},
+	} {
+		if got := cleanMarkdown(tc.in); got != tc.want {
+			t.Errorf("cleanMarkdown(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := clean("a\tb"); got != "a    b" {
+		t.Errorf("clean(tab) = %q, want the tab as four spaces, as before", got)
+	}
+}

@@ -101,7 +101,7 @@ func (e *entry) lines(rc *renderCtx, width int, selected bool) []string {
 	case entryAssistant:
 		text := clean(e.text)
 		if e.done {
-			out = rc.md.render(text, st.markdownStyle(), width)
+			out = rc.md.render(cleanMarkdown(e.text), st.markdownStyle(), width)
 		}
 		if out == nil {
 			for _, l := range wrap(text, max(width-2, 1)) {
