@@ -368,18 +368,5 @@ func anthropicParams(model string, req *Request) *messagesRequest {
 // as given (compacted): keywords, key order and values stay as the server
 // declared them.
 func encodeAnthropicTool(b *bytes.Buffer, t Tool, schema []byte) error {
-	b.WriteString(`{"name":`)
-	if err := appendString(b, t.Name); err != nil {
-		return err
-	}
-	if t.Description != "" {
-		b.WriteString(`,"description":`)
-		if err := appendString(b, t.Description); err != nil {
-			return err
-		}
-	}
-	b.WriteString(`,"input_schema":`)
-	b.Write(schema)
-	b.WriteByte('}')
-	return nil
+	return appendTool(b, `{`, t, "input_schema", schema, `}`)
 }

@@ -323,20 +323,7 @@ type chatToolCall struct {
 // encodeChatTool appends t as a Chat Completions function tool, with schema
 // (t's, compacted) as its parameters.
 func encodeChatTool(b *bytes.Buffer, t Tool, schema []byte) error {
-	b.WriteString(`{"type":"function","function":{"name":`)
-	if err := appendString(b, t.Name); err != nil {
-		return err
-	}
-	if t.Description != "" {
-		b.WriteString(`,"description":`)
-		if err := appendString(b, t.Description); err != nil {
-			return err
-		}
-	}
-	b.WriteString(`,"parameters":`)
-	b.Write(schema)
-	b.WriteString(`}}`)
-	return nil
+	return appendTool(b, `{"type":"function","function":{`, t, "parameters", schema, `}}`)
 }
 
 // params maps a request onto Chat Completions: the system prompt becomes a

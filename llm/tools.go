@@ -92,6 +92,26 @@ func withTools(body, tools []byte) []byte {
 	return append(out, '}')
 }
 
+// appendTool appends a tool object: open, then "name" and "description"
+// (left out when empty), then schemaKey with the schema, then close.
+func appendTool(b *bytes.Buffer, open string, t Tool, schemaKey string, schema []byte, close string) error {
+	b.WriteString(open)
+	b.WriteString(`"name":`)
+	if err := appendString(b, t.Name); err != nil {
+		return err
+	}
+	if t.Description != "" {
+		b.WriteString(`,"description":`)
+		if err := appendString(b, t.Description); err != nil {
+			return err
+		}
+	}
+	b.WriteString(`,"` + schemaKey + `":`)
+	b.Write(schema)
+	b.WriteString(close)
+	return nil
+}
+
 // appendString appends s as a JSON string, with <, > and & left as they
 // are, as [marshal] does.
 func appendString(b *bytes.Buffer, s string) error {

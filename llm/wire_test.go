@@ -94,17 +94,8 @@ func TestRetryWait(t *testing.T) {
 // recordWaits makes m's endpoint record its waits instead of sleeping.
 func recordWaits(t *testing.T, m Model) *[]time.Duration {
 	t.Helper()
-	var e *endpoint
-	switch m := m.(type) {
-	case *openaiModel:
-		e = m.endpoint
-	case *anthropicModel:
-		e = m.endpoint
-	default:
-		t.Fatalf("no endpoint in %T", m)
-	}
 	var waits []time.Duration
-	e.sleep = func(ctx context.Context, d time.Duration) error {
+	endpointOf(t, m).sleep = func(ctx context.Context, d time.Duration) error {
 		waits = append(waits, d)
 		return ctx.Err()
 	}

@@ -65,23 +65,11 @@ func refresh(ctx context.Context, hc *http.Client, rec *Record, secret string, n
 	if rec.Resource != "" {
 		form.Set("resource", rec.Resource)
 	}
-	basic := secret != "" && oauth2.AuthStyle(rec.AuthStyle) != oauth2.AuthStyleInParams
-	if !basic {
-		form.Set("client_id", rec.ClientID)
-		if secret != "" {
-			form.Set("client_secret", secret)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.TokenURL, strings.NewReader(form.Encode()))
+	req, err := clientRequest(ctx, rec.TokenURL, form, rec, secret)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	if basic {
-		// RFC 6749 §2.3.1: form-encode both before joining them.
-		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(secret))
-	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
@@ -126,6 +114,30 @@ func refresh(ctx context.Context, hc *http.Client, rec *Record, secret string, n
 	}
 	next.Obtained = now
 	return &next, nil
+}
+
+// clientRequest is a form POST to an authorization server endpoint,
+// authenticated as rec's client: with HTTP Basic when there is a secret and
+// the server did not ask for it in the body, else with client_id (and
+// client_secret) in the form.
+func clientRequest(ctx context.Context, endpoint string, form url.Values, rec *Record, secret string) (*http.Request, error) {
+	basic := secret != "" && oauth2.AuthStyle(rec.AuthStyle) != oauth2.AuthStyleInParams
+	if !basic {
+		form.Set("client_id", rec.ClientID)
+		if secret != "" {
+			form.Set("client_secret", secret)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if basic {
+		// RFC 6749 §2.3.1: form-encode both before joining them.
+		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(secret))
+	}
+	return req, nil
 }
 
 // checkEndpoint refuses to send credentials anywhere but https, or http on

@@ -8,10 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/mcphost/mcphost/sanitize"
-	"golang.org/x/oauth2"
 )
 
 // ErrNoRevocation is returned by [Revoke] when the authorization server
@@ -45,21 +43,9 @@ func Revoke(ctx context.Context, rec *Record, secret string) error {
 }
 
 func revoke(ctx context.Context, hc *http.Client, rec *Record, secret, token, hint string) error {
-	form := url.Values{"token": {token}, "token_type_hint": {hint}}
-	basic := secret != "" && oauth2.AuthStyle(rec.AuthStyle) != oauth2.AuthStyleInParams
-	if !basic {
-		form.Set("client_id", rec.ClientID)
-		if secret != "" {
-			form.Set("client_secret", secret)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rec.RevocationURL, strings.NewReader(form.Encode()))
+	req, err := clientRequest(ctx, rec.RevocationURL, url.Values{"token": {token}, "token_type_hint": {hint}}, rec, secret)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if basic {
-		req.SetBasicAuth(url.QueryEscape(rec.ClientID), url.QueryEscape(secret))
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

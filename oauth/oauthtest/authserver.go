@@ -242,16 +242,9 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id, secret, basic := r.BasicAuth()
-	if basic {
-		id, _ = url.QueryUnescape(id)
-		secret, _ = url.QueryUnescape(secret)
-	} else {
-		id, secret = f.Get("client_id"), f.Get("client_secret")
-	}
+	id, ok := a.authenticate(r)
 	req.ClientID = id
-	c := a.clients[id]
-	if c == nil || subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) != 1 {
+	if !ok {
 		fail(http.StatusUnauthorized, "invalid_client")
 		return
 	}
@@ -360,14 +353,8 @@ func (a *AuthServer) revoke(w http.ResponseWriter, r *http.Request) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id, secret, basic := r.BasicAuth()
-	if basic {
-		id, _ = url.QueryUnescape(id)
-		secret, _ = url.QueryUnescape(secret)
-	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
-	}
-	if c := a.clients[id]; c == nil || subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) != 1 {
+	id, ok := a.authenticate(r)
+	if !ok {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
@@ -388,4 +375,19 @@ func (a *AuthServer) Revoked() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.revoked)
+}
+
+// authenticate returns the client a token or revocation request comes from
+// (HTTP Basic, or client_id and client_secret in the form) and whether it
+// proved who it is. a.mu must be held and the form parsed.
+func (a *AuthServer) authenticate(r *http.Request) (string, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	c := a.clients[id]
+	return id, c != nil && subtle.ConstantTimeCompare([]byte(c.secret), []byte(secret)) == 1
 }
