@@ -64,7 +64,7 @@ func TestNewNames(t *testing.T) {
 }
 
 // The process environment can neither redirect requests nor choose the
-// credential: Options win, and the SDKs' own environment reading is off.
+// credential: Options win, and nothing reads the process environment itself.
 func TestProcessEnvironmentIgnored(t *testing.T) {
 	trap := newFakeAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("request reached the base URL from the process environment: %s", r.URL)
@@ -130,7 +130,7 @@ func TestProcessEnvironmentIgnored(t *testing.T) {
 	}
 }
 
-// Retries are bounded: the SDK's default count, immediately when the server
+// Retries are bounded: DefaultMaxRetries, immediately when the server
 // says Retry-After-Ms: 0, and none when the server asks for a long wait.
 func TestRetriesBounded(t *testing.T) {
 	for _, spec := range []string{"anthropic:claude-test", "openai:gpt-test"} {
