@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -31,37 +32,18 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 		Short: "List every server's resources",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := loadSetup(g, s)
-			if err != nil {
-				return err
-			}
-			m, err := st.startChecked(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			out := []resourceJSON{}
-			errs := eachServer(m, func(name string) error {
-				rs, err := m.Resources(cmd.Context(), name)
-				for _, r := range rs {
-					out = append(out, resourceJSON{Server: name, Resource: r})
+			list := func(ctx context.Context, m *client.Manager, name string) ([]resourceJSON, error) {
+				rs, err := m.Resources(ctx, name)
+				out := make([]resourceJSON, len(rs))
+				for i, r := range rs {
+					out[i] = resourceJSON{Server: name, Resource: r}
 				}
-				return err
+				return out, err
+			}
+			return listEvery(cmd, g, s, o, list, "SERVER\tURI\tNAME (SERVER'S WORDS)\tTYPE", func(r resourceJSON) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s", sanitize.Line(r.Server), sanitize.Line(r.URI),
+					sanitize.Line(sanitize.Truncate(r.Name, 60)), dash(sanitize.Line(r.MIMEType)))
 			})
-			if o.JSON {
-				if err := writeJSON(s, out); err != nil {
-					return err
-				}
-			} else {
-				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "SERVER\tURI\tNAME (SERVER'S WORDS)\tTYPE")
-				for _, r := range out {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize.Line(r.Server), sanitize.Line(r.URI),
-						sanitize.Line(sanitize.Truncate(r.Name, 60)), dash(sanitize.Line(r.MIMEType)))
-				}
-				tw.Flush()
-			}
-			return listFailures(st, m, errs)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -115,45 +97,26 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 		Short: "List every server's prompts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := loadSetup(g, s)
-			if err != nil {
-				return err
-			}
-			m, err := st.startChecked(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			out := []promptJSON{}
-			errs := eachServer(m, func(name string) error {
-				ps, err := m.Prompts(cmd.Context(), name)
-				for _, p := range ps {
-					out = append(out, promptJSON{Server: name, Prompt: p})
+			list := func(ctx context.Context, m *client.Manager, name string) ([]promptJSON, error) {
+				ps, err := m.Prompts(ctx, name)
+				out := make([]promptJSON, len(ps))
+				for i, p := range ps {
+					out[i] = promptJSON{Server: name, Prompt: p}
 				}
-				return err
-			})
-			if o.JSON {
-				if err := writeJSON(s, out); err != nil {
-					return err
-				}
-			} else {
-				tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROMPT\tARGUMENTS\tDESCRIPTION (SERVER'S WORDS)")
-				for _, p := range out {
-					var names []string
-					for _, a := range p.Arguments {
-						n := a.Name
-						if a.Required {
-							n += "*"
-						}
-						names = append(names, n)
+				return out, err
+			}
+			return listEvery(cmd, g, s, o, list, "PROMPT\tARGUMENTS\tDESCRIPTION (SERVER'S WORDS)", func(p promptJSON) string {
+				var names []string
+				for _, a := range p.Arguments {
+					n := a.Name
+					if a.Required {
+						n += "*"
 					}
-					fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", sanitize.Line(p.Server), sanitize.Line(p.Name),
-						dash(sanitize.Line(strings.Join(names, ","))), dash(sanitize.Line(sanitize.Truncate(p.Description, 60))))
+					names = append(names, n)
 				}
-				tw.Flush()
-			}
-			return listFailures(st, m, errs)
+				return fmt.Sprintf("%s/%s\t%s\t%s", sanitize.Line(p.Server), sanitize.Line(p.Name),
+					dash(sanitize.Line(strings.Join(names, ","))), dash(sanitize.Line(sanitize.Truncate(p.Description, 60))))
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -210,15 +173,43 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 	return cmd
 }
 
-// eachServer runs f for every server and collects the errors.
-func eachServer(m *client.Manager, f func(name string) error) []string {
+// listEvery starts every server, asks each for its items with list, and
+// prints them as JSON (--json) or as a table: header, then one line per
+// item. A server whose listing fails, or that did not start, makes the
+// command fail after printing what the others listed.
+func listEvery[T any](cmd *cobra.Command, g *globalOptions, s *streams, o *listOptions,
+	list func(ctx context.Context, m *client.Manager, server string) ([]T, error), header string, line func(T) string) error {
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	m, err := st.startChecked(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	out := []T{}
 	var errs []string
 	for _, ss := range m.Servers() {
-		if err := f(ss.Name); err != nil {
+		items, err := list(cmd.Context(), m, ss.Name)
+		out = append(out, items...)
+		if err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
-	return errs
+	if o.JSON {
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, header)
+		for _, it := range out {
+			fmt.Fprintln(tw, line(it))
+		}
+		tw.Flush()
+	}
+	return listFailures(st, m, errs)
 }
 
 // listFailures reports listing errors, then servers that failed to start.
