@@ -148,27 +148,7 @@ func TestAnthropicAPIErrors(t *testing.T) {
 		t.Run(http.StatusText(tt.status), func(t *testing.T) {
 			f := newFakeAPI(t, errorReply(tt.status, tt.body, nil))
 			events, err := collect(context.Background(), newTestAnthropic(t, f, -1), hello())
-			var apiErr *APIError
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("got error %v (%T), want *APIError", err, err)
-			}
-			if apiErr.StatusCode != tt.status {
-				t.Errorf("StatusCode = %d, want %d", apiErr.StatusCode, tt.status)
-			}
-			if apiErr.RateLimited() != (tt.status == 429) {
-				t.Errorf("RateLimited() = %v for %d", apiErr.RateLimited(), tt.status)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			if len(events) != 0 {
-				t.Errorf("got events %v, want none", events)
-			}
-			if n := len(f.requests()); n != 1 {
-				t.Errorf("got %d requests with retries disabled, want 1", n)
-			}
+			checkAPIError(t, f, events, err, tt.status, tt.want)
 		})
 	}
 }
@@ -186,14 +166,7 @@ func TestAnthropicStreamErrors(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			f := newFakeAPI(t, replay(t, tt.file))
 			events, err := collect(context.Background(), newTestAnthropic(t, f, -1), hello())
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got error %v, want one containing %q", err, tt.want)
-			}
-			for _, e := range events {
-				if e.Kind == EventDone || e.Kind == EventToolCall {
-					t.Errorf("got %s event from a failed turn", e.Kind)
-				}
-			}
+			checkFailedTurn(t, events, err, tt.want)
 		})
 	}
 }

@@ -3,11 +3,13 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,4 +137,50 @@ func mustJSON(t *testing.T, s string) map[string]any {
 		t.Fatalf("bad JSON in test: %v", err)
 	}
 	return v
+}
+
+// checkAPIError checks a turn that an HTTP error status ended: an *APIError
+// with that status, rate limiting said only for 429, every want in the
+// message and no escape character, no events, and one request (the tests
+// disable retries).
+func checkAPIError(t *testing.T, f *fakeAPI, events []Event, err error, status int, want []string) {
+	t.Helper()
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("got error %v (%T), want *APIError", err, err)
+	}
+	if apiErr.StatusCode != status {
+		t.Errorf("StatusCode = %d, want %d", apiErr.StatusCode, status)
+	}
+	if apiErr.RateLimited() != (status == http.StatusTooManyRequests) {
+		t.Errorf("RateLimited() = %v for %d", apiErr.RateLimited(), status)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	if strings.ContainsRune(err.Error(), 0x1b) {
+		t.Errorf("error %q carries an escape character", err)
+	}
+	if len(events) != 0 {
+		t.Errorf("got events %v, want none", events)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("got %d requests with retries disabled, want 1", n)
+	}
+}
+
+// checkFailedTurn checks a turn that failed inside its stream: an error
+// containing want, and neither a done nor a tool call event.
+func checkFailedTurn(t *testing.T, events []Event, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got error %v, want one containing %q", err, want)
+	}
+	for _, e := range events {
+		if e.Kind == EventDone || e.Kind == EventToolCall {
+			t.Errorf("got %s event from a failed turn", e.Kind)
+		}
+	}
 }

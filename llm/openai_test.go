@@ -178,27 +178,7 @@ func TestOpenAIAPIErrors(t *testing.T) {
 		t.Run(tt.spec+" "+http.StatusText(tt.status), func(t *testing.T) {
 			f := newFakeAPI(t, errorReply(tt.status, tt.body, nil))
 			events, err := collect(context.Background(), newTestOpenAI(t, tt.spec, f, "sk-test"), hello())
-			var apiErr *APIError
-			if !errors.As(err, &apiErr) {
-				t.Fatalf("got error %v (%T), want *APIError", err, err)
-			}
-			if apiErr.StatusCode != tt.status {
-				t.Errorf("StatusCode = %d, want %d", apiErr.StatusCode, tt.status)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			if strings.ContainsRune(err.Error(), 0x1b) {
-				t.Errorf("error %q carries an escape character", err)
-			}
-			if len(events) != 0 {
-				t.Errorf("got events %v, want none", events)
-			}
-			if n := len(f.requests()); n != 1 {
-				t.Errorf("got %d requests with retries disabled, want 1", n)
-			}
+			checkAPIError(t, f, events, err, tt.status, tt.want)
 		})
 	}
 }
@@ -215,14 +195,7 @@ func TestOpenAIStreamErrors(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			f := newFakeAPI(t, replay(t, tt.file))
 			events, err := collect(context.Background(), newTestOpenAI(t, "openai:gpt-test", f, "sk-test"), hello())
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got error %v, want one containing %q", err, tt.want)
-			}
-			for _, e := range events {
-				if e.Kind == EventDone || e.Kind == EventToolCall {
-					t.Errorf("got %s event from a failed turn", e.Kind)
-				}
-			}
+			checkFailedTurn(t, events, err, tt.want)
 		})
 	}
 }
