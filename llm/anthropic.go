@@ -33,7 +33,7 @@ func newAnthropic(spec, model string, o Options) (Model, error) {
 	if key == "" {
 		return nil, configErrorf("anthropic: ANTHROPIC_API_KEY is not set; export it or choose another --model")
 	}
-	base, err := baseURL("anthropic", o.BaseURL, o.getenv("ANTHROPIC_BASE_URL"), anthropicDefaultBaseURL)
+	base, err := baseURL("anthropic", o.BaseURL, anthropicDefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}

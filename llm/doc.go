@@ -18,11 +18,11 @@
 //	                           OpenRouter); needs --base-url, sends OPENAI_API_KEY if set
 //	script:<file>              replays a script file; no network (see below)
 //
-// Options.APIKey wins over the key variable, Options.BaseURL over
-// ANTHROPIC_BASE_URL and OPENAI_BASE_URL. The environment is read only through
-// Options.Getenv, and only for those four variables, so a variable in the
-// process cannot redirect requests or add credentials behind the caller's
-// back. Ollama never receives OPENAI_API_KEY.
+// Options.APIKey wins over the key variable. The environment is read only
+// through Options.Getenv, and only for the two key variables: no variable
+// (ANTHROPIC_BASE_URL, OPENAI_BASE_URL among them) can redirect requests or
+// add credentials behind the caller's back; only Options.BaseURL moves an
+// endpoint. Ollama never receives OPENAI_API_KEY.
 //
 // The providers speak their wire formats directly, with net/http and
 // encoding/json: a JSON POST answered by a server-sent event stream

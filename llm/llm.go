@@ -125,8 +125,9 @@ type Model interface {
 // Options configures [New]. The zero value reads keys from the process
 // environment and uses each provider's default endpoint.
 type Options struct {
-	// BaseURL replaces the provider's endpoint (the --base-url flag). It wins
-	// over ANTHROPIC_BASE_URL and OPENAI_BASE_URL.
+	// BaseURL replaces the provider's endpoint (the --base-url flag). It is
+	// the only way to move one: ANTHROPIC_BASE_URL and OPENAI_BASE_URL are
+	// not read.
 	BaseURL string
 	// APIKey wins over the provider's key variable.
 	APIKey string

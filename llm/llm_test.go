@@ -85,7 +85,7 @@ func TestProcessEnvironmentIgnored(t *testing.T) {
 	}{
 		{"anthropic options", "anthropic:claude-test", "anthropic/max_tokens.sse", "Bearer injected", Options{APIKey: "injected"}},
 		{"openai options", "openai:gpt-test", "openai/max_tokens.sse", "Bearer injected", Options{APIKey: "injected"}},
-		// Injected environment: its base URL and key are used.
+		// Injected environment: its key is used, its base URL is not.
 		{"anthropic getenv", "anthropic:claude-test", "anthropic/max_tokens.sse", "Bearer from-getenv", Options{Getenv: envOf(map[string]string{"ANTHROPIC_API_KEY": "from-getenv"})}},
 		{"openai getenv", "openai:gpt-test", "openai/max_tokens.sse", "Bearer from-getenv", Options{Getenv: envOf(map[string]string{"OPENAI_API_KEY": "from-getenv"})}},
 		// Ollama never sends OPENAI_API_KEY to the local server.
@@ -95,16 +95,15 @@ func TestProcessEnvironmentIgnored(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeAPI(t, replay(t, tt.file))
 			opts := tt.opts
+			opts.BaseURL = f.URL()
 			if opts.Getenv != nil {
 				env := opts.Getenv
 				opts.Getenv = func(k string) string {
 					if k == "ANTHROPIC_BASE_URL" || k == "OPENAI_BASE_URL" {
-						return f.URL()
+						return trap.URL()
 					}
 					return env(k)
 				}
-			} else {
-				opts.BaseURL = f.URL()
 			}
 			m, err := New(tt.spec, opts)
 			if err != nil {
@@ -259,6 +258,30 @@ func TestIsJSONObject(t *testing.T) {
 	} {
 		if got := isJSONObject([]byte(tt.in)); got != tt.want {
 			t.Errorf("isJSONObject(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// Without Options.BaseURL a model goes to its provider's own endpoint, even
+// when the environment it is given names another.
+func TestBaseURLNotFromEnvironment(t *testing.T) {
+	env := envOf(map[string]string{
+		"OPENAI_API_KEY": "k1", "ANTHROPIC_API_KEY": "k2",
+		"OPENAI_BASE_URL": "http://elsewhere.invalid/v1", "ANTHROPIC_BASE_URL": "http://elsewhere.invalid",
+	})
+	for spec, host := range map[string]string{"openai:gpt-test": "api.openai.com", "anthropic:claude-test": "api.anthropic.com"} {
+		var asked []string
+		hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			asked = append(asked, r.URL.Host)
+			return nil, errors.New("no network in this test")
+		})}
+		m, err := New(spec, Options{Getenv: env, HTTPClient: hc, MaxRetries: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = collect(context.Background(), m, hello())
+		if len(asked) != 1 || asked[0] != host {
+			t.Errorf("%s: the request went to %v, want %s only", spec, asked, host)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func newOpenAI(spec, model string, o Options) (Model, error) {
 	if key == "" {
 		return nil, configErrorf("openai: OPENAI_API_KEY is not set; export it or choose another --model")
 	}
-	base, err := baseURL("openai", o.BaseURL, o.getenv("OPENAI_BASE_URL"), openaiDefaultBaseURL)
+	base, err := baseURL("openai", o.BaseURL, openaiDefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}

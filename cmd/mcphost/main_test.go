@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/fixtures"
-	"github.com/mcphost/mcphost/llm"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -107,37 +104,3 @@ func waitFor(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond) // polling a file another process writes
 	}
 }
-
-// The README promises that the environment cannot redirect a run: the
-// model sees its key variables but no base URL.
-func TestModelEnvHidesBaseURLs(t *testing.T) {
-	env := map[string]string{
-		"OPENAI_API_KEY": "k1", "ANTHROPIC_API_KEY": "k2",
-		"OPENAI_BASE_URL": "http://elsewhere.invalid/v1", "ANTHROPIC_BASE_URL": "http://elsewhere.invalid",
-	}
-	get := modelEnv(func(k string) string { return env[k] })
-	for k, want := range map[string]string{
-		"OPENAI_API_KEY": "k1", "ANTHROPIC_API_KEY": "k2", "OPENAI_BASE_URL": "", "ANTHROPIC_BASE_URL": "",
-	} {
-		if got := get(k); got != want {
-			t.Errorf("%s = %q, want %q", k, got, want)
-		}
-	}
-	var asked []string
-	hc := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-		asked = append(asked, r.URL.Host)
-		return nil, errors.New("no network in this test")
-	})}
-	m, err := llm.New("openai:gpt-test", llm.Options{Getenv: get, HTTPClient: hc, MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = m.Stream(context.Background(), &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "hi"}}}, func(llm.Event) {})
-	if len(asked) != 1 || asked[0] != "api.openai.com" {
-		t.Errorf("the request went to %v, want api.openai.com only", asked)
-	}
-}
-
-type roundTrip func(*http.Request) (*http.Response, error)
-
-func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

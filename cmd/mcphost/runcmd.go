@@ -167,18 +167,6 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	return nil
 }
 
-// modelEnv is the environment a model sees: its key variables, never a
-// base URL (ANTHROPIC_BASE_URL, OPENAI_BASE_URL), so that a variable cannot
-// send a run, its prompts and its key elsewhere; --base-url can.
-func modelEnv(getenv func(string) string) func(string) string {
-	return func(name string) string {
-		if strings.HasSuffix(name, "_BASE_URL") {
-			return ""
-		}
-		return getenv(name)
-	}
-}
-
 // warmModel connects to the model's provider in the background while the
 // servers start, so that the first turn does not wait for the handshakes.
 // The connection attempt ends with ctx.
@@ -252,7 +240,7 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 	if spec == "" {
 		return nil, usageError(fmt.Errorf("no model: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", strings.Join(llm.Providers(), ", ")))
 	}
-	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: modelEnv(s.Getenv)})
+	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv})
 	if err != nil {
 		return nil, usageError(err)
 	}
