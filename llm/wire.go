@@ -115,8 +115,12 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // canonicalHost is u's host and port, the scheme's default port written out.
 func canonicalHost(u *url.URL) string {
 	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	switch {
+	case port != "":
+	case u.Scheme == "https":
+		port = "443"
+	case u.Scheme == "http":
+		port = "80"
 	}
 	return strings.ToLower(u.Hostname()) + ":" + port
 }
@@ -143,7 +147,8 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 		var wait time.Duration
 		switch {
 		case err != nil:
-			if redirect := (*errRedirect)(nil); last || errors.As(err, &redirect) {
+			var redirect *errRedirect
+			if last || errors.As(err, &redirect) {
 				return nil, fmt.Errorf("%s: sending the request: %w", e.provider, err)
 			}
 			wait = backoff(attempt, rand.Float64())

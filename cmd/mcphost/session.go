@@ -36,15 +36,12 @@ func (ss *session) startClose() (wait func()) {
 		ss.closed = make(chan struct{})
 		go func() {
 			defer close(ss.closed)
-			audited := make(chan struct{})
-			go func() {
-				defer close(audited)
-				if ss.audit != nil {
-					ss.audit.Close()
-				}
-			}()
+			var wg sync.WaitGroup
+			if ss.audit != nil {
+				wg.Go(func() { ss.audit.Close() })
+			}
 			ss.m.Close()
-			<-audited
+			wg.Wait()
 		}()
 	})
 	return func() { <-ss.closed }

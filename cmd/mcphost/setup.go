@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
@@ -44,17 +45,12 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	// The state file is read while the configuration loads: neither needs
 	// the other, and both come before any server can start.
 	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
-	type opened struct {
-		store *host.StateStore
-		err   error
-	}
-	storec := make(chan opened, 1)
-	go func() {
-		store, err := host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil)
-		storec <- opened{store, err}
-	}()
+	var store *host.StateStore
+	var storeErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { store, storeErr = host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil) })
 	cfg, warnings, err := config.Load(loadOptions(g, s))
-	loaded := <-storec
+	wg.Wait()
 	for _, w := range warnings {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
 	}
@@ -65,8 +61,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := loaded.store, loaded.err
-	if err != nil {
+	if err := storeErr; err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}
 	st := &setup{cfg: cfg, store: store, stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
