@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -108,7 +109,7 @@ func (m *Model) onPanelData(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case resourcesMsg:
 		if m.panel == panel(msg.p) {
-			msg.p.loaded(msg)
+			msg.p.setRows(msg.rows, msg.errs)
 		}
 	case resourceReadMsg:
 		if p, ok := m.panel.(*resourcesPanel); ok && p.detail == msg.d {
@@ -116,7 +117,7 @@ func (m *Model) onPanelData(msg tea.Msg) tea.Cmd {
 		}
 	case promptsMsg:
 		if m.panel == panel(msg.p) {
-			msg.p.loaded(msg)
+			msg.p.setRows(msg.rows, msg.errs)
 		}
 	case promptGotMsg:
 		if m.panel == panel(msg.p) {
@@ -131,15 +132,8 @@ func (m *Model) onPanelData(msg tea.Msg) tea.Cmd {
 // attached to the next message.
 type resourcesPanel struct {
 	base
-	filter  textinput.Model
-	loading bool
-	rows    []resRow
-	errs    []string
-	shown   []int
-	sel     int
-	sc      scroller
-	h       int
-	detail  *resDetail
+	filterList[resRow]
+	detail *resDetail
 }
 
 type resRow struct {
@@ -148,36 +142,7 @@ type resRow struct {
 	find   string
 }
 
-func newFilter(placeholder, value string) textinput.Model {
-	ti := textinput.New()
-	ti.Prompt = "filter: "
-	ti.Placeholder = placeholder
-	ti.SetVirtualCursor(false)
-	ti.SetValue(value)
-	ti.Focus()
-	return ti
-}
-
-// filterRows returns the indexes of the n rows whose search text contains
-// the filter's text (ignoring case), reusing shown, and the selection kept
-// within them.
-func filterRows(filter textinput.Model, n int, find func(i int) string, shown []int, sel int) ([]int, int) {
-	q := strings.ToLower(strings.TrimSpace(filter.Value()))
-	shown = shown[:0]
-	for i := range n {
-		if q == "" || strings.Contains(find(i), q) {
-			shown = append(shown, i)
-		}
-	}
-	return shown, min(max(sel, 0), max(len(shown)-1, 0))
-}
-
-// fitFilter sizes a panel's filter input and returns the panel's inner width.
-func fitFilter(m *Model, f *textinput.Model) int {
-	iw, _ := panelInner(m.width, m.height-1)
-	f.SetWidth(iw - len(f.Prompt) - 1)
-	return iw
-}
+func (r resRow) filterText() string { return r.find }
 
 // listEach lists items of every server, handing each non-nil one to add,
 // and returns the errors, one per server that failed.
@@ -199,7 +164,7 @@ func listEach[T any](ctx context.Context, servers []string, list func(context.Co
 }
 
 func (m *Model) openResources(filter string) tea.Cmd {
-	p := &resourcesPanel{filter: newFilter("type to filter by server, URI or name", filter)}
+	p := &resourcesPanel{filterList: newFilterList[resRow]("type to filter by server, URI or name", filter)}
 	m.openPanel(p)
 	return p.load(m)
 }
@@ -219,35 +184,8 @@ func (p *resourcesPanel) load(m *Model) tea.Cmd {
 	})
 }
 
-func (p *resourcesPanel) loaded(msg resourcesMsg) {
-	p.loading, p.rows, p.errs = false, msg.rows, msg.errs
-	p.applyFilter()
-}
-
-func (p *resourcesPanel) applyFilter() {
-	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
-}
-
 func (p *resourcesPanel) resize(m *Model) {
-	fitFilter(m, &p.filter)
-}
-
-// listMove handles the keys that move a list's selection.
-func listMove(m *Model, k tea.KeyPressMsg, sel *int, n, h int) bool {
-	lk := m.keys.list
-	switch {
-	case key.Matches(k, lk.Up):
-		*sel = max(*sel-1, 0)
-	case key.Matches(k, lk.Down):
-		*sel = min(*sel+1, max(n-1, 0))
-	case k.String() == "pgup":
-		*sel = max(*sel-max(h-1, 1), 0)
-	case k.String() == "pgdown":
-		*sel = min(*sel+max(h-1, 1), max(n-1, 0))
-	default:
-		return false
-	}
-	return true
+	p.fitFilter(m)
 }
 
 func (p *resourcesPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
@@ -264,21 +202,18 @@ func (p *resourcesPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 		switch {
 		case key.Matches(k, m.keys.list.Back):
 			return nil, nil
-		case listMove(m, k, &p.sel, len(p.shown), p.h):
+		case p.move(m, k):
 			return p, nil
 		case key.Matches(k, m.keys.list.Open):
-			if len(p.shown) == 0 {
+			r, ok := p.selected()
+			if !ok {
 				return p, nil
 			}
-			r := p.rows[p.shown[p.sel]]
 			p.detail = &resDetail{server: r.server, r: r.r, loading: true}
 			return p, p.detail.load(m)
 		}
 	}
-	var cmd tea.Cmd
-	p.filter, cmd = p.filter.Update(msg)
-	p.applyFilter()
-	return p, cmd
+	return p, p.updateFilter(msg)
 }
 
 func (p *resourcesPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
@@ -286,56 +221,21 @@ func (p *resourcesPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		return p.detail.view(m, w, h)
 	}
 	st := m.st
-	out := []string{st.Title.Render("Resources") + st.Muted.Render(fmt.Sprintf(" — %d of %d", len(p.shown), len(p.rows))), p.filter.View()}
-	p.h = h - 3
-	for _, e := range p.errs {
-		out = append(out, trunc(st.Warn.Render("! "+cleanLine(e)), w))
-		p.h--
-	}
-	p.h = max(p.h, 1)
+	out := p.head(m, "Resources", w, h)
 	switch {
 	case p.loading:
 		out = append(out, st.Muted.Render("listing the servers' resources…"))
 	case len(p.rows) == 0:
 		out = append(out, st.Muted.Render("no resources: no ready server offers any"))
 	}
-	if p.sel < p.sc.off {
-		p.sc.off = p.sel
-	}
-	if p.sel >= p.sc.off+p.h {
-		p.sc.off = p.sel - p.h + 1
-	}
-	var rows []string
-	for i, idx := range p.shown {
-		r := p.rows[idx]
-		mark := "  "
-		if i == p.sel {
-			mark = st.Selected.Render("›") + " "
-		}
+	out = append(out, p.rowsView(m, 1, func(out []string, r resRow, mark string, _ bool) []string {
 		line := mark + st.Muted.Render(cleanLine(r.server)) + " " + st.Bold.Render(cleanLine(truncBytes(r.r.URI, 200)))
-		if name := cmpOr(r.r.Title, r.r.Name); name != "" {
+		if name := cmp.Or(r.r.Title, r.r.Name); name != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(name, 60)))
 		}
-		rows = append(rows, trunc(line, w))
-	}
-	out = append(out, p.sc.window(rows, p.h)...)
-	for len(out) < h-1 {
-		out = append(out, "")
-	}
-	out = append(out[:h-1], m.hints(m.keys.list.Up, m.keys.list.Down, hint("enter", "read"), m.keys.list.Back))
-	var cur *tea.Cursor
-	if c := p.filter.Cursor(); c != nil {
-		c.Position.Y++
-		cur = c
-	}
-	return out, cur
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+		return append(out, trunc(line, w))
+	})...)
+	return p.foot(m, out, h, "read")
 }
 
 // resDetail shows one resource's contents, scrollable.
@@ -372,7 +272,7 @@ func (d *resDetail) loaded(msg resourceReadMsg) {
 			switch {
 			case c == nil:
 			case c.Blob != nil:
-				d.binary = append(d.binary, fmt.Sprintf("%s, %d bytes", cmpOr(c.MIMEType, "unknown type"), len(c.Blob)))
+				d.binary = append(d.binary, fmt.Sprintf("%s, %d bytes", cmp.Or(c.MIMEType, "unknown type"), len(c.Blob)))
 			default:
 				texts = append(texts, c.Text)
 			}
@@ -428,7 +328,7 @@ func (d *resDetail) update(m *Model, msg tea.Msg) (*resDetail, tea.Cmd, bool) {
 func (d *resDetail) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	st := m.st
 	out := []string{trunc(st.Title.Render("Resource ")+st.Muted.Render(cleanLine(d.server)+" ")+st.Bold.Render(cleanLine(d.r.URI)), w)}
-	if name := cmpOr(d.r.Title, d.r.Name); name != "" {
+	if name := cmp.Or(d.r.Title, d.r.Name); name != "" {
 		out = append(out, trunc(st.Muted.Render(cleanLine(name)+" (the server's words)"), w))
 	}
 	room := max(h-1-len(out), 1)
@@ -457,14 +357,7 @@ func (d *resDetail) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 // arguments are filled in, becomes the text of the input box.
 type promptsPanel struct {
 	base
-	filter  textinput.Model
-	loading bool
-	rows    []promptRow
-	errs    []string
-	shown   []int
-	sel     int
-	sc      scroller
-	h       int
+	filterList[promptRow]
 	form    *promptForm
 	getting bool
 	err     string
@@ -476,8 +369,10 @@ type promptRow struct {
 	find   string
 }
 
+func (r promptRow) filterText() string { return r.find }
+
 func (m *Model) openPrompts(filter string) tea.Cmd {
-	p := &promptsPanel{filter: newFilter("type to filter by server, name or description", filter)}
+	p := &promptsPanel{filterList: newFilterList[promptRow]("type to filter by server, name or description", filter)}
 	m.openPanel(p)
 	return p.load(m)
 }
@@ -497,17 +392,8 @@ func (p *promptsPanel) load(m *Model) tea.Cmd {
 	})
 }
 
-func (p *promptsPanel) loaded(msg promptsMsg) {
-	p.loading, p.rows, p.errs = false, msg.rows, msg.errs
-	p.applyFilter()
-}
-
-func (p *promptsPanel) applyFilter() {
-	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
-}
-
 func (p *promptsPanel) resize(m *Model) {
-	iw := fitFilter(m, &p.filter)
+	iw := p.fitFilter(m)
 	if p.form != nil {
 		p.form.resize(iw)
 	}
@@ -571,13 +457,13 @@ func (p *promptsPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 		switch {
 		case key.Matches(k, m.keys.list.Back):
 			return nil, nil
-		case listMove(m, k, &p.sel, len(p.shown), p.h):
+		case p.move(m, k):
 			return p, nil
 		case key.Matches(k, m.keys.list.Open):
-			if len(p.shown) == 0 || p.getting {
+			r, ok := p.selected()
+			if !ok || p.getting {
 				return p, nil
 			}
-			r := p.rows[p.shown[p.sel]]
 			if len(r.p.Arguments) == 0 {
 				return p, p.get(m, r, nil)
 			}
@@ -586,10 +472,7 @@ func (p *promptsPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 			return p, nil
 		}
 	}
-	var cmd tea.Cmd
-	p.filter, cmd = p.filter.Update(msg)
-	p.applyFilter()
-	return p, cmd
+	return p, p.updateFilter(msg)
 }
 
 func (p *promptsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
@@ -597,62 +480,36 @@ func (p *promptsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		return p.form.view(m, w, h)
 	}
 	st := m.st
-	out := []string{st.Title.Render("Prompts") + st.Muted.Render(fmt.Sprintf(" — %d of %d", len(p.shown), len(p.rows))), p.filter.View()}
-	p.h = h - 3
-	for _, e := range p.errs {
-		out = append(out, trunc(st.Warn.Render("! "+cleanLine(e)), w))
-		p.h--
-	}
+	var status []string
 	switch {
 	case p.err != "":
-		out = append(out, trunc(st.Bad.Render("✗ "+cleanLine(p.err)), w))
-		p.h--
+		status = append(status, trunc(st.Bad.Render("✗ "+cleanLine(p.err)), w))
 	case p.getting:
-		out = append(out, st.Muted.Render("fetching the prompt…"))
-		p.h--
+		status = append(status, st.Muted.Render("fetching the prompt…"))
 	}
-	p.h = max(p.h, 1)
+	out := p.head(m, "Prompts", w, h, status...)
 	switch {
 	case p.loading:
 		out = append(out, st.Muted.Render("listing the servers' prompts…"))
 	case len(p.rows) == 0:
 		out = append(out, st.Muted.Render("no prompts: no ready server offers any"))
 	}
-	var rows []string
-	selRow := 0
-	for i, idx := range p.shown {
-		r := p.rows[idx]
-		mark := "  "
-		if i == p.sel {
-			mark = st.Selected.Render("›") + " "
-			selRow = len(rows)
-		}
+	// Span 2 keeps a description in view with its prompt. It is 2 for a
+	// prompt without one too, as it has always been: such a prompt on the
+	// last line of the room scrolls one line further, and with a room of
+	// one line it scrolls out of view.
+	out = append(out, p.rowsView(m, 2, func(out []string, r promptRow, mark string, _ bool) []string {
 		line := mark + st.Bold.Render(cleanLine(r.server+"/"+r.p.Name))
 		if len(r.p.Arguments) > 0 {
 			line += " " + st.Muted.Render("("+argList(r.p.Arguments)+")")
 		}
-		rows = append(rows, trunc(line, w))
+		out = append(out, trunc(line, w))
 		if r.p.Description != "" {
-			rows = append(rows, trunc("    "+st.Muted.Render(cleanLine(truncBytes(r.p.Description, 200))), w))
+			out = append(out, trunc("    "+st.Muted.Render(cleanLine(truncBytes(r.p.Description, 200))), w))
 		}
-	}
-	if selRow < p.sc.off {
-		p.sc.off = selRow
-	}
-	if selRow+1 >= p.sc.off+p.h {
-		p.sc.off = selRow - p.h + 2
-	}
-	out = append(out, p.sc.window(rows, p.h)...)
-	for len(out) < h-1 {
-		out = append(out, "")
-	}
-	out = append(out[:h-1], m.hints(m.keys.list.Up, m.keys.list.Down, hint("enter", "use"), m.keys.list.Back))
-	var cur *tea.Cursor
-	if c := p.filter.Cursor(); c != nil {
-		c.Position.Y++
-		cur = c
-	}
-	return out, cur
+		return out
+	})...)
+	return p.foot(m, out, h, "use")
 }
 
 // argList names a prompt's arguments, the required ones marked with *.

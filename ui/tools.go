@@ -8,7 +8,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
@@ -20,13 +19,7 @@ import (
 // form.
 type toolsPanel struct {
 	base
-	filter textinput.Model
-	rows   []toolRow
-	shown  []int
-	sel    int
-	sc     scroller
-	h      int
-
+	filterList[toolRow]
 	detail *toolDetail
 }
 
@@ -36,35 +29,34 @@ type toolRow struct {
 	find string // lower-case text the filter searches
 }
 
+func (r toolRow) filterText() string { return r.find }
+
 func newToolsPanel(m *Model, filter string) *toolsPanel {
-	p := &toolsPanel{filter: newFilter("type to filter by server, tool or title", filter)}
+	p := &toolsPanel{filterList: newFilterList[toolRow]("type to filter by server, tool or title", filter)}
+	p.unclipped = true
 	p.refresh(m)
 	return p
 }
 
 func (p *toolsPanel) refresh(m *Model) {
-	p.rows = p.rows[:0]
+	rows := p.rows[:0]
 	if m.mgr != nil {
 		for _, t := range m.mgr.Tools() {
 			d, _, err := m.explain(t.Server, t.Name, nil)
 			if err != nil {
 				continue
 			}
-			p.rows = append(p.rows, toolRow{t: t, d: d, find: strings.ToLower(t.Server + "/" + t.Name + " " + t.Title)})
+			rows = append(rows, toolRow{t: t, d: d, find: strings.ToLower(t.Server + "/" + t.Name + " " + t.Title)})
 		}
 	}
-	p.applyFilter()
+	p.setRows(rows, nil)
 	if p.detail != nil {
 		p.detail.refresh(m)
 	}
 }
 
-func (p *toolsPanel) applyFilter() {
-	p.shown, p.sel = filterRows(p.filter, len(p.rows), func(i int) string { return p.rows[i].find }, p.shown, p.sel)
-}
-
 func (p *toolsPanel) resize(m *Model) {
-	fitFilter(m, &p.filter)
+	p.fitFilter(m)
 	if p.detail != nil {
 		p.detail.resize(m)
 	}
@@ -79,37 +71,22 @@ func (p *toolsPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 		}
 		return p, cmd
 	}
-	lk := m.keys.list
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
-		case key.Matches(k, lk.Back):
+		case key.Matches(k, m.keys.list.Back):
 			return nil, nil
 		case key.Matches(k, m.keys.chat.Tools):
 			return nil, nil
-		case key.Matches(k, lk.Up):
-			p.sel = max(p.sel-1, 0)
+		case p.move(m, k):
 			return p, nil
-		case key.Matches(k, lk.Down):
-			p.sel = min(p.sel+1, max(len(p.shown)-1, 0))
-			return p, nil
-		case k.String() == "pgup":
-			p.sel = max(p.sel-max(p.h-1, 1), 0)
-			return p, nil
-		case k.String() == "pgdown":
-			p.sel = min(p.sel+max(p.h-1, 1), max(len(p.shown)-1, 0))
-			return p, nil
-		case key.Matches(k, lk.Open):
-			if len(p.shown) > 0 {
-				r := p.rows[p.shown[p.sel]]
+		case key.Matches(k, m.keys.list.Open):
+			if r, ok := p.selected(); ok {
 				p.detail = newToolDetail(m, r.t)
 			}
 			return p, nil
 		}
 	}
-	var cmd tea.Cmd
-	p.filter, cmd = p.filter.Update(msg)
-	p.applyFilter()
-	return p, cmd
+	return p, p.updateFilter(msg)
 }
 
 func (p *toolsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
@@ -117,46 +94,21 @@ func (p *toolsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		return p.detail.view(m, w, h)
 	}
 	st := m.st
-	out := []string{st.Title.Render("Tools") + st.Muted.Render(fmt.Sprintf(" — %d of %d", len(p.shown), len(p.rows))), p.filter.View()}
-	p.h = h - 3
-	// Keep the selection in the window.
-	if p.sel < p.sc.off {
-		p.sc.off = p.sel
-	}
-	if p.sel >= p.sc.off+p.h {
-		p.sc.off = p.sel - p.h + 1
-	}
+	out := p.head(m, "Tools", w, h)
 	if len(p.rows) == 0 {
 		out = append(out, st.Muted.Render("no tools: no server is ready (/servers says why)"))
 	}
-	var rows []string
-	for i, idx := range p.shown {
-		r := p.rows[idx]
-		mark := "  "
-		if i == p.sel {
-			mark = st.Selected.Render("›") + " "
-		}
-		name := cleanLine(r.t.Ref())
-		line := mark + st.Bold.Render(name) + " " + m.rc.badge(r.d.Class, r.d.Tier) + " " + verdictShort(r.d)
+	out = append(out, p.rowsView(m, 1, func(out []string, r toolRow, mark string, selected bool) []string {
+		line := mark + st.Bold.Render(cleanLine(r.t.Ref())) + " " + m.rc.badge(r.d.Class, r.d.Tier) + " " + verdictShort(r.d)
 		if r.t.Title != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(r.t.Title, 60)))
 		}
-		if i == p.sel {
+		if selected {
 			line = trunc(line, w)
 		}
-		rows = append(rows, line)
-	}
-	out = append(out, p.sc.window(rows, p.h)...)
-	for len(out) < h-1 {
-		out = append(out, "")
-	}
-	out = append(out, m.hints(m.keys.list.Up, m.keys.list.Down, hint("enter", "explain and call"), m.keys.list.Back))
-	var cur *tea.Cursor
-	if c := p.filter.Cursor(); c != nil {
-		c.Position.Y++
-		cur = c
-	}
-	return out, cur
+		return append(out, line)
+	})...)
+	return p.foot(m, out, h, "explain and call")
 }
 
 func verdictShort(d decide.Decision) string {
