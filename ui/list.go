@@ -32,12 +32,6 @@ type filterList[R listRow] struct {
 	sc      scroller
 	h       int // room for rows in the last view; pgup and pgdown move by h-1
 
-	// unclipped drops two guards: head does not raise the room for rows to
-	// one line, and foot does not cut the lines to leave the hints line in
-	// view. The tools panel has always drawn so; it shows only at the
-	// smallest panel (3 lines) with no tools, where the panel's note stands
-	// in place of the hints.
-	unclipped bool
 }
 
 // newFilterList returns a list with no rows whose filter, focused, holds
@@ -125,7 +119,7 @@ func (l *filterList[R]) move(m *Model, k tea.KeyPressMsg) bool {
 // head returns the first lines of a view h lines high: the title with how
 // many rows the filter shows of how many there are, the filter, a warning
 // for each listing error, then status. The room left for rows is h less
-// those lines and the hints line; unless unclipped, at least one.
+// those lines and the hints line, at least one.
 func (l *filterList[R]) head(m *Model, title string, w, h int, status ...string) []string {
 	st := m.st
 	out := []string{st.Title.Render(title) + st.Muted.Render(fmt.Sprintf(" — %d of %d", len(l.shown), len(l.rows))), l.filter.View()}
@@ -133,22 +127,18 @@ func (l *filterList[R]) head(m *Model, title string, w, h int, status ...string)
 		out = append(out, trunc(st.Warn.Render("! "+cleanLine(e)), w))
 	}
 	out = append(out, status...)
-	l.h = h - 1 - len(out)
-	if !l.unclipped {
-		l.h = max(l.h, 1)
-	}
+	l.h = max(h-1-len(out), 1)
 	return out
 }
 
 // rowsView draws the shown rows in order, each by appending its lines to
 // out with draw, which is told the row's mark ("› " for the selected row,
 // two spaces for the others) and whether it is selected. It scrolls so
-// that the selected row's first span lines are in the room head measured,
-// and returns the lines in it. Where span is more than the room, the
-// span's last lines are the ones in view.
-func (l *filterList[R]) rowsView(m *Model, span int, draw func(out []string, r R, mark string, selected bool) []string) []string {
+// that the selected row's lines are in the room head measured, or as many
+// of its first lines as fit, and returns the lines in the room.
+func (l *filterList[R]) rowsView(m *Model, draw func(out []string, r R, mark string, selected bool) []string) []string {
 	var lines []string
-	at := 0
+	at, span := 0, 1
 	for i, idx := range l.shown {
 		mark := "  "
 		if i == l.sel {
@@ -156,26 +146,27 @@ func (l *filterList[R]) rowsView(m *Model, span int, draw func(out []string, r R
 			at = len(lines)
 		}
 		lines = draw(lines, l.rows[idx], mark, i == l.sel)
+		if i == l.sel {
+			span = max(len(lines)-at, 1)
+		}
 	}
+	keep := min(span, l.h)
 	if at < l.sc.off {
 		l.sc.off = at
 	}
-	if at+span-1 >= l.sc.off+l.h {
-		l.sc.off = at - l.h + span
+	if at+keep > l.sc.off+l.h {
+		l.sc.off = at + keep - l.h
 	}
 	return l.sc.window(lines, l.h)
 }
 
-// foot ends a view h lines high: it pads out to h-1 lines (and, unless
-// unclipped, cuts it to them) and adds the hints line, whose enter hint
-// says open. It returns the filter's cursor, placed for head's lines.
+// foot ends a view h lines high: it pads or cuts out to h-1 lines and adds
+// the hints line, whose enter hint says open. It returns the filter's cursor, placed for head's lines.
 func (l *filterList[R]) foot(m *Model, out []string, h int, open string) ([]string, *tea.Cursor) {
 	for len(out) < h-1 {
 		out = append(out, "")
 	}
-	if !l.unclipped {
-		out = out[:h-1]
-	}
+	out = out[:h-1]
 	lk := m.keys.list
 	out = append(out, m.hints(lk.Up, lk.Down, hint("enter", open), lk.Back))
 	c := l.filter.Cursor()

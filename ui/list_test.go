@@ -89,7 +89,7 @@ func TestFilterListKeepsSelectionInView(t *testing.T) {
 	check := func() {
 		t.Helper()
 		out := l.head(m, "Rows", 40, h)
-		out = append(out, l.rowsView(m, 2, draw)...)
+		out = append(out, l.rowsView(m, draw)...)
 		out, _ = l.foot(m, out, h, "open")
 		if len(out) != h {
 			t.Fatalf("got %d lines, want %d", len(out), h)
@@ -104,6 +104,39 @@ func TestFilterListKeepsSelectionInView(t *testing.T) {
 		for range len(rows) {
 			check()
 			l.move(m, keyMsg(k))
+		}
+	}
+}
+
+// A selected row taller than the room shows its first line, the one with
+// the mark; and a view stays h lines high, hints last, however little room
+// its head leaves.
+func TestFilterListSmallRoom(t *testing.T) {
+	m := newHarness(t, Config{Now: newClock().Now, Dark: dark(true)}).m
+	var rows []textRow
+	for i := range 8 {
+		rows = append(rows, textRow(fmt.Sprint("row", i)))
+	}
+	l := newFilterList[textRow]("", "")
+	l.setRows(rows, []string{"a: failed", "b: failed", "c: failed"})
+	draw := func(out []string, r textRow, mark string, _ bool) []string {
+		return append(out, mark+string(r), "  about "+string(r))
+	}
+	for _, h := range []int{3, 4, 6} {
+		for sel := range rows {
+			l.sel = sel
+			out := l.head(m, "Rows", 40, h)
+			rowLines := l.rowsView(m, draw)
+			out, _ = l.foot(m, append(out, rowLines...), h, "open")
+			if len(out) != h {
+				t.Fatalf("h %d: got %d lines, want %d", h, len(out), h)
+			}
+			if last := ansi.Strip(out[h-1]); !strings.Contains(last, "open") {
+				t.Errorf("h %d: last line %q is not the hints line", h, last)
+			}
+			if got := ansi.Strip(rowLines[0]); got != "› "+string(rows[sel]) {
+				t.Errorf("h %d, sel %d: first line of the room %q, want the selected row's mark line", h, sel, got)
+			}
 		}
 	}
 }

@@ -228,7 +228,7 @@ func (p *resourcesPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	case len(p.rows) == 0:
 		out = append(out, st.Muted.Render("no resources: no ready server offers any"))
 	}
-	out = append(out, p.rowsView(m, 1, func(out []string, r resRow, mark string, _ bool) []string {
+	out = append(out, p.rowsView(m, func(out []string, r resRow, mark string, _ bool) []string {
 		line := mark + st.Muted.Render(cleanLine(r.server)) + " " + st.Bold.Render(cleanLine(truncBytes(r.r.URI, 200)))
 		if name := cmp.Or(r.r.Title, r.r.Name); name != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(name, 60)))
@@ -494,11 +494,7 @@ func (p *promptsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	case len(p.rows) == 0:
 		out = append(out, st.Muted.Render("no prompts: no ready server offers any"))
 	}
-	// Span 2 keeps a description in view with its prompt. It is 2 for a
-	// prompt without one too, as it has always been: such a prompt on the
-	// last line of the room scrolls one line further, and with a room of
-	// one line it scrolls out of view.
-	out = append(out, p.rowsView(m, 2, func(out []string, r promptRow, mark string, _ bool) []string {
+	out = append(out, p.rowsView(m, func(out []string, r promptRow, mark string, _ bool) []string {
 		line := mark + st.Bold.Render(cleanLine(r.server+"/"+r.p.Name))
 		if len(r.p.Arguments) > 0 {
 			line += " " + st.Muted.Render("("+argList(r.p.Arguments)+")")

@@ -33,7 +33,6 @@ func (r toolRow) filterText() string { return r.find }
 
 func newToolsPanel(m *Model, filter string) *toolsPanel {
 	p := &toolsPanel{filterList: newFilterList[toolRow]("type to filter by server, tool or title", filter)}
-	p.unclipped = true
 	p.refresh(m)
 	return p
 }
@@ -98,7 +97,7 @@ func (p *toolsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	if len(p.rows) == 0 {
 		out = append(out, st.Muted.Render("no tools: no server is ready (/servers says why)"))
 	}
-	out = append(out, p.rowsView(m, 1, func(out []string, r toolRow, mark string, selected bool) []string {
+	out = append(out, p.rowsView(m, func(out []string, r toolRow, mark string, selected bool) []string {
 		line := mark + st.Bold.Render(cleanLine(r.t.Ref())) + " " + m.rc.badge(r.d.Class, r.d.Tier) + " " + verdictShort(r.d)
 		if r.t.Title != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(r.t.Title, 60)))
