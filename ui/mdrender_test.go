@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ var mdCases = []struct {
 }
 
 func TestMarkdownRender(t *testing.T) {
-	for _, tc := range mdCases {
+	for _, tc := range slices.Concat(mdCases, mdTableCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			md := &markdown{}
 			got := md.render(cleanMarkdown(tc.src), "dark", 30)
@@ -114,7 +115,7 @@ var mdHard = []string{
 
 func TestMarkdownWidth(t *testing.T) {
 	var srcs []string
-	for _, tc := range mdCases {
+	for _, tc := range slices.Concat(mdCases, mdTableCases) {
 		srcs = append(srcs, tc.src)
 	}
 	for _, src := range append(srcs, mdHard...) {
@@ -128,7 +129,7 @@ func TestMarkdownWidth(t *testing.T) {
 }
 
 func FuzzMarkdown(f *testing.F) {
-	for _, tc := range mdCases {
+	for _, tc := range slices.Concat(mdCases, mdTableCases) {
 		f.Add(tc.src, 30)
 	}
 	for _, src := range mdHard {

@@ -5,11 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
-// mdTableCases are tables rendered at width 30, styles stripped.
+// mdTableCases are tables rendered at width 30, styles stripped; the tests
+// of mdCases run them too.
 var mdTableCases = []struct {
 	name, src string
 	want      []string
@@ -30,21 +29,6 @@ var mdTableCases = []struct {
 		[]string{"  │ a │ b", "  │ ──┼──", "  │ 1 │ 2"}},
 	{"rows too wide are lines of their own", "| command | what it does |\n|---|---|\n| `ls -la` | lists every file, hidden ones too |\n| `pwd` | prints the directory |",
 		[]string{"  command │ what it does", "  " + strings.Repeat("─", 28), "  ls -la │ lists every file,", "    hidden ones too", "  pwd │ prints the directory"}},
-}
-
-func TestMDTableRender(t *testing.T) {
-	for _, tc := range mdTableCases {
-		t.Run(tc.name, func(t *testing.T) {
-			md := &markdown{}
-			got := md.render(cleanMarkdown(tc.src), "dark", 30)
-			for i := range got {
-				got[i] = stripped(got[i])
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("render(%q) (-want +got):\n%s", tc.src, diff)
-			}
-		})
-	}
 }
 
 // TestMDTableLook: the header is bold; the rule and the bars are quiet,
