@@ -41,6 +41,13 @@ type Options struct {
 	// server-filesystem replaces its allowed folders with the client's roots).
 	Roots []*mcp.Root
 
+	// OnListing, if set, sees every listing of a server's tools before the
+	// catalog offers it to anyone: at start, after a restart and on every
+	// re-list. It runs on the goroutine that listed, so it must not block
+	// for long and must not call back into the Manager. The host pins
+	// definitions here, so that no definition reaches a model unpinned.
+	OnListing func(spec *Spec, tools []*Tool)
+
 	Getenv        func(string) string // the host's environment (default os.Getenv)
 	HTTPTransport http.RoundTripper   // base HTTP transport (default http.DefaultTransport)
 	Now           func() time.Time    // clock for the crash window (default time.Now)

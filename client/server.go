@@ -255,6 +255,7 @@ func (s *server) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
 // against the previous listing, and watches l for a crash. If the host took
 // the server in hand since generation gen began, l is closed instead.
 func (s *server) install(l *live, lst *listing, gen int) {
+	s.listed(lst)
 	s.mu.Lock()
 	if s.gen != gen {
 		s.mu.Unlock()
@@ -344,6 +345,13 @@ func (s *server) supervise(l *live) {
 	}
 }
 
+// listed hands a listing to Options.OnListing before it can be seen.
+func (s *server) listed(lst *listing) {
+	if f := s.m.opts.OnListing; f != nil {
+		f(&s.spec, lst.tools)
+	}
+}
+
 // changed records and publishes a catalog difference, if there is one.
 func (s *server) changed(d *Diff) {
 	if d.Empty() {
@@ -406,6 +414,9 @@ func (s *server) relistLoop() {
 			ctx, cancel := context.WithTimeout(s.m.ctx, s.startTimeout())
 			lst, err := listTools(ctx, l.raw, s.spec.Name, s.m.opts.Limits)
 			cancel()
+			if err == nil {
+				s.listed(lst)
+			}
 			s.mu.Lock()
 			current := s.conn == l
 			var old *listing

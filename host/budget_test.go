@@ -156,9 +156,7 @@ func runTypicalSession(tb testing.TB) budgetReport {
 	for {
 		if ch, ok := m.LastChange("hostile", "fetch_notes"); ok {
 			spec, _ := m.Spec("hostile")
-			gate.mu.Lock()
-			gate.pins[spec.Identity()+"\x00fetch_notes"] = ch.OldHash
-			gate.mu.Unlock()
+			gate.o.Pins.Set(spec.Identity(), &client.Tool{Name: "fetch_notes", Hash: ch.OldHash}, false)
 			break
 		}
 		select {

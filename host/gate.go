@@ -41,6 +41,9 @@ type Store interface {
 	// this identity.
 	Pin(identity, tool string) (hash string, ok bool)
 	SetPin(identity, tool, hash string) error
+	// PinNew pins, in one write, every tool of tools (name → hash) that
+	// has no pin for this identity yet; it never moves an existing pin.
+	PinNew(identity string, tools map[string]string) error
 	// AlwaysGrants returns the persisted grants.
 	AlwaysGrants() []decide.Grant
 	AddAlwaysGrant(g decide.Grant, serverName string) error
@@ -56,6 +59,10 @@ type GateOptions struct {
 	Mode    decide.Mode
 	Audit   AuditLog // nil: no log can be written, so only reads run
 	Store   Store    // nil: pins and grants last for this gate only
+	// Pins is where definitions are pinned; share it with the listing
+	// hook (client.Options.OnListing) so that every listed tool is pinned
+	// on first sight. Nil: pins over Store.
+	Pins *Pins
 
 	SessionID string
 
@@ -87,7 +94,6 @@ type Gate struct {
 	grants  []decide.Grant // session and args grants, plus always grants once loaded
 	sawOpen bool
 	sawPriv bool
-	pins    map[string]string // identity + "\x00" + tool, when there is no Store
 	retries map[string][]time.Time
 }
 
@@ -116,7 +122,10 @@ func NewGate(o GateOptions) *Gate {
 	if o.SessionID == "" {
 		o.SessionID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
-	g := &Gate{o: o, pins: map[string]string{}, retries: map[string][]time.Time{}}
+	if o.Pins == nil {
+		o.Pins = NewPins(o.Store)
+	}
+	g := &Gate{o: o, retries: map[string][]time.Time{}}
 	if o.Store != nil {
 		g.grants = append(g.grants, o.Store.AlwaysGrants()...)
 	}
@@ -199,7 +208,7 @@ func (r *Result) Message() string {
 	case StatusBlocked:
 		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
 	case StatusUnknown:
-		return "the outcome of " + ref + " is unknown: it may or may not have taken effect, and it was not retried automatically; check the server's state before running it again"
+		return "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
 	case StatusNotSent:
 		return ref + " was not sent: nothing was applied"
 	case StatusRejected:
@@ -211,6 +220,51 @@ func (r *Result) Message() string {
 			return ref + ": " + r.Err.Error()
 		}
 		return ref + " failed"
+	}
+}
+
+// attemptsNote says how many executions there were and which of them may
+// have reached the server, for an unknown outcome.
+func (r *Result) attemptsNote() string {
+	if len(r.Attempts) <= 1 {
+		return ", and it was not retried"
+	}
+	var may []string
+	for _, a := range r.Attempts {
+		if mayHaveRun(a.Outcome) {
+			may = append(may, strconv.Itoa(a.N))
+		}
+	}
+	which := "attempt " + strings.Join(may, ", ")
+	if len(may) > 1 {
+		which = "attempts " + strings.Join(may, ", ")
+	}
+	return fmt.Sprintf(": it was tried %d times, and %s may have run", len(r.Attempts), which)
+}
+
+// mayHaveRun reports whether an execution that ended so may have reached
+// the server and run.
+func mayHaveRun(o client.Outcome) bool {
+	switch o {
+	case client.OutcomeNotSent, client.OutcomeRejected, client.OutcomeThrottled:
+		return false
+	}
+	return true
+}
+
+// settle sets the call's status from all its attempts, not only the last:
+// once any attempt may have run, the call can be no better than unknown,
+// whatever a later attempt reports.
+func settle(r *Result) {
+	switch r.Status {
+	case StatusSuccess, StatusToolError, StatusUnknown:
+		return
+	}
+	for _, a := range r.Attempts {
+		if mayHaveRun(a.Outcome) {
+			r.Status = StatusUnknown
+			return
+		}
 	}
 }
 
@@ -283,7 +337,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 			}
 			r.DecidedBy = "user:" + ans.Scope.String()
 			if changed {
-				g.setPin(ident, t) // approving the call accepts the new definition
+				g.setPin(ident, t, trusted) // approving the call accepts the new definition
 			}
 			g.grant(ans.Scope, ident, c.Server, t, c.Args)
 		}
@@ -314,37 +368,23 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	})
 }
 
-// storedPin returns the definition hash pinned for a tool, if any.
-func (g *Gate) storedPin(ident, tool string) (string, bool) {
-	if g.o.Store != nil {
-		return g.o.Store.Pin(ident, tool)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	h, ok := g.pins[ident+"\x00"+tool]
-	return h, ok
-}
-
-// peekPin returns the hash the gate compares the tool's definition with,
-// and whether the definition differs from it. A trusted server's tool seen
-// for the first time counts as pinned to its current definition.
-func (g *Gate) peekPin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
-	pinned, ok := g.storedPin(ident, t.Name)
-	switch {
-	case ok:
-		return pinned, pinned != t.Hash
-	case trusted:
-		return t.Hash, false
-	}
-	return "", false
-}
-
-// pin is peekPin that also pins a trusted server's tool on first sight.
+// pin returns the hash the gate compares the tool's definition with, and
+// whether the definition differs from it; a tool seen for the first time is
+// pinned to its current definition.
 func (g *Gate) pin(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
-	if _, ok := g.storedPin(ident, t.Name); !ok && trusted {
-		g.setPin(ident, t)
+	return g.o.Pins.Check(ident, t, trusted)
+}
+
+// Changed reports whether the tool's current definition differs from the
+// one pinned for it, pinning a tool seen for the first time. A changed
+// definition must not reach a model until a person accepts it.
+func (g *Gate) Changed(t *client.Tool) bool {
+	spec, ok := g.o.Catalog.Spec(t.Server)
+	if !ok {
+		return true
 	}
-	return g.peekPin(ident, t, trusted)
+	_, changed := g.pin(spec.Identity(), t, g.o.Trusted(t.Server))
+	return changed
 }
 
 // Explain returns the decision the gate would make now for a call of tool
@@ -362,18 +402,15 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 	}
 	spec, _ := g.o.Catalog.Spec(server)
 	trusted := g.o.Trusted(server)
-	pinned, _ := g.peekPin(spec.Identity(), t, trusted)
+	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
+	if !ok {
+		pinned = t.Hash // what the first call would pin
+	}
 	return g.decide(spec, trusted, t, pinned, args), nil
 }
 
-func (g *Gate) setPin(ident string, t *client.Tool) {
-	if g.o.Store != nil {
-		_ = g.o.Store.SetPin(ident, t.Name, t.Hash) // a pin that cannot be saved only means asking again next time
-		return
-	}
-	g.mu.Lock()
-	g.pins[ident+"\x00"+t.Name] = t.Hash
-	g.mu.Unlock()
+func (g *Gate) setPin(ident string, t *client.Tool, trusted bool) {
+	g.o.Pins.Set(ident, t, trusted)
 }
 
 func (g *Gate) grant(scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage) {
@@ -468,6 +505,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 	case d.Retry:
 		unknownLimit = 1 // an idempotent write: at most one automatic retry
 	}
+	defer settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 	var unknownRetries int
 	notSentRetried := false
 	for n := 1; ; n++ {
@@ -495,6 +533,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
 		r.Attempts = append(r.Attempts, a)
 		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err
+		settle(r)
 		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
 
 		switch cr.Outcome {

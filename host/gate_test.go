@@ -335,9 +335,7 @@ func (w *world) pinOriginal(events <-chan client.Event, tool string) {
 	for {
 		if ch, ok := w.m.LastChange("f", tool); ok {
 			spec := mustSpec(w.t, w.m)
-			w.gate.mu.Lock()
-			w.gate.pins[spec.Identity()+"\x00"+tool] = ch.OldHash
-			w.gate.mu.Unlock()
+			w.gate.o.Pins.Set(spec.Identity(), &client.Tool{Name: tool, Hash: ch.OldHash}, false)
 			return
 		}
 		select {
@@ -510,9 +508,9 @@ func TestExplainNeverPins(t *testing.T) {
 	if _, err := w.gate.Explain("f", "read_value", json.RawMessage(`{"key":"k"}`)); err != nil {
 		t.Fatal(err)
 	}
-	w.gate.mu.Lock()
-	n := len(w.gate.pins)
-	w.gate.mu.Unlock()
+	w.gate.o.Pins.mu.Lock()
+	n := len(w.gate.o.Pins.mem)
+	w.gate.o.Pins.mu.Unlock()
 	if n != 0 {
 		t.Errorf("Explain set %d pins, want none", n)
 	}

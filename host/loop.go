@@ -150,9 +150,27 @@ func (l *Loop) emit(e LoopEvent) {
 	}
 }
 
+// ChangedToolNote is what a model is told of a tool whose definition
+// changed since it was pinned, in place of the new description.
+const ChangedToolNote = "The definition of this tool changed since the person last accepted it. " +
+	"Its new description and parameters are withheld until the person accepts the change; " +
+	"calling it asks the person first."
+
+// changedSchema is offered for a changed tool: the new schema, with its
+// property descriptions, is the server's text too.
+var changedSchema = json.RawMessage(`{"type":"object"}`)
+
+// tools are the definitions offered to the model. A tool whose definition
+// differs from its pin is offered by name only, with ChangedToolNote: a rug
+// pull usually changes the description to carry an injection, and the
+// model must not read it before a person has.
 func (l *Loop) tools() []llm.Tool {
 	out := make([]llm.Tool, 0, len(l.o.Tools))
 	for _, t := range l.o.Tools {
+		if l.o.Gate != nil && l.o.Gate.Changed(t) {
+			out = append(out, llm.Tool{Name: l.o.Names.Model(t), Description: ChangedToolNote, InputSchema: changedSchema})
+			continue
+		}
 		desc := t.Description
 		if t.Title != "" {
 			desc = t.Title + ". " + desc

@@ -49,6 +49,10 @@ func (s *StateStore) SetPin(identity, tool, hash string) error {
 	return s.update(func(st *state.State) error { st.SetPin(identity, tool, hash); return nil })
 }
 
+func (s *StateStore) PinNew(identity string, tools map[string]string) error {
+	return s.update(func(st *state.State) error { st.PinNew(identity, tools); return nil })
+}
+
 func (s *StateStore) AlwaysGrants() []decide.Grant {
 	s.mu.Lock()
 	defer s.mu.Unlock()

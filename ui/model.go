@@ -276,8 +276,12 @@ func (m *Model) startServers() tea.Cmd {
 	copts := m.cfg.Client
 	copts.Elicitation = m.elicit
 	copts.Sampling = m.sample
-	m.mgr = client.New(specs, copts)
 	o := m.cfg.Gate
+	if o.Pins == nil {
+		o.Pins = host.NewPins(o.Store)
+	}
+	copts.OnListing = o.Pins.Hook(m.trust.trusted) // every listing is pinned before the model sees it
+	m.mgr = client.New(specs, copts)
 	o.Catalog, o.Asker, o.Mode, o.Trusted = m.mgr, m.asker, decide.Interactive, m.trust.trusted
 	if o.Now == nil {
 		o.Now = m.now

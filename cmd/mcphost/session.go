@@ -121,6 +121,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Mode:      mode,
 		Audit:     log,
 		Store:     st.store,
+		Pins:      st.pins,
 		SessionID: strconv.FormatInt(time.Now().UnixNano(), 36),
 	})
 	return ss

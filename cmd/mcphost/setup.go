@@ -19,8 +19,11 @@ import (
 
 // setup is a loaded configuration, ready to start.
 type setup struct {
-	cfg      *config.Config
-	store    *host.StateStore // pins, always grants, recorded trust and consents
+	cfg   *config.Config
+	store *host.StateStore // pins, always grants, recorded trust and consents
+	// pins pins every listed tool on first sight (trusted servers' in the
+	// store), shared by the listing hook and the gate.
+	pins     *host.Pins
 	stateDir string
 	specs    []client.Spec
 	trusted  map[string]bool
@@ -64,7 +67,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err := storeErr; err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}
-	st := &setup{cfg: cfg, store: store, stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
+	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()
@@ -145,6 +148,7 @@ func demoSpecs() []client.Spec {
 func (st *setup) start(ctx context.Context) *client.Manager {
 	opts := st.clientOpts
 	opts.ClientVersion = version
+	opts.OnListing = st.pins.Hook(func(name string) bool { return st.trusted[name] })
 	m := client.New(st.specs, opts)
 	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()

@@ -1,0 +1,110 @@
+package host
+
+import (
+	"sync"
+
+	"github.com/mcphost/mcphost/client"
+)
+
+// Pins remembers the definition hash of every tool mcphost has listed, so
+// that a definition that changes later — a rug pull after
+// notifications/tools/list_changed, or a new version between two runs — is
+// seen as changed and counts as unannotated until a person accepts it.
+//
+// A trusted server's tools are pinned in the Store, so the pins outlive the
+// run; any other server's tools are pinned for this process only, so that a
+// change within the session is still caught without the state file growing
+// with every server someone tried once. A pin in the Store wins over one in
+// memory. Pins is safe for concurrent use.
+type Pins struct {
+	store Store // nil: every pin is kept in memory
+
+	mu  sync.Mutex
+	mem map[string]string // identity + "\x00" + tool → hash
+}
+
+// NewPins returns pins kept in store (nil: in memory only).
+func NewPins(store Store) *Pins {
+	return &Pins{store: store, mem: map[string]string{}}
+}
+
+// Get returns the definition hash pinned for a tool of the server with
+// this identity.
+func (p *Pins) Get(ident, tool string) (string, bool) {
+	if p.store != nil {
+		if h, ok := p.store.Pin(ident, tool); ok {
+			return h, true
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h, ok := p.mem[ident+"\x00"+tool]
+	return h, ok
+}
+
+// Set pins t's current definition: in the Store when persist is set or the
+// Store already holds a pin for the tool, in memory otherwise. A pin that
+// cannot be saved is kept in memory, so this session still holds it; the
+// next run asks again.
+func (p *Pins) Set(ident string, t *client.Tool, persist bool) {
+	if p.store != nil {
+		if _, had := p.store.Pin(ident, t.Name); had {
+			persist = true
+		}
+	}
+	if persist && p.store != nil {
+		if p.store.SetPin(ident, t.Name, t.Hash) == nil {
+			return
+		}
+	}
+	p.mu.Lock()
+	p.mem[ident+"\x00"+t.Name] = t.Hash
+	p.mu.Unlock()
+}
+
+// Listed pins every tool of a listing that has no pin yet (first sight),
+// and leaves every existing pin as it is: only a person moves a pin. The
+// pins of a trusted server go to the Store in one write.
+func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
+	fresh := map[string]string{}
+	for _, t := range tools {
+		if t == nil || t.Name == "" || t.Hash == "" {
+			continue
+		}
+		if _, ok := p.Get(ident, t.Name); !ok {
+			fresh[t.Name] = t.Hash
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	if trusted && p.store != nil && p.store.PinNew(ident, fresh) == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, h := range fresh {
+		if _, ok := p.mem[ident+"\x00"+name]; !ok {
+			p.mem[ident+"\x00"+name] = h
+		}
+	}
+}
+
+// Check returns the hash a tool's definition is compared with, pinning it
+// first if it was never seen, and whether the definition differs from it.
+func (p *Pins) Check(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
+	if h, ok := p.Get(ident, t.Name); ok {
+		return h, h != t.Hash
+	}
+	p.Listed(ident, trusted, []*client.Tool{t})
+	return t.Hash, false
+}
+
+// Hook returns a client.Options.OnListing that pins every listed tool on
+// first sight, with trusted saying which servers' pins are kept in the
+// Store.
+func (p *Pins) Hook(trusted func(server string) bool) func(*client.Spec, []*client.Tool) {
+	return func(spec *client.Spec, tools []*client.Tool) {
+		p.Listed(spec.Identity(), trusted(spec.Name), tools)
+	}
+}
