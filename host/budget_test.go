@@ -225,8 +225,20 @@ func TestPromptBudget(t *testing.T) {
 	if c := rep.byCat[catTainted]; rep.taintNoted != c[0] {
 		t.Errorf("%d of %d tainted open-world calls were asked about because of the taint; the session grant must not count", rep.taintNoted, c[0])
 	}
-	if c := rep.byCat[catRead]; c[1] != 0 {
-		t.Errorf("trusted reads prompted %d times, want none", c[1])
+	for _, cat := range []string{catRead, catAdditive, catIdempotent} {
+		if c := rep.byCat[cat]; c[1] != 0 {
+			t.Errorf("%s: prompted %d times, want none", cat, c[1])
+		}
+	}
+	// Every prompt is one a person would want: the must-ask categories and
+	// the two open-world calls (one approved for the session), nothing else,
+	// so the rate is what the plan makes it.
+	want := rep.byCat[catOpenWorld][0]
+	for _, cat := range mustAsk {
+		want += rep.byCat[cat][0]
+	}
+	if rep.prompts != want || 100*rep.prompts > 6*rep.calls {
+		t.Errorf("%d prompts in %d calls, want exactly %d and a rate of at most 6%%", rep.prompts, rep.calls, want)
 	}
 }
 

@@ -80,6 +80,9 @@ type GateOptions struct {
 	// listed again (default 30s).
 	ReadyWait time.Duration
 	Now       func() time.Time
+	// Sleep waits d before an automatic retry, or until ctx ends (default:
+	// a timer). Tests see the waits the gate asks for through it.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Gate is the only way mcphost runs a tool: it decides, asks, executes,
@@ -118,6 +121,9 @@ func NewGate(o GateOptions) *Gate {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
 	}
 	if o.SessionID == "" {
 		o.SessionID = strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -505,7 +511,6 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 	case d.Retry:
 		unknownLimit = 1 // an idempotent write: at most one automatic retry
 	}
-	defer settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 	var unknownRetries int
 	notSentRetried := false
 	for n := 1; ; n++ {
@@ -527,6 +532,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		}
 		if err := g.intent(callID, n, c, spec, trusted, t, r); err != nil && d.Class != decide.Read {
 			r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
+			settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 			return
 		}
 		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.callOptions(c))
@@ -562,9 +568,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 				return // no time left for another attempt
 			}
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
+			if g.o.Sleep(ctx, wait) != nil {
 				return
 			}
 			if cr.Outcome == client.OutcomeUnknown && g.waitReady(ctx, c.Server) != nil {
@@ -573,6 +577,18 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		default: // rejected: never retried
 			return
 		}
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

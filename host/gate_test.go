@@ -19,7 +19,16 @@ import (
 	"pgregory.net/rapid"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// hostFixtureEnv makes the test binary serve fixtures.Main's arguments
+// (split on spaces) on stdio, so subprocess tests need no separate build.
+const hostFixtureEnv = "MCPHOST_HOST_TEST_FIXTURE"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(hostFixtureEnv); args != "" {
+		os.Exit(fixtures.Main(strings.Fields(args), os.Stdin, os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // world is a gate over in-process fixtures, with an audit log and the
 // fixture's execution log in a temp dir.
@@ -148,21 +157,33 @@ func (w *world) records(tool string) (intents, outcomes []audit.Record) {
 }
 
 func TestReadRetriedAtMostTwice(t *testing.T) {
-	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 30 * time.Millisecond})
-	r := w.call("hang", `{}`)
+	// The server answers -32603 (outcome unknown) to every call, counting
+	// each one it receives: no timeouts, so load cannot change the count.
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, fopts: fixtures.Options{FailFirst: 10, FailWith: fixtures.FailRPC}})
+	r := w.call("read_value", `{"key":"k"}`)
 	if r.Status != StatusUnknown || len(r.Attempts) != 3 {
-		t.Fatalf("hang: %s after %d attempts, want unknown after 3", r.Status, len(r.Attempts))
+		t.Fatalf("read_value: %s after %d attempts, want unknown after 3", r.Status, len(r.Attempts))
 	}
-	if n := w.count(fixtures.EventExec, "hang"); n != 3 {
-		t.Errorf("the read ran %d times, want 3 (one try and two retries)", n)
+	if n := w.count(fixtures.EventFail, "read_value"); n != 3 {
+		t.Errorf("the read reached the server %d times, want 3 (one try and two retries)", n)
 	}
-	// Each attempt was cancelled; wait until the server has logged all
-	// three, so nothing writes to the test's files after it ends.
-	w.waitCount(fixtures.EventCancelled, "hang", 3)
-	intents, _ := w.records("hang")
+	intents, _ := w.records("read_value")
 	if len(intents) != 3 {
 		t.Errorf("%d intent records for 3 executions", len(intents))
 	}
+}
+
+// A call that times out is cancelled, and its outcome is unknown.
+func TestTimedOutReadIsUnknown(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 30 * time.Millisecond})
+	w.gate.o.RetryBudget = 1 // one retry, then the budget stops it
+	r := w.call("hang", `{}`)
+	if r.Status != StatusUnknown || len(r.Attempts) != 2 {
+		t.Fatalf("hang: %s after %d attempts, want unknown after 2", r.Status, len(r.Attempts))
+	}
+	// Each attempt was cancelled; wait until the server has logged both,
+	// so nothing writes to the test's files after it ends.
+	w.waitCount(fixtures.EventCancelled, "hang", 2)
 }
 
 func TestIdempotentWriteRetriedAtMostOnce(t *testing.T) {

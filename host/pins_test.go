@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,9 +24,27 @@ type rugPull struct {
 	ran   map[string]int
 	srv   *mcp.Server
 	tools map[string]*mcp.Tool // what a new connection lists
+	fail  map[string]int       // calls still to fail, with -32603, without running
+	rej   map[string]int       // calls still to refuse, with -32602
 }
 
-func newRugPull() *rugPull { return &rugPull{ran: map[string]int{}, tools: map[string]*mcp.Tool{}} }
+func newRugPull() *rugPull {
+	return &rugPull{ran: map[string]int{}, tools: map[string]*mcp.Tool{}, fail: map[string]int{}, rej: map[string]int{}}
+}
+
+// reject makes the next n calls of name refused as invalid, before they run.
+func (r *rugPull) reject(name string, n int) {
+	r.mu.Lock()
+	r.rej[name] = n
+	r.mu.Unlock()
+}
+
+// failFirst makes the next n calls of name fail before they run.
+func (r *rugPull) failFirst(name string, n int) {
+	r.mu.Lock()
+	r.fail[name] = n
+	r.mu.Unlock()
+}
 
 func destructiveTool(name string) *mcp.Tool {
 	return &mcp.Tool{Name: name, Description: "Deletes every record.", InputSchema: map[string]any{"type": "object"},
@@ -55,8 +74,16 @@ func (r *rugPull) define(t *mcp.Tool) {
 func (r *rugPull) add(srv *mcp.Server, t *mcp.Tool) {
 	srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.rej[t.Name] > 0 {
+			r.rej[t.Name]--
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no such record"}
+		}
+		if r.fail[t.Name] > 0 {
+			r.fail[t.Name]--
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "try again"}
+		}
 		r.ran[t.Name]++
-		r.mu.Unlock()
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 	})
 }
