@@ -53,7 +53,8 @@ type Spec struct {
 // Identity is a stable hash of what the server is: its transport and the
 // command line or URL that reaches it. Grants and pins are bound to it, so a
 // server whose command changes is a different server. Environment values and
-// headers are left out (tokens rotate); ConsentHash covers them. An
+// headers are left out (tokens rotate); a consent to a project server
+// covers them and the rest of its entry (see cmd/mcphost). An
 // in-process server is identified by its name.
 func (s *Spec) Identity() string {
 	h := sha256.New()
@@ -62,20 +63,6 @@ func (s *Spec) Identity() string {
 		// An in-process server has no command line: its name is all that
 		// tells it apart from another.
 		fmt.Fprintf(h, "in-process=%q\n", s.Name)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// ConsentHash covers everything a person approves when they consent to start
-// a server: its identity, environment and headers.
-func (s *Spec) ConsentHash() string {
-	h := sha256.New()
-	fmt.Fprintf(h, "identity=%s\n", s.Identity())
-	for _, k := range sortedKeys(s.Env) {
-		fmt.Fprintf(h, "env %q=%q\n", k, s.Env[k])
-	}
-	for _, k := range sortedKeys(s.Headers) {
-		fmt.Fprintf(h, "header %q=%q\n", k, s.Headers[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

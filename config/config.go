@@ -71,7 +71,7 @@ type Server struct {
 	Command string
 	Args    []string          // nil when empty
 	Env     map[string]string // added to the inherited environment; nil when empty
-	Cwd     string
+	Cwd     string            // a project server's is absolute (see Load)
 
 	// http and sse only.
 	URL     string
@@ -89,7 +89,7 @@ type Server struct {
 	Vars []string
 
 	Source Source
-	File   string // the file that defined the server; "" for flags and demos
+	File   string // the file that defined the server; "" for flags and demos; a project file's is absolute, symbolic links resolved
 	// OAuth names a pre-registered OAuth client for an HTTP server; nil
 	// means dynamic client registration when the server asks for OAuth.
 	OAuth *OAuthClient

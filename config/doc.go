@@ -70,5 +70,9 @@
 // servers but cannot grant trust, add rules, set the auto-approve level or
 // choose the model; those keys are ignored with a warning, and its servers
 // have Source SourceProject so the caller can ask for consent before
-// starting them. See Load for how sources merge.
+// starting them. A project server's File is the project file's absolute
+// path with symbolic links resolved, and a stdio project server's Cwd is
+// absolute (the directory the file was found in, or its "cwd" resolved
+// against that), so that a consent can be bound to where the entry is and
+// what its relative paths mean. See Load for how sources merge.
 package config

@@ -54,6 +54,10 @@ type LoadOptions struct {
 //     server or an unknown one is an error;
 //  5. rules from the user's file, then --allow, --ask and --deny, in order.
 //
+// A project server's File is the project file's absolute path with
+// symbolic links resolved, and a stdio project server's Cwd is absolute:
+// WorkDir, or its "cwd" resolved against WorkDir (see projectPlace).
+//
 // If the user's file is also the project file (--config .mcp.json), it is
 // read once, as the user's. A config file must be a regular file of at most
 // 4 MiB, and at most 100 warnings are reported per file. Errors are *Error;
@@ -111,8 +115,10 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 			}
 			cfg.Files = append(cfg.Files, projPath)
 			projWarnings := r.warnings
+			where := projectPlace(opts.WorkDir, projPath)
 			for _, s := range r.cfg.Servers {
 				p := r.serverPos[s.Name]
+				where.place(&s)
 				if u, ok := servers[s.Name]; ok {
 					projWarnings = append(projWarnings, Warning{File: projPath, Line: p[0], Col: p[1],
 						Message: fmt.Sprintf("server %q is ignored: %s already defines a server with that name", s.Name, u.File)})

@@ -43,7 +43,7 @@
 //	{
 //	  "version": 1,
 //	  "consents": {
-//	    "db": {
+//	    "/home/ana/src/notes/.mcp.json#db": {
 //	      "choice": "untrusted",
 //	      "chosenAt": "2026-05-01T10:02:00Z",
 //	      "hash": "5f0c…"

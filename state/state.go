@@ -281,9 +281,9 @@ func (s *State) PinNew(identity string, tools map[string]string) []PinChange {
 
 // Consent returns what a person chose for the project server recorded
 // under name. ok is true only when the choice was made for this consent
-// hash; a choice made for another hash (the command, arguments,
-// environment or headers changed) no longer applies, and Consent returns it
-// with ok false so that a prompt can say what changed.
+// hash; a choice made for another hash (the entry changed) no longer
+// applies, and Consent returns it with ok false so that a prompt can say
+// that it changed.
 func (s *State) Consent(name, hash string) (c Consent, ok bool) {
 	c, found := s.consents[name]
 	return c, found && hash != "" && c.Hash == hash
@@ -291,8 +291,8 @@ func (s *State) Consent(name, hash string) (c Consent, ok bool) {
 
 // SetConsent records a person's choice for the project server recorded
 // under name, made for the given consent hash. It replaces any earlier
-// choice for name. The name is the caller's key: the server's name, or a
-// name qualified by its project file. An empty name or hash changes
+// choice for name. The name is the caller's key (mcphost uses the project
+// file's path and the server's name). An empty name or hash changes
 // nothing.
 func (s *State) SetConsent(name, hash string, choice Choice) {
 	if name == "" || hash == "" {

@@ -75,6 +75,15 @@ type ProjectServer struct {
 	// Vars are the environment variables its entry uses (config.Server.Vars).
 	Vars []string
 	Spec client.Spec
+	// CommandLine is the command and its arguments as shown for consent:
+	// relative paths resolved against the server's working directory.
+	// Empty for a server reached by URL.
+	CommandLine []string
+	// ConsentKey and ConsentHash are what the person's choice is recorded
+	// under: computed by the caller exactly as its headless check computes
+	// them, so that a choice made here applies there. A server without
+	// them can be started for this session but its choice is not recorded.
+	ConsentKey, ConsentHash string
 }
 
 // ErrNotTerminal is returned by Run when stdin or stdout is not a terminal.

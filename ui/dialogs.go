@@ -145,13 +145,14 @@ func (m *Model) openConsent() {
 	req := dialog.ConsentRequest{
 		Server: ps.Name, Transport: sp.Transport, Command: sp.Command, Args: sp.Args, Env: sp.Env,
 		Cwd: sp.Cwd, URL: sp.URL, Headers: sp.Headers, File: ps.File, Vars: ps.Vars,
+		CommandLine: ps.CommandLine,
 	}
 	if req.Transport == "" {
 		req.Transport = client.TransportStdio
 	}
 	if m.cfg.StatePath != "" {
 		if s, err := state.Load(m.cfg.StatePath); err == nil {
-			c, ok := s.Consent(ps.Name, sp.ConsentHash())
+			c, ok := s.Consent(ps.ConsentKey, ps.ConsentHash)
 			req.Changed = !ok && c.Hash != ""
 		}
 	}
@@ -185,9 +186,8 @@ func (m *Model) consentChosen(choice dialog.ConsentChoice) tea.Cmd {
 	}
 	name := cleanLine(ps.Name)
 	if m.cfg.StatePath != "" {
-		hash := ps.Spec.ConsentHash()
 		if err := state.Update(m.cfg.StatePath, m.now, func(s *state.State) error {
-			s.SetConsent(ps.Name, hash, st)
+			s.SetConsent(ps.ConsentKey, ps.ConsentHash, st)
 			return nil
 		}); err != nil {
 			m.notice(levelError, fmt.Sprintf("could not record your choice about %s: %s; it holds for this session only", name, cleanLine(err.Error())))

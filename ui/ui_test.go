@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,7 +160,8 @@ func TestProjectServerConsent(t *testing.T) {
 			cfg, clk := tasksConfig(t)
 			proj, _ := fixtureSpec(t, "flaky", fixtures.Options{})
 			proj.Name = "proj"
-			cfg.Project = []ProjectServer{{Name: "proj", File: ".mcp.json", Spec: proj}}
+			cfg.Project = []ProjectServer{{Name: "proj", File: "/repo/a/.mcp.json", Spec: proj,
+				ConsentKey: "/repo/a/.mcp.json#proj", ConsentHash: "entry-hash"}}
 			cfg.StatePath = filepath.Join(t.TempDir(), "state.json")
 			h := newHarness(t, cfg)
 			if h.m.consent == nil || h.m.mgr != nil {
@@ -182,12 +184,59 @@ func TestProjectServerConsent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := st.Consent("proj", proj.ConsentHash())
+			// The choice is recorded under the key and hash the caller
+			// computed (the ones its headless check reads), never under
+			// the bare server name.
+			got, ok := st.Consent("/repo/a/.mcp.json#proj", "entry-hash")
 			if !ok || got.Choice != c.choice {
 				t.Errorf("recorded consent = %+v (%v), want %s", got, ok, c.choice)
 			}
+			if got, found := st.Consent("proj", "entry-hash"); found || got.Hash != "" {
+				t.Errorf("a consent was recorded under the bare server name: %+v", got)
+			}
 			if _, ok := h.m.mgr.Spec("tasks"); !ok {
 				t.Error("the person's own server did not start")
+			}
+		})
+	}
+}
+
+// TestProjectConsentChangedIsPerProject: the dialog says an entry changed
+// only when this project file's entry was consented to with another hash,
+// not when a server of the same name was consented to elsewhere.
+func TestProjectConsentChangedIsPerProject(t *testing.T) {
+	for _, c := range []struct {
+		name, key, hash string
+		changed         bool
+	}{
+		{"same project, other entry", "/repo/a/.mcp.json#proj", "old-hash", true},
+		{"other project, same name", "/repo/b/.mcp.json#proj", "old-hash", false},
+		{"old name-only consent", "proj", "entry-hash", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, _ := tasksConfig(t)
+			proj, _ := fixtureSpec(t, "flaky", fixtures.Options{})
+			proj.Name = "proj"
+			cfg.Project = []ProjectServer{{Name: "proj", File: "/repo/a/.mcp.json", Spec: proj,
+				CommandLine: []string{"python3", "/repo/a/linter.py", "srv"},
+				ConsentKey:  "/repo/a/.mcp.json#proj", ConsentHash: "entry-hash"}}
+			cfg.StatePath = filepath.Join(t.TempDir(), "state.json")
+			if err := state.Update(cfg.StatePath, time.Now, func(s *state.State) error {
+				s.SetConsent(c.key, c.hash, state.ChoiceTrusted)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, cfg)
+			if h.m.consent == nil {
+				t.Fatal("no consent dialog")
+			}
+			r := h.m.consent.Request()
+			if r.Changed != c.changed {
+				t.Errorf("dialog says changed = %v, want %v", r.Changed, c.changed)
+			}
+			if !slices.Equal(r.CommandLine, []string{"python3", "/repo/a/linter.py", "srv"}) {
+				t.Errorf("dialog command line = %q, want the resolved one", r.CommandLine)
 			}
 		})
 	}

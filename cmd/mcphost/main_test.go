@@ -46,6 +46,8 @@ func TestScripts(t *testing.T) {
 			"dropline": func(ts *testscript.TestScript, neg bool, args []string) { editLine(ts, args, true) },
 			// waitfor FILE TEXT: wait (bounded) until FILE contains TEXT.
 			"waitfor": waitFor,
+			// consent SERVER CHOICE: record a choice as the consent dialog does.
+			"consent": consentAsTheDialogDoes,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {

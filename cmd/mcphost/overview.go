@@ -71,17 +71,13 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		defer l.Close()
 		gate.Audit = l
 	}
-	var project []ui.ProjectServer
 	var held []client.Status
 	for _, h := range st.held {
 		if h.State != stateNeedsConsent {
 			held = append(held, h)
-			continue
-		}
-		if srv, ok := st.cfg.Server(h.Name); ok {
-			project = append(project, ui.ProjectServer{Name: srv.Name, File: srv.File, Vars: srv.Vars, Spec: specFromConfig(srv)})
 		}
 	}
+	project := st.projectServers()
 	copts := st.clientOpts
 	copts.ClientVersion = version
 	// The interactive interface sets its own Elicitation and Sampling

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -30,7 +28,10 @@ type setup struct {
 	// held are servers that are configured but not started, with the
 	// reason: disabled, or from a project file and not yet consented.
 	held []client.Status
-	demo bool
+	// pending are the held project servers that wait for consent, with
+	// the key and hash a consent to them is recorded under.
+	pending []pendingServer
+	demo    bool
 	// clientOpts holds how servers' own requests are answered.
 	clientOpts client.Options
 	sampler    *sampler // nil unless --allow-sampling
@@ -67,6 +68,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err := storeErr; err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}
+	if copts.CallCeiling <= 0 {
+		copts.CallCeiling = callCeiling
+	}
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
@@ -75,27 +79,27 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		return st, nil
 	}
 	for _, srv := range cfg.Servers {
-		switch {
-		case srv.Disabled:
+		if srv.Disabled {
 			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateDisabled})
 			continue
-		case srv.Source == config.SourceProject && !srv.Consented:
-			spec := specFromConfig(srv)
-			c, ok := store.State().Consent(srv.Name, consentHash(srv, spec))
+		}
+		spec := specFromConfig(srv)
+		if srv.Source == config.SourceProject {
+			spec.CallTimeout = projectCallTimeout(srv, copts.CallCeiling, s)
+		}
+		if srv.Source == config.SourceProject && !srv.Consented {
+			ps := pendingServer{srv: srv, spec: spec, key: consentKey(srv), hash: consentHash(srv)}
+			c, ok := store.State().Consent(ps.key, ps.hash)
 			if !ok || c.Choice == state.ChoiceSkipped {
-				why := "it starts only after you consent to its exact command: run mcphost interactively to see it and choose, or pass --trust " + srv.Name + " to start and trust it for this run"
-				if c.Hash != "" && !ok {
-					why = "its command, arguments or environment changed since you consented; " + why
-				}
 				st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateNeedsConsent,
-					LastError: fmt.Sprintf("defined in the project file %s; %s", srv.File, why)})
+					LastError: ps.needsConsent(c.Hash != "" && !ok)})
+				st.pending = append(st.pending, ps)
 				continue
 			}
 			st.specs = append(st.specs, spec)
 			st.trusted[srv.Name] = c.Choice == state.ChoiceTrusted
 			continue
 		}
-		spec := specFromConfig(srv)
 		st.specs = append(st.specs, spec)
 		if srv.Trust || store.State().Trusted(spec.Identity()) {
 			st.trusted[srv.Name] = true
@@ -173,16 +177,4 @@ func (st *setup) statuses(m *client.Manager) []client.Status {
 	out := append(m.Servers(), st.held...)
 	sortStatuses(out)
 	return out
-}
-
-// consentHash covers everything a person approves when they consent to a
-// project server: its command line, environment and headers, and the OAuth
-// client it would present (a secret read from the environment included).
-func consentHash(srv config.Server, spec client.Spec) string {
-	h := spec.ConsentHash()
-	if srv.OAuth == nil {
-		return h
-	}
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\noauth %q %q %q", h, srv.OAuth.ClientID, srv.OAuth.ClientSecret, srv.OAuth.Scopes)))
-	return hex.EncodeToString(sum[:])
 }

@@ -2,6 +2,7 @@ package dialog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,8 +47,12 @@ type ConsentRequest struct {
 	URL       string
 	Headers   map[string]string // names shown, values masked
 	File      string            // the project file that defines the server
-	// Changed reports that the command, arguments or environment differ from
-	// those the person last consented to.
+	// CommandLine, when set, is the command line shown instead of Command
+	// and Args: the same words with relative paths resolved against Cwd.
+	// Command and Args are then shown as written only where they differ.
+	CommandLine []string
+	// Changed reports that the entry (any of its fields) differs from the
+	// one the person last consented to in this project file.
 	Changed bool
 	// Vars name the ${VAR}s of the person's environment the entry reads.
 	Vars []string
@@ -164,11 +169,14 @@ func (c *Consent) details(w int) []string {
 		}
 	}
 	if r.Command != "" || len(r.Args) > 0 {
-		words := []string{quoteArg(r.Command)}
-		for _, a := range r.Args {
-			words = append(words, quoteArg(a))
+		written := append([]string{r.Command}, r.Args...)
+		words := quoteArgs(written)
+		if len(r.CommandLine) > 0 && !slices.Equal(r.CommandLine, written) {
+			section("Command line, relative paths resolved (each argument quoted; no shell is involved)", flow(quoteArgs(r.CommandLine), " ", w)...)
+			section("As written in the project file", flow(words, " ", w)...)
+		} else {
+			section("Command line (each argument quoted; no shell is involved)", flow(words, " ", w)...)
 		}
-		section("Command line (each argument quoted; no shell is involved)", flow(words, " ", w)...)
 	}
 	if r.Command != "" || r.Cwd != "" {
 		cwd := "(mcphost's own working directory)"
@@ -222,7 +230,7 @@ func (c *Consent) relayout() {
 		head = append(head, quotedLine(st, "Defined in ", sanitize.Line(r.File), w))
 	}
 	if r.Changed {
-		head = append(head, styled(st.Warn, hanging("! ", "Its command, arguments or environment changed since you last consented.", w))...)
+		head = append(head, styled(st.Warn, hanging("! ", "Its entry changed since you last consented to it in this project file.", w))...)
 	}
 
 	foot := []string{""}
@@ -263,6 +271,14 @@ func (c *Consent) View() string {
 	lines = append(lines, strings.Split(c.vp.View(), "\n")...)
 	lines = append(lines, c.footer...)
 	return box(c.st.Frame, c.o.Width, c.o.Height, lines)
+}
+
+func quoteArgs(words []string) []string {
+	out := make([]string, len(words))
+	for i, a := range words {
+		out[i] = quoteArg(a)
+	}
+	return out
 }
 
 // envName shows a variable or header name bare when it is an ordinary

@@ -167,3 +167,28 @@ func TestConsentSizes(t *testing.T) {
 		checkSize(t, c.View(), w, h)
 	}
 }
+
+// TestConsentShowsResolvedCommandLine: the person reads the program that
+// would run, with relative paths resolved against the project directory,
+// and the words as the file writes them.
+func TestConsentShowsResolvedCommandLine(t *testing.T) {
+	r := ConsentRequest{
+		Server: "linter", Transport: "stdio", Command: "python3", Args: []string{"linter.py", "srv"},
+		CommandLine: []string{"python3", "/home/ana/repoB/linter.py", "srv"},
+		Cwd:         "/home/ana/repoB", File: "/home/ana/repoB/.mcp.json",
+	}
+	c, _ := openConsent(r, Options{NoColor: true, Width: 140, Height: 40})
+	view := ansi.Strip(c.View())
+	for _, want := range []string{
+		"relative paths resolved",
+		`"python3" "/home/ana/repoB/linter.py" "srv"`,
+		"As written in the project file",
+		`"python3" "linter.py" "srv"`,
+		`Working directory`,
+		`"/home/ana/repoB"`,
+	} {
+		if !strings.Contains(view, want) {
+			t.Errorf("the consent dialog does not show %s:\n%s", want, view)
+		}
+	}
+}

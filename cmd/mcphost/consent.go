@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/ui"
+)
+
+// consentKey is the key under which a person's consent to the project
+// server srv is recorded: the project file's absolute path (config.Load
+// resolves it) and the server's name. A server of the same name in another
+// project has another key and asks again. Server names cannot contain '#',
+// so the key splits unambiguously at its last '#'.
+func consentKey(srv config.Server) string {
+	return srv.File + "#" + srv.Name
+}
+
+// consentHash covers everything a person approves when they consent to a
+// project server: the whole parsed entry, every field of config.Server
+// (command, arguments, environment, working directory, URL, headers, OAuth
+// client, timeouts, protocol version, transport, ...), values read from the
+// environment included. It hashes the entry's canonical JSON, so a field
+// added to config.Server later is covered without a change here; only
+// Consented, which says what this run's command line did rather than what
+// the file says, is left out.
+//
+// The interactive consent dialog and the headless check both use the key
+// and hash computed here (see setup.pending), so a choice made in one
+// applies in the other.
+func consentHash(srv config.Server) string {
+	srv.Consented = false
+	raw, err := json.Marshal(srv)
+	if err != nil {
+		// config.Server holds strings, numbers, booleans, slices and maps
+		// of strings: it always encodes.
+		panic(fmt.Sprintf("encoding a server entry for its consent hash: %v", err))
+	}
+	// Decoding into maps and encoding again sorts every object's keys: the
+	// hash does not depend on the order of the struct's fields.
+	var tree any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&tree); err != nil {
+		panic(fmt.Sprintf("decoding a server entry for its consent hash: %v", err))
+	}
+	canon, err := json.Marshal(tree)
+	if err != nil {
+		panic(fmt.Sprintf("encoding a server entry for its consent hash: %v", err))
+	}
+	sum := sha256.Sum256(append([]byte("mcphost project consent v2\n"), canon...))
+	return hex.EncodeToString(sum[:])
+}
+
+// resolvedCommandLine is srv's command line as it would run, for a person
+// to read: a relative command path, and each argument that is a relative
+// path to something in the server's working directory or starts with "./"
+// or "../", shown resolved against that directory. The server is still
+// started with its arguments as written; only what is shown changes, so
+// that `python3 linter.py srv` reads as the program it will run.
+func resolvedCommandLine(srv config.Server) []string {
+	if srv.Command == "" {
+		return nil
+	}
+	dir := srv.Cwd
+	words := []string{srv.Command}
+	if dir != "" && !filepath.IsAbs(srv.Command) && strings.ContainsRune(srv.Command, filepath.Separator) {
+		words[0] = filepath.Join(dir, srv.Command)
+	}
+	for _, a := range srv.Args {
+		words = append(words, resolveArg(dir, a))
+	}
+	return words
+}
+
+func resolveArg(dir, a string) string {
+	if dir == "" || a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") {
+		return a
+	}
+	if strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") {
+		return filepath.Join(dir, a)
+	}
+	p := filepath.Join(dir, a)
+	if _, err := os.Lstat(p); err == nil {
+		return p
+	}
+	return a
+}
+
+// callCeiling is a call's absolute limit unless client.Options says
+// otherwise. loadSetup sets it in the options it starts servers with, so
+// that the limit a project server is held to and the one the client
+// enforces are the same value.
+const callCeiling = 10 * time.Minute
+
+// pendingServer is a project server held until a person consents to it.
+// key and hash are what the consent is recorded under and checked
+// against, by the headless check in loadSetup and by the interactive
+// dialog alike (runTUI hands them over as they are).
+type pendingServer struct {
+	srv       config.Server
+	spec      client.Spec // as it would start (its call timeout clamped)
+	key, hash string
+}
+
+// needsConsent says why the server is held and what it would run.
+func (ps pendingServer) needsConsent(changed bool) string {
+	srv := ps.srv
+	var b strings.Builder
+	fmt.Fprintf(&b, "defined in the project file %s", srv.File)
+	if words := resolvedCommandLine(srv); len(words) > 0 {
+		fmt.Fprintf(&b, "; it would run %s in %s", strings.Join(quoteWords(words), " "), srv.Cwd)
+	}
+	b.WriteString("; ")
+	if changed {
+		b.WriteString("its entry changed since you consented (any field counts: command, arguments, environment, timeouts, ...); ")
+	}
+	b.WriteString("it starts only after you consent to this entry of this project file: run mcphost interactively to see it and choose, or pass --trust " + srv.Name + " to start and trust it for this run")
+	return b.String()
+}
+
+// quoteWords quotes the words that would not read back as one word.
+func quoteWords(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\n\"'\\$`") {
+			w = strconv.Quote(w)
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// projectCallTimeout is the call timeout a project server gets: its own,
+// unless that is above the call ceiling, which a project file can never
+// raise (the client lets a longer call timeout extend the ceiling, which
+// is the person's choice in their own config, not a project's). A clamped
+// timeout is warned about.
+func projectCallTimeout(srv config.Server, ceiling time.Duration, s *streams) time.Duration {
+	if srv.CallTimeout <= ceiling {
+		return srv.CallTimeout
+	}
+	fmt.Fprintf(s.Err, "mcphost: warning: %s: server %q: \"callTimeout\" %s is above the %s call ceiling, which a project file cannot raise; %s is used\n",
+		srv.File, srv.Name, srv.CallTimeout, ceiling, ceiling)
+	return ceiling
+}
+
+// projectServers are the servers waiting for consent as the interactive
+// interface asks about them: with the consent key and hash the headless
+// check used, never recomputed.
+func (st *setup) projectServers() []ui.ProjectServer {
+	var out []ui.ProjectServer
+	for _, ps := range st.pending {
+		out = append(out, ui.ProjectServer{
+			Name: ps.srv.Name, File: ps.srv.File, Vars: ps.srv.Vars, Spec: ps.spec,
+			CommandLine: resolvedCommandLine(ps.srv),
+			ConsentKey:  ps.key, ConsentHash: ps.hash,
+		})
+	}
+	return out
+}
