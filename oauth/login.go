@@ -275,29 +275,33 @@ func (e *loginError) Unwrap() error { return e.err }
 // invisible characters, a leading '-' that an opener could take for a flag,
 // and absurd lengths.
 func CheckAuthorizationURL(raw string) (*url.URL, error) {
+	return checkBrowserURL(raw, "authorization URL")
+}
+
+func checkBrowserURL(raw, what string) (*url.URL, error) {
 	if len(raw) > 8<<10 {
-		return nil, fmt.Errorf("authorization URL refused: longer than %d bytes", 8<<10)
+		return nil, fmt.Errorf("%s refused: longer than %d bytes", what, 8<<10)
 	}
 	if strings.HasPrefix(raw, "-") {
-		return nil, errors.New("authorization URL refused: it starts with '-'")
+		return nil, fmt.Errorf("%s refused: it starts with '-'", what)
 	}
 	for _, r := range raw {
 		if r <= ' ' || sanitize.Unsafe(r) {
-			return nil, fmt.Errorf("authorization URL refused: it contains %q", r)
+			return nil, fmt.Errorf("%s refused: it contains %q", what, r)
 		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("authorization URL refused: %v", err)
+		return nil, fmt.Errorf("%s refused: %v", what, err)
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, fmt.Errorf("authorization URL refused: scheme %q is not http or https", sanitize.Line(u.Scheme))
+		return nil, fmt.Errorf("%s refused: scheme %q is not http or https", what, sanitize.Line(u.Scheme))
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return nil, errors.New("authorization URL refused: it names no host")
+		return nil, fmt.Errorf("%s refused: it names no host", what)
 	}
 	if u.User != nil {
-		return nil, errors.New("authorization URL refused: it carries credentials before the host")
+		return nil, fmt.Errorf("%s refused: it carries credentials before the host", what)
 	}
 	return u, nil
 }
