@@ -75,15 +75,16 @@ func noDNS(_ context.Context, _, host string) ([]netip.Addr, error) {
 	return out, nil
 }
 
-// TestGuardHoldsBehindAProxy: with a proxy configured, an OAuth client for
-// a public MCP server still refuses loopback, link-local and private
-// targets — those Go sends directly (loopback, NO_PROXY) and those it would
+// TestGuardHoldsBehindAProxy: an OAuth client for a public MCP server
+// refuses loopback, link-local and private targets without a proxy and with
+// one — those Go then sends directly (loopback, NO_PROXY) and those it would
 // hand to the proxy — and the proxy never sees a request or CONNECT for
 // them. A public target does go through the proxy, so the proxy is live.
 func TestGuardHoldsBehindAProxy(t *testing.T) {
 	proxy := newRecorder(t)
 	local := newRecorder(t) // a loopback-only service on the person's machine
 	localURL, _ := url.Parse(local.URL)
+	direct := newGuardedClient("https://93.184.216.34/mcp", netOptions{proxy: func(*http.Request) (*url.URL, error) { return nil, nil }, lookup: noDNS})
 	hc := newGuardedClient("https://93.184.216.34/mcp", netOptions{proxy: proxyEnv(proxy.URL), lookup: noDNS})
 
 	for _, tc := range []struct {
@@ -98,15 +99,17 @@ func TestGuardHoldsBehindAProxy(t *testing.T) {
 		{"https://10.0.0.1/token", "private network"},                                  // direct: NO_PROXY
 		{"https://unresolvable.invalid/token", "cannot be resolved"},                   // proxied, unknown name
 	} {
-		resp, err := hc.Get(tc.target)
-		if err == nil {
-			resp.Body.Close()
-			t.Errorf("GET %s: reached (HTTP %d), want refused", tc.target, resp.StatusCode)
-			continue
-		}
-		u, _ := url.Parse(tc.target)
-		if !strings.Contains(err.Error(), "refused to reach "+u.Redacted()) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("GET %s: %v\nwant the URL and %q", tc.target, err, tc.want)
+		for name, c := range map[string]*http.Client{"without a proxy": direct, "with a proxy": hc} {
+			resp, err := c.Get(tc.target)
+			if err == nil {
+				resp.Body.Close()
+				t.Errorf("GET %s %s: reached (HTTP %d), want refused", tc.target, name, resp.StatusCode)
+				continue
+			}
+			u, _ := url.Parse(tc.target)
+			if !strings.Contains(err.Error(), "refused to reach "+u.Redacted()) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("GET %s %s: %v\nwant the URL and %q", tc.target, name, err, tc.want)
+			}
 		}
 	}
 	if got := proxy.requests(); len(got) != 0 {
