@@ -37,6 +37,10 @@ type Options struct {
 	// the capability is not offered, so a server cannot use it.
 	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	Sampling    func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// RateLimited, if set, learns of each request a server sent over its
+	// allowance (ServerRequestBurst, ServerRequestRate), which was refused
+	// without reaching a handler. kind is elicitation, sampling or roots.
+	RateLimited func(server, kind string)
 	// Roots are offered to every server; none by default (a server such as
 	// server-filesystem replaces its allowed folders with the client's roots).
 	Roots []*mcp.Root

@@ -61,6 +61,9 @@ type server struct {
 	// changes remembers, per tool, the last change of its definition seen
 	// in this run, so a person asked about it can be shown what changed.
 	changes map[string]Change
+	// requests is the server's allowance of requests to the host
+	// (ratelimit.go); it outlives connections.
+	requests requestBucket
 	// gen counts the times the host took the server in hand (start, stop).
 	// An automatic restart that began in an older generation stands down,
 	// so a manual Restart during a backoff leaves one connection, not two.
@@ -161,6 +164,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		pv = DefaultProtocolVersion
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions())
+	c.AddReceivingMiddleware(s.limitRequests)
 	if roots := s.m.opts.Roots; len(roots) > 0 {
 		c.AddRoots(roots...)
 	}

@@ -16,7 +16,13 @@
 //   - the code comes back on a loopback redirect that accepts one request
 //     with the expected state and then closes;
 //   - OAuth requests (metadata, registration, token) cannot reach link-local
-//     or private addresses unless the MCP server itself lives there;
+//     or private addresses unless the MCP server itself lives there, proxy
+//     or no proxy: every target host is resolved and each of its addresses
+//     checked before the request is sent directly or handed to a proxy, and
+//     direct connections are checked again as they are dialled;
+//   - no registration or token request leaves before the authorization
+//     server's metadata was fetched and its endpoints checked, and a refusal
+//     names the URL and the reason;
 //   - tokens are stored one file per server, mode 0600 in a 0700 directory,
 //     replaced atomically, and bound to the origin and resource they were
 //     issued for: a token is never offered to a server at another origin;

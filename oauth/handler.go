@@ -53,6 +53,8 @@ type Config struct {
 	Login *LoginOptions
 
 	Now func() time.Time // default time.Now
+
+	net netOptions // tests: the proxy and resolver in place of the process's
 }
 
 // LoginRequiredError reports a server that needs a login that could not run.
@@ -115,7 +117,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 		origin:   origin,
 		insecure: u.Scheme != "https" && !isLoopbackHost(u.Hostname()),
 		now:      cfg.Now,
-		hc:       newOAuthClient(cfg.URL),
+		hc:       newGuardedClient(cfg.URL, cfg.net),
 	}, nil
 }
 

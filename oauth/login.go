@@ -126,7 +126,7 @@ func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Respo
 	}
 	defer cb.close()
 
-	obs := &observer{base: h.hc.Transport}
+	obs := &observer{base: h.hc.Transport, check: h.checkURL}
 	hc := &http.Client{Transport: obs, Timeout: h.hc.Timeout, CheckRedirect: h.hc.CheckRedirect}
 	var (
 		resource string
@@ -136,7 +136,7 @@ func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Respo
 	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		meta := obs.metadata()
 		if meta == nil {
-			return nil, errors.New("the authorization server publishes no metadata (RFC 8414), so mcphost cannot check that it supports PKCE")
+			return nil, fmt.Errorf("the authorization server publishes no metadata (RFC 8414), so mcphost cannot check that it supports PKCE%s", obs.triedNote())
 		}
 		if !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
 			return nil, errors.New("the authorization server does not support PKCE with S256")
@@ -200,7 +200,7 @@ func (h *Handler) login(ctx context.Context, req *http.Request, resp *http.Respo
 		return fmt.Errorf("log in to %s: %w", h.cfg.Server, err)
 	}
 	if err := flow.Authorize(ctx, req, resp); err != nil {
-		return &loginError{server: h.cfg.Server, err: err}
+		return &loginError{server: h.cfg.Server, err: obs.explain(err)}
 	}
 	if tok == nil || exchCfg == nil || tok.AccessToken == "" {
 		return fmt.Errorf("log in to %s: the authorization server returned no access token", h.cfg.Server)
@@ -275,29 +275,33 @@ func (e *loginError) Unwrap() error { return e.err }
 // invisible characters, a leading '-' that an opener could take for a flag,
 // and absurd lengths.
 func CheckAuthorizationURL(raw string) (*url.URL, error) {
+	return checkBrowserURL(raw, "authorization URL")
+}
+
+func checkBrowserURL(raw, what string) (*url.URL, error) {
 	if len(raw) > 8<<10 {
-		return nil, fmt.Errorf("authorization URL refused: longer than %d bytes", 8<<10)
+		return nil, fmt.Errorf("%s refused: longer than %d bytes", what, 8<<10)
 	}
 	if strings.HasPrefix(raw, "-") {
-		return nil, errors.New("authorization URL refused: it starts with '-'")
+		return nil, fmt.Errorf("%s refused: it starts with '-'", what)
 	}
 	for _, r := range raw {
 		if r <= ' ' || sanitize.Unsafe(r) {
-			return nil, fmt.Errorf("authorization URL refused: it contains %q", r)
+			return nil, fmt.Errorf("%s refused: it contains %q", what, r)
 		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("authorization URL refused: %v", err)
+		return nil, fmt.Errorf("%s refused: %v", what, err)
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, fmt.Errorf("authorization URL refused: scheme %q is not http or https", sanitize.Line(u.Scheme))
+		return nil, fmt.Errorf("%s refused: scheme %q is not http or https", what, sanitize.Line(u.Scheme))
 	}
 	if u.Opaque != "" || u.Host == "" {
-		return nil, errors.New("authorization URL refused: it names no host")
+		return nil, fmt.Errorf("%s refused: it names no host", what)
 	}
 	if u.User != nil {
-		return nil, errors.New("authorization URL refused: it carries credentials before the host")
+		return nil, fmt.Errorf("%s refused: it carries credentials before the host", what)
 	}
 	return u, nil
 }
@@ -400,17 +404,44 @@ func (cb *callback) close() { cb.srv.Close() }
 
 // observer watches the OAuth client's traffic for the authorization server
 // metadata the SDK fetched, which the SDK does not hand back: mcphost needs
-// its issuer for the record and its PKCE methods for the check above.
+// its issuer for the record and its PKCE methods for the check above. It
+// also checks the metadata's endpoints before the SDK uses any of them, and
+// lets no registration or token request out before metadata was seen (the
+// SDK would otherwise post to endpoints it guessed). It remembers the URLs
+// it refused, since the SDK drops some errors on its way to a fallback.
 type observer struct {
 	base http.RoundTripper
-	mu   sync.Mutex
-	asm  *oauthex.AuthServerMeta
+	// check refuses a URL the OAuth client may not reach (the net guard).
+	check func(ctx context.Context, u *url.URL) error
+
+	mu      sync.Mutex
+	asm     *oauthex.AuthServerMeta
+	tried   []string // authorization server metadata URLs, with outcomes
+	refused []string // URLs refused, with reasons
 }
 
 func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && o.metadata() == nil {
+		err := fmt.Errorf("mcphost posts nothing to %s: the authorization server publishes no usable metadata (RFC 8414)%s",
+			sanitize.Line(req.URL.Redacted()), o.triedNote())
+		o.note(err)
+		return nil, err
+	}
 	resp, err := o.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK || !isASMetadataPath(req.URL.Path) {
+	asPath := req.Method == http.MethodGet && isASMetadataPath(req.URL.Path)
+	if err != nil {
+		o.note(err)
+		if asPath {
+			o.try(req.URL, "not fetched")
+		}
 		return resp, err
+	}
+	if !asPath {
+		return resp, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		o.try(req.URL, fmt.Sprintf("HTTP %d", resp.StatusCode))
+		return resp, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
@@ -419,12 +450,91 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	var m oauthex.AuthServerMeta
-	if json.Unmarshal(body, &m) == nil && m.Issuer != "" {
-		o.mu.Lock()
-		o.asm = &m
-		o.mu.Unlock()
+	if json.Unmarshal(body, &m) != nil || m.Issuer == "" {
+		o.try(req.URL, "no issuer in it")
+		return resp, nil
 	}
+	if err := o.checkEndpoints(req.Context(), &m); err != nil {
+		o.try(req.URL, "refused")
+		o.note(err)
+		return nil, err
+	}
+	o.mu.Lock()
+	o.asm = &m
+	o.mu.Unlock()
 	return resp, nil
+}
+
+// checkEndpoints refuses metadata whose endpoints mcphost would not use:
+// not https (or http on this machine), or not reachable under the net
+// guard. It names the endpoint and the reason.
+func (o *observer) checkEndpoints(ctx context.Context, m *oauthex.AuthServerMeta) error {
+	for _, ep := range []struct{ name, url string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint},
+		{"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint},
+	} {
+		if ep.url == "" {
+			continue
+		}
+		if err := checkEndpoint(ep.url); err != nil {
+			return fmt.Errorf("the authorization server's %s %w", ep.name, err)
+		}
+		if ep.name == "authorization_endpoint" {
+			continue // the browser goes there, not mcphost
+		}
+		u, _ := url.Parse(ep.url)
+		if err := o.check(ctx, u); err != nil {
+			return fmt.Errorf("the authorization server's %s: %w", ep.name, err)
+		}
+	}
+	return nil
+}
+
+func (o *observer) try(u *url.URL, outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.tried) < 8 {
+		o.tried = append(o.tried, sanitize.Line(u.Redacted())+" ("+outcome+")")
+	}
+}
+
+// note remembers a refusal among err's causes.
+func (o *observer) note(err error) {
+	var r *RefusedURLError
+	if !errors.As(err, &r) {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.refused) < 4 && !slices.Contains(o.refused, r.Error()) {
+		o.refused = append(o.refused, r.Error())
+	}
+}
+
+func (o *observer) triedNote() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.tried) == 0 {
+		return ""
+	}
+	return "; tried " + strings.Join(o.tried, ", ")
+}
+
+// explain adds the URLs refused on the way to err, unless err names them.
+func (o *observer) explain(err error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var extra []string
+	for _, r := range o.refused {
+		if !strings.Contains(err.Error(), r) {
+			extra = append(extra, r)
+		}
+	}
+	if len(extra) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (on the way, %s)", err, strings.Join(extra, "; "))
 }
 
 func (o *observer) metadata() *oauthex.AuthServerMeta {

@@ -2,14 +2,18 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // addrClass is the kind of network an address belongs to, as far as
@@ -47,6 +51,7 @@ func classify(ip netip.Addr) addrClass {
 // authorization server usually is too); link-local never.
 type netGuard struct {
 	serverHost string
+	lookup     func(ctx context.Context, network, host string) ([]netip.Addr, error) // default net.DefaultResolver
 
 	once    sync.Once
 	allowed map[addrClass]bool
@@ -64,7 +69,11 @@ func (g *netGuard) allowedClasses() map[addrClass]bool {
 			ips = []netip.Addr{ip}
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			ips, _ = net.DefaultResolver.LookupNetIP(ctx, "ip", g.serverHost)
+			lookup := g.lookup
+			if lookup == nil {
+				lookup = net.DefaultResolver.LookupNetIP
+			}
+			ips, _ = lookup(ctx, "ip", g.serverHost)
 			cancel()
 		}
 		for _, ip := range ips {
@@ -74,6 +83,37 @@ func (g *netGuard) allowedClasses() map[addrClass]bool {
 		}
 	})
 	return g.allowed
+}
+
+// refusal reports a host the guard will not reach, and why.
+type refusal struct {
+	addr   netip.Addr
+	class  addrClass
+	reason string // set when there is no address to speak of
+}
+
+func (r *refusal) Error() string {
+	if r.reason != "" {
+		return r.reason
+	}
+	switch r.class {
+	case classLoopback:
+		return fmt.Sprintf("%s is on this machine, and the MCP server is not", r.addr)
+	case classPrivate:
+		return fmt.Sprintf("%s is on a private network, and the MCP server is not", r.addr)
+	case classNever:
+		return fmt.Sprintf("%s is link-local, multicast or unspecified (cloud metadata lives there), which OAuth requests never reach", r.addr)
+	}
+	return fmt.Sprintf("%s is not allowed", r.addr)
+}
+
+// allow returns a refusal unless ip may be reached.
+func (g *netGuard) allow(ip netip.Addr) error {
+	c := classify(ip)
+	if !g.allowedClasses()[c] {
+		return &refusal{addr: ip.Unmap(), class: c}
+	}
+	return nil
 }
 
 // check is a net.Dialer Control hook: it sees the address actually dialled,
@@ -86,36 +126,119 @@ func (g *netGuard) check(_, address string, _ syscall.RawConn) error {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return fmt.Errorf("oauth: refusing to dial non-IP address %q", address)
+		return &refusal{reason: fmt.Sprintf("%q is not an IP address", address)}
 	}
-	if !g.allowedClasses()[classify(ip)] {
-		return fmt.Errorf("oauth: refusing to reach %s: the address is not public and the MCP server is not on that network", ip)
+	return g.allow(ip)
+}
+
+// checkHost resolves host (unless it is an address) and refuses it when
+// any of its addresses may not be reached: a name with one public and one
+// private address is refused, since either may be dialled.
+func (g *netGuard) checkHost(ctx context.Context, host string) error {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return g.allow(ip)
+	}
+	lookup := g.lookup
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupNetIP
+	}
+	ips, err := lookup(ctx, "ip", host)
+	if err != nil {
+		return &refusal{reason: fmt.Sprintf("its host cannot be resolved to check its addresses: %v", err)}
+	}
+	if len(ips) == 0 {
+		return &refusal{reason: "its host resolves to no address"}
+	}
+	for _, addr := range ips {
+		if err := g.allow(addr); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// RefusedURLError reports an OAuth or metadata request that mcphost would
+// not send, naming the URL and the reason.
+type RefusedURLError struct {
+	URL    string // redacted
+	Reason string
+}
+
+func (e *RefusedURLError) Error() string {
+	return fmt.Sprintf("mcphost refused to reach %s: %s", sanitize.Line(e.URL), sanitize.Line(e.Reason))
+}
+
+// guardedTransport checks every request's target host before the request
+// leaves, whether it is then sent directly or handed to a proxy, and turns
+// the dialer hook's refusals into errors that name the URL.
+type guardedTransport struct {
+	g    *netGuard
+	base http.RoundTripper
+}
+
+func (t *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.g.checkHost(req.Context(), req.URL.Hostname()); err != nil {
+		return nil, &RefusedURLError{URL: req.URL.Redacted(), Reason: err.Error()}
+	}
+	resp, err := t.base.RoundTrip(req)
+	var r *refusal
+	if err != nil && errors.As(err, &r) {
+		return nil, &RefusedURLError{URL: req.URL.Redacted(), Reason: r.Error()}
+	}
+	return resp, err
+}
+
+// netOptions replace the process's proxy settings and resolver, for tests.
+type netOptions struct {
+	proxy  func(*http.Request) (*url.URL, error)
+	lookup func(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
 // newOAuthClient returns the HTTP client for requests to authorization
-// servers: guarded dialing, bounded time, and at most a few redirects, none
+// servers: guarded targets, bounded time, and at most a few redirects, none
 // of which may downgrade from https.
 func newOAuthClient(serverURL string) *http.Client {
+	return newGuardedClient(serverURL, netOptions{})
+}
+
+func newGuardedClient(serverURL string, o netOptions) *http.Client {
 	host := ""
 	if u, err := url.Parse(serverURL); err == nil {
 		host = u.Hostname()
 	}
-	g := &netGuard{serverHost: host}
+	g := &netGuard{serverHost: host, lookup: o.lookup}
 	var base *http.Transport
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		base = t.Clone()
 	} else {
 		base = &http.Transport{Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
 	}
-	if !proxied(base) {
-		// Behind a proxy the dialled address is the proxy's, and the proxy
-		// enforces its own policy.
-		base.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: g.check}).DialContext
+	if o.proxy != nil {
+		base.Proxy = o.proxy
+	}
+	// Every connection is guarded except the one to a proxy the person
+	// configured: the target of a proxied request was checked by
+	// guardedTransport before the request reached the transport.
+	var proxies sync.Map // host:port of proxies this transport used
+	if p := base.Proxy; p != nil {
+		base.Proxy = func(req *http.Request) (*url.URL, error) {
+			u, err := p(req)
+			if err == nil && u != nil {
+				proxies.Store(proxyAddr(u), true)
+			}
+			return u, err
+		}
+	}
+	guarded := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: g.check}
+	plain := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	base.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if _, ok := proxies.Load(addr); ok {
+			return plain.DialContext(ctx, network, addr)
+		}
+		return guarded.DialContext(ctx, network, addr)
 	}
 	return &http.Client{
-		Transport: base,
+		Transport: &guardedTransport{g: g, base: base},
 		Timeout:   60 * time.Second,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 {
@@ -129,15 +252,24 @@ func newOAuthClient(serverURL string) *http.Client {
 	}
 }
 
-func proxied(t *http.Transport) bool {
-	if t.Proxy == nil {
-		return false
+// proxyAddr is the host:port the transport dials for proxy u, with the
+// scheme's default port written out as net/http does.
+func proxyAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443", "socks5": "1080", "socks5h": "1080"}[u.Scheme]
 	}
-	for _, probe := range []string{"https://example.com/", "http://example.com/"} {
-		req, _ := http.NewRequest(http.MethodGet, probe, nil)
-		if u, err := t.Proxy(req); err == nil && u != nil {
-			return true
-		}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// checkURL refuses a URL the handler's OAuth client would not reach.
+func (h *Handler) checkURL(ctx context.Context, u *url.URL) error {
+	gt, ok := h.hc.Transport.(*guardedTransport)
+	if !ok {
+		return nil
 	}
-	return false
+	if err := gt.g.checkHost(ctx, u.Hostname()); err != nil {
+		return &RefusedURLError{URL: u.Redacted(), Reason: err.Error()}
+	}
+	return nil
 }

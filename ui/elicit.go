@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/ui/dialog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,6 +57,10 @@ func (m *Model) elicit(ctx context.Context, server string, req *mcp.ElicitReques
 		return res, nil
 	}
 	if urlMode {
+		if _, err := oauth.CheckVisitURL(r.URL); err != nil {
+			// The dialog offers no way to accept such an address; never open one.
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
 		if err := m.openURL(r.URL); err != nil {
 			m.post(noticeMsg{levelError, "could not open the address " + cleanLine(r.URL) + ": " + cleanLine(err.Error())})
 			return &mcp.ElicitResult{Action: "cancel"}, nil

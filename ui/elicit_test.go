@@ -101,6 +101,19 @@ func TestElicitationURLAndCancel(t *testing.T) {
 		t.Errorf("opened %q", opened)
 	}
 
+	// Plain http to another machine is refused like a bad scheme: enter
+	// declines, nothing is opened.
+	ch = h.elicit(context.Background(), "auth", &mcp.ElicitParams{Mode: "url", URL: "http://example.com/sign-in"})
+	h.until("the plain http URL is shown", func() bool { return h.m.elicitD != nil })
+	if s := h.screen(); !strings.Contains(s, "plain http") {
+		t.Errorf("the refusal is not shown:\n%s", s)
+	}
+	clk.Add(time.Second)
+	h.key("enter")
+	if got := waitElicited(t, ch); got.err != nil || got.res.Action != "decline" || len(opened) != 1 {
+		t.Errorf("plain http: %+v, %v, opened %q", got.res, got.err, opened)
+	}
+
 	ch = h.elicit(context.Background(), "auth", &mcp.ElicitParams{Mode: "url", URL: "file:///etc/passwd"})
 	h.until("the refused URL is shown", func() bool { return h.m.elicitD != nil })
 	clk.Add(time.Second)

@@ -15,7 +15,6 @@ import (
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/spf13/cobra"
-	"golang.org/x/net/idna"
 )
 
 type authLoginOptions struct {
@@ -194,12 +193,7 @@ func hostNote(authURL string) string {
 	if err != nil {
 		return ""
 	}
-	host := u.Hostname()
-	ascii, err := idna.Lookup.ToASCII(host)
-	if err != nil || ascii == host {
-		return ""
-	}
-	return "(the host name is " + sanitize.Line(ascii) + " in ASCII)"
+	return oauth.HostNote(u)
 }
 
 func describeGrant(scopes []string, expiry time.Time, refreshable bool) string {

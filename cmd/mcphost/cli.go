@@ -37,6 +37,7 @@ func run(ctx context.Context, args []string, s *streams) int {
 	root := newRootCmd(ctx, s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	s.notes.flush(s.Err)
 	if err != nil {
 		var ce *codeError
 		if !errors.As(err, &ce) || ce.err != nil {

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/mcphost/mcphost/client"
@@ -23,7 +25,10 @@ type sampler struct {
 
 // serverRequestOptions answers what servers ask of the host when no
 // person is there: roots only as configured, elicitation declined unless
-// --elicit defaults, sampling refused unless --allow-sampling.
+// --elicit defaults, sampling refused unless --allow-sampling. What it
+// prints is coalesced (see requestNotes): the first request of each kind
+// from a server gets a line as it comes, the rest one line per server when
+// the command ends.
 func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sampler, error) {
 	var o client.Options
 	var smp *sampler
@@ -38,19 +43,25 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 		u := url.URL{Scheme: "file", Path: abs}
 		o.Roots = append(o.Roots, &mcp.Root{URI: u.String(), Name: filepath.Base(abs)})
 	}
+	notes := s.requestNotes()
+	o.RateLimited = func(server, kind string) { notes.count(server, kind, "refused over its rate limit") }
 	switch g.Elicit {
 	case "decline", "":
 		o.Elicitation = func(_ context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			fmt.Fprintf(s.Err, "mcphost: declined a question from %s (no one to ask; --elicit defaults accepts the defaults): %s\n",
-				sanitize.Line(server), sanitize.Line(sanitize.Truncate(req.Params.Message, 200)))
+			if notes.count(server, "elicitation", "declined") {
+				fmt.Fprintf(s.Err, "mcphost: declined a question from %s (no one to ask; --elicit defaults accepts the defaults): %s\n",
+					sanitize.Line(server), sanitize.Line(sanitize.Truncate(req.Params.Message, 200)))
+			}
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 	case "defaults":
 		o.Elicitation = func(_ context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			res := host.ElicitDefaults(req.Params)
 			past := map[string]string{"accept": "accepted", "decline": "declined", "cancel": "cancelled"}[res.Action]
-			fmt.Fprintf(s.Err, "mcphost: %s a question from %s: %s\n", past, sanitize.Line(server),
-				sanitize.Line(sanitize.Truncate(req.Params.Message, 200)))
+			if notes.count(server, "elicitation", past) {
+				fmt.Fprintf(s.Err, "mcphost: %s a question from %s: %s\n", past, sanitize.Line(server),
+					sanitize.Line(sanitize.Truncate(req.Params.Message, 200)))
+			}
 			return res, nil
 		}
 	default:
@@ -64,9 +75,12 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 			smp.mu.Unlock()
 			res, usage, err := host.Sample(ctx, m, req.Params)
 			if err != nil {
+				notes.count(server, "sampling", "failed")
 				return nil, err
 			}
-			fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %d output tokens\n", sanitize.Line(server), usage.InputTokens, usage.OutputTokens)
+			if notes.count(server, "sampling", "answered") {
+				fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %d output tokens\n", sanitize.Line(server), usage.InputTokens, usage.OutputTokens)
+			}
 			return res, nil
 		}
 	}
@@ -82,4 +96,80 @@ func (smp *sampler) use(m llm.Model) {
 	smp.mu.Lock()
 	smp.model = m
 	smp.mu.Unlock()
+}
+
+// requestNotes counts the requests servers sent a headless command, so
+// that a server flooding them costs one line of output, not one a request.
+type requestNotes struct {
+	mu      sync.Mutex
+	servers []string                             // in order of first request
+	counts  map[string]map[string]map[string]int // server → kind → outcome → n
+	printed map[string]map[string]bool           // server → kind → its first line was printed
+}
+
+// requestNotes returns the command's notes, made on first use; run prints
+// them when the command ends.
+func (s *streams) requestNotes() *requestNotes {
+	if s.notes == nil {
+		s.notes = &requestNotes{counts: map[string]map[string]map[string]int{}, printed: map[string]map[string]bool{}}
+	}
+	return s.notes
+}
+
+// count records one request of kind from server and its outcome. It
+// reports whether the request should be printed: the first of its kind
+// from that server that was not refused over the rate limit.
+func (n *requestNotes) count(server, kind, outcome string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.counts[server] == nil {
+		n.servers = append(n.servers, server)
+		n.counts[server] = map[string]map[string]int{}
+		n.printed[server] = map[string]bool{}
+	}
+	if n.counts[server][kind] == nil {
+		n.counts[server][kind] = map[string]int{}
+	}
+	n.counts[server][kind][outcome]++
+	if outcome == "refused over its rate limit" || n.printed[server][kind] {
+		return false
+	}
+	n.printed[server][kind] = true
+	return true
+}
+
+// flush prints one line per server whose requests were not all printed as
+// they came: how many of each kind it sent and what became of them.
+func (n *requestNotes) flush(w io.Writer) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, server := range n.servers {
+		var parts []string
+		unprinted := false
+		for _, kind := range []string{"elicitation", "sampling", "roots"} {
+			outcomes := n.counts[server][kind]
+			total := 0
+			var detail []string
+			for _, o := range []string{"accepted", "declined", "cancelled", "answered", "failed", "refused over its rate limit"} {
+				if c := outcomes[o]; c > 0 {
+					total += c
+					detail = append(detail, fmt.Sprintf("%d %s", c, o))
+				}
+			}
+			if total == 0 {
+				continue
+			}
+			if total > 1 || !n.printed[server][kind] {
+				unprinted = true
+			}
+			parts = append(parts, fmt.Sprintf("%d %s request%s (%s)", total, kind, plural(total), strings.Join(detail, ", ")))
+		}
+		if unprinted {
+			fmt.Fprintf(w, "mcphost: server %s sent %s\n", sanitize.Line(server), strings.Join(parts, ", "))
+		}
+	}
+	n.servers, n.counts, n.printed = nil, map[string]map[string]map[string]int{}, map[string]map[string]bool{}
 }

@@ -22,6 +22,10 @@ type streams struct {
 	Getenv func(string) string
 	// WorkDir is the working directory, where a project's .mcp.json lives.
 	WorkDir string
+
+	// notes counts servers' requests to a headless command; run prints
+	// their summary when the command ends (serverreq.go).
+	notes *requestNotes
 }
 
 func systemStreams() *streams {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/sanitize"
 )
 
@@ -91,8 +91,11 @@ type Elicit struct {
 	// unsupported names a schema mcphost cannot show as a form; the form
 	// can then only be declined.
 	unsupported string
-	// badURL says why a URL will not be opened (it is not http or https).
+	// badURL says why a URL will not be opened (oauth.CheckVisitURL).
 	badURL string
+	// hostNote spells a non-ASCII host name in ASCII, so that a look-alike
+	// shows for what it is (oauth.HostNote).
+	hostNote string
 
 	buttons []ElicitAction
 	focus   int // fields first, then buttons
@@ -109,10 +112,11 @@ func NewElicit(r ElicitRequest, o Options) *Elicit {
 	e := &Elicit{r: r, o: o, st: NewStyles(o.Dark, o.NoColor), wait: newGrace(o)}
 	switch {
 	case r.URL != "":
-		if u, err := url.Parse(r.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			e.badURL = "mcphost opens only http and https addresses; this request can only be declined"
+		if u, err := oauth.CheckVisitURL(r.URL); err != nil {
+			e.badURL = err.Error() + "; this request can only be declined"
 			e.buttons = []ElicitAction{ElicitDecline, ElicitCancel}
 		} else {
+			e.hostNote = oauth.HostNote(u)
 			e.buttons = []ElicitAction{ElicitAccept, ElicitDecline, ElicitCancel}
 		}
 	default:
@@ -433,6 +437,9 @@ func (e *Elicit) View() string {
 		if e.badURL != "" {
 			body = append(body, styled(st.Warn, hanging("! ", e.badURL, w))...)
 		} else {
+			if e.hostNote != "" {
+				body = append(body, styled(st.Warn, hanging("! ", e.hostNote, w))...)
+			}
 			body = append(body, styled(st.Muted, wrapText("Accept opens it in your browser; nothing is opened otherwise.", w))...)
 		}
 	case e.unsupported != "":

@@ -49,6 +49,8 @@ func TestElicitGolden(t *testing.T) {
 		{"form_invalid", elicitForm, []string{"shift+tab", "shift+tab", "shift+tab", "enter"}},
 		{"url", ElicitRequest{Server: "auth", Message: "Sign in", URL: "https://example.com/login?x=1"}, nil},
 		{"url_refused", ElicitRequest{Server: "auth", URL: "javascript:alert(1)"}, nil},
+		{"url_plain_http", ElicitRequest{Server: "auth", URL: "http://example.com/login"}, nil},
+		{"url_lookalike", ElicitRequest{Server: "auth", Message: "Sign in", URL: "https://аpple.com/login"}, nil},
 		{"unsupported", ElicitRequest{Server: "x", Schema: json.RawMessage(`{"properties":{"a":{"type":"object"}}}`)}, nil},
 	}
 	for _, tc := range cases {
@@ -138,6 +140,11 @@ func TestElicitURLOnlyHTTP(t *testing.T) {
 		{"file:///etc/passwd", false},
 		{"data:text/html,hi", false},
 		{"https://", false},
+		{"http://example.com/login", false},
+		{"HTTP://example.com/login", false},
+		{"http://10.0.0.1/login", false},
+		{"http://127.0.0.1:9/cb", true},
+		{"http://[::1]:9/cb", true},
 	} {
 		e, _ := openElicit(ElicitRequest{Server: "s", URL: tc.url}, Options{NoColor: true, Width: 100})
 		if got := e.buttons[0] == ElicitAccept; got != tc.open {
@@ -147,6 +154,28 @@ func TestElicitURLOnlyHTTP(t *testing.T) {
 		r, _ := e.Result()
 		if want := map[bool]ElicitAction{true: ElicitAccept, false: ElicitDecline}[tc.open]; r.Action != want {
 			t.Errorf("%s: enter gives %s, want %s", tc.url, r.Action, want)
+		}
+	}
+}
+
+// TestElicitURLShowsLookAlikeHostInASCII: a URL whose host is not ASCII
+// shows the host's ASCII (punycode) form, as auth login does.
+func TestElicitURLShowsLookAlikeHostInASCII(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"https://\u0430pple.com/login", "xn--pple-43d.com in ASCII"}, // Cyrillic а
+		{"https://\uff45xample.com/", "example.com in ASCII"},         // fullwidth ｅ
+		{"https://apple.com/login", ""},
+	} {
+		e, _ := openElicit(ElicitRequest{Server: "s", URL: tc.url}, Options{NoColor: true, Width: 100, Height: 30})
+		v := ansi.Strip(e.View())
+		if tc.want == "" {
+			if strings.Contains(v, "in ASCII") {
+				t.Errorf("%s: a note for an ASCII host:\n%s", tc.url, v)
+			}
+			continue
+		}
+		if !strings.Contains(v, tc.want) {
+			t.Errorf("%s: view lacks %q:\n%s", tc.url, tc.want, v)
 		}
 	}
 }

@@ -1,0 +1,78 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Limits on the requests one server sends the host (elicitation/create,
+// sampling/createMessage, roots/list), shared by the three: a server may
+// send ServerRequestBurst at once, then ServerRequestRate a second. Each
+// elicitation asks a person and each sampling request spends the person's
+// model, so an honest server sends a handful; a server that sends more is
+// refused, and only that server is: every server has its own allowance,
+// kept across its restarts.
+const (
+	ServerRequestBurst = 10
+	ServerRequestRate  = 2 // per second
+)
+
+// CodeRateLimited is the JSON-RPC error code a server receives for a
+// request over its limit. It lies in the range JSON-RPC leaves to
+// implementations.
+const CodeRateLimited = -32029
+
+// limitedMethods are the server-to-host requests that are rate limited.
+var limitedMethods = map[string]string{
+	"elicitation/create":     "elicitation",
+	"sampling/createMessage": "sampling",
+	"roots/list":             "roots",
+}
+
+// requestBucket is a token bucket; its zero value is full.
+type requestBucket struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+// take spends a token if one is left at now.
+func (b *requestBucket) take(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last.IsZero() {
+		b.tokens = ServerRequestBurst
+	} else if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(ServerRequestBurst, b.tokens+d.Seconds()*ServerRequestRate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// limitRequests is the client's receiving middleware: it refuses the
+// server's elicitation, sampling and roots requests over its allowance with
+// a JSON-RPC error, before any handler sees them, and reports each refusal
+// to Options.RateLimited.
+func (s *server) limitRequests(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		kind, limited := limitedMethods[method]
+		if !limited || s.requests.take(s.m.opts.Now()) {
+			return next(ctx, method, req)
+		}
+		if f := s.m.opts.RateLimited; f != nil {
+			f(s.spec.Name, kind)
+		}
+		return nil, &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf(
+			"%s refused: too many requests from this server (mcphost answers at most %d at once and %d a second of elicitation, sampling and roots requests)",
+			method, ServerRequestBurst, ServerRequestRate)}
+	}
+}
