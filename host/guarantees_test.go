@@ -268,3 +268,25 @@ func (r *recordingModel) Stream(ctx context.Context, req *llm.Request, on func(l
 	*r.seen = append((*r.seen)[:0], req.Messages...)
 	return r.Model.Stream(ctx, req, on)
 }
+
+// unreachable is the world's catalog with every execution failing before it
+// reaches the server, as when the connection is gone.
+type unreachable struct{ Catalog }
+
+func (unreachable) Call(context.Context, string, string, json.RawMessage, client.CallOptions) *client.CallResult {
+	return &client.CallResult{Outcome: client.OutcomeNotSent, Detail: "connection closed"}
+}
+
+// A call that was not sent is sent again once, after the server is back,
+// and never more.
+func TestNotSentRetriedOnce(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true})
+	w.gate.o.Catalog = unreachable{w.m}
+	r := w.call("write_record", `{"key":"k","value":"v"}`)
+	if r.Status != StatusNotSent || len(r.Attempts) != 2 {
+		t.Fatalf("write_record never sent: %s after %d attempts, want not-sent after 2", r.Status, len(r.Attempts))
+	}
+	if !strings.Contains(r.Message(), "was not sent") {
+		t.Errorf("message %q", r.Message())
+	}
+}
