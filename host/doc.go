@@ -1,4 +1,39 @@
-// Package host runs tool calls for mcphost: it turns what the client saw
-// into the decision engine's terms, and (in later work) holds the gate every
-// call passes and the model loop.
+// Package host runs tool calls for mcphost. It turns what the client saw
+// into the decision engine's terms, holds the Gate that every call passes,
+// and runs the model loop, in which each tool call the model makes goes
+// through that gate before anything executes.
+//
+// # What the gate guarantees
+//
+// Each guarantee below has a test that fails when the line implementing it
+// is removed; scripts/mutants/mutants.txt names the line and the test, and
+// `go run ./scripts/mutants` checks them all.
+//
+//   - Pins on first sight. Every tool is pinned the first time mcphost lists
+//     it — at start, after a restart, at every re-list, in every command —
+//     through client.Options.OnListing, before the catalog offers it to
+//     anyone (Pins). A trusted server's pins are kept in the state file, any
+//     other server's for the process. A definition that differs from its
+//     pin counts as unannotated until a person accepts it, by approving a
+//     call (the question shows what changed) or with `mcphost pin accept`.
+//   - A changed definition never reaches the model as sent: the loop offers
+//     such a tool by name only, with ChangedToolNote in place of its new
+//     description and parameters.
+//   - Decide before run: a call runs only on an Allow, or on an Ask that a
+//     person approved; the approved scope is clamped to what the tier
+//     allows, and an "always" grant is saved in the Store.
+//   - Intent before execution: a non-read call runs only after its intent
+//     record was appended (and synced) to the audit log; if that fails, the
+//     call does not run. Every execution has one intent before it and one
+//     outcome after it.
+//   - Retries as the design allows: reads at most twice after an unknown
+//     outcome, idempotent writes at most once, other writes never; a call
+//     that was not sent is sent again once; a rejected call or a tool error
+//     never; throttling waits at least the server's Retry-After. Before any
+//     retry the definition must be unchanged and no rule may now deny the
+//     call; each server has a budget of retries a minute.
+//   - An honest status: once any attempt may have reached the server, the
+//     call is unknown at best, whatever later attempts report, and the
+//     message says how many attempts there were and which may have run.
+//   - Results go back to the model marked as data, not instructions.
 package host
