@@ -481,6 +481,10 @@ func (p *Policy) Home() string {
 	return p.home
 }
 
+// ProtectsPaths reports whether the policy has protected paths, so that a
+// host can skip finding where arguments lead when nothing is protected.
+func (p *Policy) ProtectsPaths() bool { return p != nil && len(p.prot) > 0 }
+
 // maxPathLen bounds the relative strings resolved against Input.Bases:
 // longer ones, once cleaned, name no file the system would open.
 const maxPathLen = 4096
