@@ -541,11 +541,9 @@ func (p *Policy) protects(a *argsView, in *Input, read bool) bool {
 		}
 		content := b[i+1 : min(j, len(b))]
 		var buf [256]byte
-		var whole []byte // the decoded string, when a relative path may need it
-		if escaped && (decode || len(sc.bases) > 0) {
+		whole := content // the decoded string
+		if escaped {
 			whole = unescape(buf[:0], content)
-		} else if !escaped {
-			whole = content
 		}
 		switch {
 		case decode:
