@@ -3,6 +3,7 @@ package decide_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/decide"
@@ -52,6 +53,7 @@ func TestProtectedResolved(t *testing.T) {
 		{"dot-dot staying out", rules, "write_file", `{"path":"../other/config.json"}`, nil, "", H, "allow T0"},
 		{"dot-dot through a directory", rules, "write_file", `{"path":"src/../../.local/state/mcphost/state.json"}`, nil, "", H, "deny T3"},
 		{"padding that cleans away", rules, "write_file", `{"path":"a b c/../d/../.config/mcphost/config.json"}`, nil, "", H, "deny T3"},
+		{"long padding that cleans away", rules, "write_file", `{"path":"` + strings.Repeat("a/../", 1000) + `.config/mcphost/config.json"}`, nil, "", H, "deny T3"},
 		{"backslashes", rules, "write_file", `{"path":".config\\mcphost\\config.json"}`, nil, "", H, "deny T3"},
 		{"escaped characters", rules, "write_file", `{"path":"\u002econfig\/mcphost\/config.json"}`, nil, "", H, "deny T3"},
 		{"nested in arrays", rules, "write_file", `{"edits":[{"paths":["a.txt",[".config/mcphost/x"]]}]}`, nil, "", H, "deny T3"},

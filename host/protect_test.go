@@ -112,7 +112,15 @@ func TestServerBases(t *testing.T) {
 	if slices.Contains(bases, filepath.Join(wd, "src")) {
 		t.Errorf("bases %q hold %s, which is no directory", bases, filepath.Join(wd, "src"))
 	}
-	if len(bases) > maxBases {
+	var dirs []string
+	for i := range 3 * maxBases {
+		d := filepath.Join(h.home, fmt.Sprint("d", i))
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	if bases, _ := ArgPlaces(&client.Spec{Command: "srv", Args: dirs}, nil, h.home, nil); len(bases) != maxBases {
 		t.Errorf("%d bases, want at most %d", len(bases), maxBases)
 	}
 }
@@ -147,8 +155,12 @@ func TestArgPlacesBounded(t *testing.T) {
 	if got := argStrings(json.RawMessage(many.String()), maxPathStrings); len(got) != maxPathStrings {
 		t.Errorf("argStrings kept %d strings, want %d", len(got), maxPathStrings)
 	}
+	deep := filepath.Join(h.proj, "src", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	r := &resolver{seen: map[string]lookup{}, budget: 10}
-	r.resolve(filepath.Join(h.proj, "src", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"))
+	r.resolve(filepath.Join(deep, "x"))
 	if r.budget < 0 || len(r.seen) > 10 {
 		t.Errorf("resolve made %d lookups with a budget of 10", len(r.seen))
 	}
