@@ -121,3 +121,42 @@ func protInput(tool, args string, mode decide.Mode) decide.Input {
 		Bases:  protBases,
 	}
 }
+
+// FuzzProtected feeds arbitrary arguments, bases and host paths through
+// the protected-path check: it never panics, and a call it flags asks at
+// T3 (or is denied), never runs silently, even under an allow rule and a
+// grant.
+func FuzzProtected(f *testing.F) {
+	for _, s := range []string{`{"path":".config/mcphost/x"}`, `{"a":["\u002e\/x","~"]}`, `{"k":"` + strings.Repeat("../", 50) + `"}`,
+		`{"p":"C:\\x\\..\\.."}`, `{"":""}`, `[`, `{"cmd":"a > .local/state/mcphost/x; b"}`} {
+		f.Add([]byte(s), "/home/u/proj", "/home/u/.local/state/mcphost/y", false)
+	}
+	allowAll := mustCompile(f, specs(map[decide.Verdict][]string{decide.Allow: {`"*"`}}, "fuzz"), protOpts)
+	f.Fuzz(func(t *testing.T, args []byte, base, hostPath string, read bool) {
+		tool := "write_file"
+		if read {
+			tool = "read_file"
+		}
+		in := protInput(tool, string(args), decide.Interactive)
+		in.Bases = []string{base, "/home/u"}
+		in.Paths = []string{hostPath}
+		in.Session.Grants = []decide.Grant{{Scope: decide.ScopeSession, Server: "id:fs", Tool: tool, DefinitionHash: "h1"}}
+		d := allowAll.Decide(in)
+		if d.Has(decide.CodeProtectedPath) && (d.Tier != decide.T3 || d.Verdict == decide.Allow) {
+			t.Fatalf("protected path decided %s %s: %v", d.Verdict, d.Tier, codes(d))
+		}
+	})
+}
+
+// BenchmarkProtectedRelative is a write_file call with 4 KiB of prose,
+// decided with two bases: the cost of resolving every string lexically.
+func BenchmarkProtectedRelative(b *testing.B) {
+	p := mustCompile(b, specs(protRules, "config.json"), protOpts)
+	content, _ := json.Marshal(strings.Repeat("a line of prose with words and a path/like/thing. ", 80))
+	in := protInput("write_file", `{"path":"notes/today.md","content":`+string(content)+`}`, decide.Headless)
+	for b.Loop() {
+		if d := p.Decide(in); d.Verdict != decide.Allow {
+			b.Fatal(codes(d))
+		}
+	}
+}

@@ -231,3 +231,21 @@ func openAudit(t *testing.T) AuditLog {
 	t.Cleanup(func() { l.Close() })
 	return l
 }
+
+// BenchmarkArgPlaces is a write_file call of a server started in a
+// project: the file system lookups the gate adds to every call.
+func BenchmarkArgPlaces(b *testing.B) {
+	home, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "notes"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	spec := &client.Spec{Command: "node", Args: []string{"server.js", home}, Cwd: proj}
+	args := json.RawMessage(`{"path":"notes/today.md","content":"a line of prose"}`)
+	for b.Loop() {
+		ArgPlaces(spec, nil, home, args)
+	}
+}
