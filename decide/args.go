@@ -688,8 +688,12 @@ func (sc *protScan) tokenTouches(tok []byte) bool {
 	}
 	if len(tok) > 0 && tok[0] != '/' && hasByte(tok, '/') && !(len(tok) >= 2 && isLetter(tok[0]) && tok[1] == ':') {
 		// A relative path with a directory part inside a longer string,
-		// such as a shell command's "> .config/app/x".
-		return sc.relativeTouches(tok)
+		// such as a shell command's "> .config/app/x". Only a path at or
+		// inside a protected one counts: "../" in a file's text is no
+		// reference to the directory above.
+		inside := *sc
+		inside.read = true
+		return inside.relativeTouches(tok)
 	}
 	return sc.pathTouches(tok)
 }

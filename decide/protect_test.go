@@ -61,6 +61,7 @@ func TestProtectedResolved(t *testing.T) {
 		{"object key", rules, "write_file", `{"files":{".config/mcphost/config.json":"{}"}}`, nil, "", H, "deny T3"},
 		{"ordinary key", rules, "write_file", `{"files":{"config.json":"{}"}}`, nil, "", H, "allow T0"},
 		{"word of a command", rules, "write_file", `{"cmd":"echo x > .config/mcphost/config.json"}`, nil, "", H, "deny T3"},
+		{"dot-dot words in a text", rules, "write_file", `{"content":"cd ../ && make; see ./ and ../.. too"}`, nil, "", H, "allow T0"},
 		{"a sentence", rules, "write_file", `{"content":"the config of mcphost lives in the usual place."}`, nil, "", H, "allow T0"},
 		{"the protected directory itself", rules, "create_directory", `{"path":".config/mcphost"}`, nil, "", H, "deny T3"},
 		{"a write to an ancestor", rules, "create_directory", `{"path":"."}`, nil, "", H, "deny T3"},
