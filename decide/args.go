@@ -541,8 +541,8 @@ func (p *Policy) protects(a *argsView, in *Input, read bool) bool {
 		}
 		content := b[i+1 : min(j, len(b))]
 		var buf [256]byte
-		whole := content // the decoded string
-		if escaped {
+		whole := content // the decoded string, where it is needed
+		if escaped && (decode || len(sc.bases) > 0) {
 			whole = unescape(buf[:0], content)
 		}
 		switch {
