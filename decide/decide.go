@@ -16,9 +16,9 @@ package decide
 //  2. Tier from the class and world, raised to T1 by the auto-approve
 //     level where it applies. T0 allows; T1 to T3 ask.
 //  3. The first matching deny rule refuses, whatever else holds.
-//  4. Invalid arguments, and arguments that refer to a protected path in
-//     a call that is not a read, make the call ask at least; nothing
-//     below lowers that.
+//  4. Invalid arguments make the call ask at least; arguments that lead
+//     to a protected path (see Input.Bases and Input.Paths), whatever the
+//     class, make it ask at T3. Nothing below lowers that.
 //  5. The first matching ask rule makes the call ask; otherwise the first
 //     matching allow rule allows, unless step 4 applies or the
 //     definition changed. An allow rule applies to an untrusted server
@@ -98,9 +98,10 @@ func (p *Policy) Decide(in Input) Decision {
 	if !args.valid {
 		rs.add(rInvalidArgs)
 		locked = true
-	} else if d.Class != Read && p.protects(&args) {
+	} else if p.protects(&args, &in, d.Class == Read) {
 		rs.add(rProtected)
 		locked = true
+		d.Tier = T3
 	}
 
 	askRule := p.firstMatch(Ask, &in, &d, &args)

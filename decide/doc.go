@@ -141,18 +141,38 @@
 //
 // # Protected paths
 //
-// Options.ProtectedPaths lists the host's own files. A call whose class
-// is not Read asks at least (reason "protected-path") when some string in
-// its arguments, keys included, refers to a protected path or to a
-// directory that contains one. Strings are split into words at
-// whitespace, quotes, and = ; | & ( ) < > , : so that command lines,
-// --flag=value options, PATH-style lists and file:// URLs are seen.
-// A word counts when it is an absolute path, with '\' read as '/', a
-// drive letter ignored, percent-escapes decoded, and "~", "$HOME" and
-// "${HOME}" expanded from Options.Home; the path is cleaned lexically
-// (no file system access, so symbolic links are not followed) and
-// compared ignoring ASCII case. Relative paths are not resolved. No allow
+// Options.ProtectedPaths lists the host's own files: its configuration,
+// state, token, cache and audit locations and the project's .mcp.json. A
+// call whose arguments lead to one asks at tier T3 (reason
+// "protected-path"), whatever its class: reads count too, since reading
+// the token store is exfiltration. In Headless mode it is denied. No allow
 // rule or grant lowers the verdict; a deny rule still refuses.
+//
+// An argument leads to a protected path when some string in the
+// arguments, object keys and strings nested in arrays and objects
+// included, or a word of one, names it:
+//
+//   - as an absolute path, with '\' read as '/', a drive letter ignored,
+//     percent-escapes decoded, and "~", "$HOME" and "${HOME}" expanded
+//     from Options.Home;
+//   - as a relative path joined with one of Input.Bases, the directories
+//     the server may resolve it against (its working directory, the
+//     directories on its command line, the roots it was offered, the home
+//     directory): the whole string, and each word that has a '/' in it;
+//   - or through Input.Paths, where the host found the strings lead on the
+//     file system once symbolic links of their longest existing prefix
+//     are followed (Decide itself does no file system access).
+//
+// Strings are split into words at whitespace, quotes, and = ; | & ( ) < >
+// , : so that command lines, --flag=value options, PATH-style lists and
+// file:// URLs are seen. Paths are cleaned lexically, as a server that
+// cleans before opening does ("a/../.config" is ".config"), and compared
+// ignoring ASCII case. A path counts when it is a protected path or
+// inside one; for a call that is not a read, also when it is a directory
+// that holds one (moving or deleting "~/.config" reaches the config). A
+// read of such a directory lists names, not contents, and does not count.
+// An ordinary relative path such as "notes.txt" is not flagged unless a
+// base is itself inside a protected directory.
 //
 // # Grants, taint and modes
 //

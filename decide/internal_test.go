@@ -340,8 +340,8 @@ func TestProtectsRawMatchesDecoded(t *testing.T) {
 			t.Fatalf("bad test document %s", doc)
 		}
 		a := viewArgs(doc)
-		got := p.protects(&a)
-		want := p.wordsTouch([]byte(m["k"]), false)
+		got := p.protects(&a, &Input{}, false)
+		want := (&protScan{p: p}).wordsTouch([]byte(m["k"]), false)
 		if got != want {
 			t.Fatalf("protects(%s) = %v, decoded scan of %q = %v", doc, got, m["k"], want)
 		}

@@ -50,7 +50,7 @@ var reasonTable = []Reason{
 	{CodeClosedWorld, "The tool only touches a closed, local set of data."},
 	{CodeAutoApprove, "Your auto-approve setting asks before this kind of call."},
 	{CodeInvalidArguments, "The call's arguments are not a valid JSON object, so they cannot be checked and a person must confirm the call."},
-	{CodeProtectedPath, "The call refers to mcphost's own configuration, state or audit files, so a person must confirm it; no rule or earlier approval can skip this."},
+	{CodeProtectedPath, "The call's arguments lead to mcphost's own configuration, state, tokens or audit files (by name, by a relative path or through a link), so a person must confirm it as the riskiest kind of call; no rule or earlier approval can skip this."},
 	{CodeRulePrefix + "<id>", "A rule from your own configuration or command line matched this call; its id follows the colon."},
 	{CodeAllowNeedsServerName, "An allow rule matched only through a wildcard server name; allow rules apply to an untrusted server only when they name it exactly."},
 	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if they were allowed before."},

@@ -209,6 +209,18 @@ type Input struct {
 	Args    json.RawMessage // the call's arguments; empty or null means none
 	Session Session
 	Mode    Mode
+
+	// Bases are the directories the server may resolve a relative path in
+	// the arguments against: its working directory, directories on its
+	// command line, the roots it was offered, the home directory. Each is
+	// absolute; others are ignored. Decide joins argument strings with
+	// them lexically, to compare with the protected paths.
+	Bases []string
+	// Paths are the places the arguments lead on the file system once
+	// symbolic links are followed, as the host found them: absolute
+	// paths, compared with the protected paths like an argument naming
+	// them. Decide does no file system access of its own.
+	Paths []string
 }
 
 // Reason is one stable code with a sentence a person understands. See
