@@ -179,10 +179,10 @@ func classify(result *mcp.CallToolResult, err error, cause error, probe *httpPro
 		r.Outcome, r.Detail, r.CancelSent = OutcomeUnknown, "timeout", true
 	case errors.Is(cause, context.Canceled):
 		r.Outcome, r.Detail, r.CancelSent = OutcomeUnknown, "cancelled", true
-	case probe.cutOff():
+	case probe.cutOff() != nil:
 		// The server received the call and answered too much: it may have
 		// run.
-		r.Outcome, r.Detail = OutcomeUnknown, "answer over the size limit"
+		r.Outcome, r.Detail, r.Err = OutcomeUnknown, "answer over the size limit", fmt.Errorf("%w (%w)", probe.cutOff(), err)
 	case status == 429 || status == 503:
 		r.Outcome, r.Detail, r.RetryAfter = OutcomeThrottled, "HTTP "+strconv.Itoa(status), retryAfter
 	case status == 400 || status == 404 || status == 405 || status == 413 || status == 415:

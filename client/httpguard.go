@@ -408,9 +408,10 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 func (b *boundedBody) trip(n int) (int, error) {
-	b.err = &TooLargeError{Limit: b.limit, Status: b.status, ContentType: b.ct, Event: b.events}
+	tl := &TooLargeError{Limit: b.limit, Status: b.status, ContentType: b.ct, Event: b.events}
+	b.err = tl
 	if b.probe != nil {
-		b.probe.tooLarge()
+		b.probe.tooLarge(tl)
 	}
 	return max(n, 0), b.err
 }

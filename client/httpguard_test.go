@@ -368,7 +368,7 @@ func TestOversizedAnswerFailsThatCallOnly(t *testing.T) {
 				{Name: "good", Transport: TransportHTTP, URL: goodSrv.URL + "/mcp"},
 			}, Options{HTTPTransport: httpTransport(t)})
 			r := m.Call(context.Background(), "big", "set_value", json.RawMessage(`{"key":"k","value":"v"}`), CallOptions{})
-			if r.Outcome != OutcomeUnknown || r.Detail != "answer over the size limit" {
+			if r.Outcome != OutcomeUnknown || r.Detail != "answer over the size limit" || r.Err == nil || !strings.Contains(r.Err.Error(), "larger than 16777216 bytes") {
 				t.Errorf("call: %s (%s: %v), want unknown, answer over the size limit", r.Outcome, r.Detail, r.Err)
 			}
 			if n := countLog(f.Log(), fixtures.EventExec, ""); n != 0 {

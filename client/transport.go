@@ -122,22 +122,22 @@ type httpProbe struct {
 	sent       bool // a response came back: the request reached the server
 	status     int
 	retryAfter time.Duration
-	overLimit  bool // the answer passed the bound on one message
+	tooBig     *TooLargeError // the answer passed the bound on one message
 }
 
 // tooLarge notes that the answer to the call passed the bound on one message.
-func (p *httpProbe) tooLarge() {
+func (p *httpProbe) tooLarge(err *TooLargeError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.overLimit = true
+	p.tooBig = err
 }
 
-// cutOff reports whether the answer to the call passed the bound on one
-// message.
-func (p *httpProbe) cutOff() bool {
+// cutOff is the error of an answer to the call that passed the bound on one
+// message, or nil.
+func (p *httpProbe) cutOff() *TooLargeError {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.overLimit
+	return p.tooBig
 }
 
 func (p *httpProbe) record(resp *http.Response, err error) {
