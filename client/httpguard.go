@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/sanitize"
@@ -72,27 +74,58 @@ type httpGuard struct {
 	legacySSE bool
 }
 
-// newHTTPGuard returns the guard for a server at rawURL and the URL the SDK
-// is to be given for it.
-func newHTTPGuard(base http.RoundTripper, rawURL string, headers map[string]string) (*httpGuard, string, error) {
+// newHTTPGuard returns the guard for a server at rawURL.
+func newHTTPGuard(base http.RoundTripper, rawURL string, headers map[string]string) (*httpGuard, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, "", fmt.Errorf("server URL %s: %w", RedactURL(rawURL), errors.Unwrap(err))
+		return nil, fmt.Errorf("server URL %s: %w", RedactURL(rawURL), errors.Unwrap(err))
 	}
 	origin := originOf(u)
 	if origin == "" || u.Host == "" {
-		return nil, "", fmt.Errorf("server URL %s: want an http:// or https:// URL with a host", RedactURL(rawURL))
+		return nil, fmt.Errorf("server URL %s: want an http:// or https:// URL with a host", RedactURL(rawURL))
 	}
-	g := &httpGuard{base: base, origin: origin, headers: headers, limit: maxMessage}
+	g := &httpGuard{base: base, origin: origin, headers: headers, limit: maxMessage, real: u}
 	if shown := RedactURL(rawURL); shown != rawURL {
 		su, err := url.Parse(shown)
 		if err != nil {
-			return nil, "", fmt.Errorf("server URL %s: %w", shown, err)
+			return nil, fmt.Errorf("server URL %s: %w", shown, err)
 		}
-		g.shown, g.real = su.String(), u
-		return g, shown, nil
+		g.shown = su.String()
 	}
-	return g, rawURL, nil
+	return g, nil
+}
+
+// endpoint is the server's URL as the SDK is to hold it: redacted when it
+// carries secrets, which the guard puts back into each request.
+func (g *httpGuard) endpoint() string {
+	if g.shown != "" {
+		return g.shown
+	}
+	return g.real.String()
+}
+
+// unredacting wraps an OAuth handler so that it sees the request the SDK
+// hands it with the server's real URL, the resource its tokens are bound
+// to, rather than the redacted one the SDK holds.
+func (g *httpGuard) unredacting(h auth.OAuthHandler) auth.OAuthHandler {
+	if g.shown == "" {
+		return h
+	}
+	return &unredactedOAuth{OAuthHandler: h, g: g}
+}
+
+type unredactedOAuth struct {
+	auth.OAuthHandler
+	g *httpGuard
+}
+
+func (h *unredactedOAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if req.URL.String() == h.g.shown {
+		req = req.Clone(ctx)
+		u := *h.g.real
+		req.URL = &u
+	}
+	return h.OAuthHandler.Authorize(ctx, req, resp)
 }
 
 // client is an http.Client over g that follows redirects within g's origin

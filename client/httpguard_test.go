@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcphost/mcphost/fixtures"
 )
 
@@ -229,7 +231,7 @@ func TestRedirectWithinOriginFollowed(t *testing.T) {
 // the body — whatever client drives it.
 func TestGuardRefusesOtherOrigins(t *testing.T) {
 	other := newRecorder(t, "127.0.0.2")
-	g, _, err := newHTTPGuard(httpTransport(t), "http://127.0.0.1:1/mcp", secretHeaders)
+	g, err := newHTTPGuard(httpTransport(t), "http://127.0.0.1:1/mcp", secretHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +249,7 @@ func TestGuardRefusesOtherOrigins(t *testing.T) {
 // TestCheckRedirectPolicy: the client's own redirect policy, under the
 // guard's, follows redirects within the origin only, and not forever.
 func TestCheckRedirectPolicy(t *testing.T) {
-	g, _, err := newHTTPGuard(http.DefaultTransport, "https://127.0.0.1:8443/mcp", nil)
+	g, err := newHTTPGuard(http.DefaultTransport, "https://127.0.0.1:8443/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,3 +606,32 @@ func iotest(r io.Reader) io.Reader { return &smallReads{r} }
 type smallReads struct{ r io.Reader }
 
 func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 3)]) }
+
+// seenOAuth records the URL of the request each Authorize was given.
+type seenOAuth struct{ urls []string }
+
+func (s *seenOAuth) TokenSource(context.Context) (oauth2.TokenSource, error) { return nil, nil }
+func (s *seenOAuth) Authorize(_ context.Context, req *http.Request, resp *http.Response) error {
+	s.urls = append(s.urls, req.URL.String())
+	return nil
+}
+
+// TestOAuthSeesTheRealURL: the SDK holds the redacted URL, but the OAuth
+// handler, which derives the token's resource from the request, is given
+// the real one.
+func TestOAuthSeesTheRealURL(t *testing.T) {
+	const real = "https://127.0.0.1:8443/mcp?key=s3cret"
+	g, err := newHTTPGuard(http.DefaultTransport, real, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.endpoint() != "https://127.0.0.1:8443/mcp?key=REDACTED" {
+		t.Fatalf("endpoint %q, want the URL redacted", g.endpoint())
+	}
+	inner := &seenOAuth{}
+	req, _ := http.NewRequest(http.MethodPost, g.endpoint(), nil)
+	g.unredacting(inner).Authorize(context.Background(), req, &http.Response{Body: http.NoBody})
+	if len(inner.urls) != 1 || inner.urls[0] != real {
+		t.Errorf("the handler saw %q, want %q", inner.urls, real)
+	}
+}

@@ -54,20 +54,22 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		oh := oauthFor(spec)
-		hc, endpoint, err := m.httpClient(spec, oh != nil)
+		g, err := m.httpGuard(spec, oh != nil)
 		if err != nil {
 			return nil, err
 		}
+		hc := g.client()
 		if oh != nil {
 			hc = withOAuth(hc, spec.URL, oh)
+			oh = g.unredacting(oh)
 		}
-		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc}, nil
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc}, nil
 	case spec.Transport == TransportSSE:
-		hc, endpoint, err := m.httpClient(spec, false)
+		g, err := m.httpGuard(spec, false)
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: endpoint, HTTPClient: hc, MaxEventSize: sdkEventCap}}
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}}
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
@@ -93,24 +95,18 @@ func (m *Manager) serverEnv(extra map[string]string) []string {
 	return env
 }
 
-// httpClient returns the client for spec's MCP requests (see httpguard.go)
-// and the URL to give the SDK: spec.URL with its secrets redacted, so that
-// no error can show them; the guard sends the real one. A server behind
-// OAuth keeps its URL, which is also the resource its tokens are bound to.
-func (m *Manager) httpClient(spec *Spec, oauth bool) (*http.Client, string, error) {
+// httpGuard returns the guard for spec's MCP requests (see httpguard.go).
+func (m *Manager) httpGuard(spec *Spec, oauth bool) (*httpGuard, error) {
 	base := m.opts.HTTPTransport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	g, endpoint, err := newHTTPGuard(base, spec.URL, spec.Headers)
+	g, err := newHTTPGuard(base, spec.URL, spec.Headers)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	g.oauth, g.legacySSE = oauth, spec.Transport == TransportSSE
-	if oauth {
-		g.shown, g.real, endpoint = "", nil, spec.URL
-	}
-	return g.client(), endpoint, nil
+	return g, nil
 }
 
 type probeKey struct{}
