@@ -237,6 +237,8 @@ func (g *httpGuard) checkAnswer(req *http.Request, resp *http.Response, probe *h
 		return resp, nil // the session is gone: the SDK starts over
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		return resp, nil
+	case g.legacySSE && resp.StatusCode >= 200 && resp.StatusCode <= 299:
+		return resp, nil // the answer comes on the stream; the body says nothing
 	case resp.StatusCode >= 300 && resp.StatusCode <= 399 && resp.Header.Get("Location") != "":
 		return resp, nil // the client follows it, or checkRedirect refuses it
 	}

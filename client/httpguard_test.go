@@ -324,7 +324,7 @@ func gzipOf(t testing.TB, b byte, n int) []byte {
 // as unknown (it may have run), and other servers keep working.
 func TestOversizedAnswerFailsThatCallOnly(t *testing.T) {
 	bomb := gzipOf(t, ' ', 2*maxMessage)
-	huge := `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", maxMessage) + `"}]}}`
+	huge := `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", sdkEventCap+64<<10) + `"}]}}` // past the SDK's bound too
 	for _, c := range []struct {
 		name   string
 		answer func(w http.ResponseWriter, id string)
@@ -491,7 +491,7 @@ func TestUnexpectedAnswersAreDescribed(t *testing.T) {
 				{Name: "init", Transport: TransportHTTP, URL: init.URL + "/mcp"},
 			}, Options{HTTPTransport: httpTransport(t)})
 			r := m.Call(context.Background(), "s", "set_value", json.RawMessage(`{"key":"k","value":"v"}`), CallOptions{})
-			if r.Err == nil || !strings.Contains(r.Err.Error(), c.want) || r.Detail == "transport error" {
+			if detail := fmt.Sprintf("HTTP %d %s", c.status, mediaType(c.ct)); r.Err == nil || !strings.Contains(r.Err.Error(), c.want) || r.Detail != detail && c.ct != "" {
 				t.Errorf("call: %s (%s: %v), want %q", r.Outcome, r.Detail, r.Err, c.want)
 			}
 			if st, _ := statusOf(m, "init"); st.State != StateFailed || !strings.Contains(st.LastError, c.want) {
@@ -543,10 +543,24 @@ func TestURLSecretsStayOutOfErrors(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String() + "/mcp?token=" + token
 	ln.Close()
+	// A server that hangs up on mcphost's own tools/list request, which
+	// goes beside the SDK.
+	cut, _ := intercept(t, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if !bytes.Contains(body, []byte(`"method":"tools/list"`)) {
+			return false
+		}
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+		return true
+	})
+	cutSrv := serveOn(t, "127.0.0.1", false, cut)
 	m := startManager(t, []Spec{
 		{Name: "s", Transport: TransportHTTP, URL: secretURL},
 		{Name: "dead", Transport: TransportHTTP, URL: dead},
 		{Name: "deadsse", Transport: TransportSSE, URL: dead},
+		{Name: "cut", Transport: TransportHTTP, URL: cutSrv.URL + "/mcp?token=" + token},
 	}, Options{HTTPTransport: httpTransport(t)})
 	st, _ := statusOf(m, "s")
 	if st.State != StateReady {
@@ -554,7 +568,7 @@ func TestURLSecretsStayOutOfErrors(t *testing.T) {
 	}
 	r := m.Call(context.Background(), "s", "set_value", json.RawMessage(`{"key":"k","value":"v"}`), CallOptions{})
 	texts := []string{r.Err.Error()}
-	for _, name := range []string{"dead", "deadsse"} {
+	for _, name := range []string{"dead", "deadsse", "cut"} {
 		st, _ := statusOf(m, name)
 		if st.State != StateFailed || !strings.Contains(st.LastError, "token=REDACTED") {
 			t.Errorf("%s: %s (%q), want failed, naming the redacted URL", name, st.State, st.LastError)
@@ -633,5 +647,59 @@ func TestOAuthSeesTheRealURL(t *testing.T) {
 	g.unredacting(inner).Authorize(context.Background(), req, &http.Response{Body: http.NoBody})
 	if len(inner.urls) != 1 || inner.urls[0] != real {
 		t.Errorf("the handler saw %q, want %q", inner.urls, real)
+	}
+}
+
+// TestOAuthKeepsRedirectPolicy: the client of a server behind OAuth keeps
+// the redirect policy of the guard beneath it.
+func TestOAuthKeepsRedirectPolicy(t *testing.T) {
+	g, err := newHTTPGuard(http.DefaultTransport, "https://127.0.0.1:8443/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := withOAuth(g.client(), "https://127.0.0.1:8443/mcp", &seenOAuth{})
+	from, _ := http.NewRequest(http.MethodPost, "https://127.0.0.1:8443/mcp", nil)
+	to, _ := http.NewRequest(http.MethodPost, "https://127.0.0.2:8443/mcp", nil)
+	if hc.CheckRedirect == nil || hc.CheckRedirect(to, []*http.Request{from}) == nil {
+		t.Error("the OAuth client follows a redirect to another origin")
+	}
+}
+
+// TestLegacySSEPostAnswerIgnored: a legacy SSE server answers a posted
+// message on its stream; whatever 2xx body the POST itself gets is no
+// error. A failed POST is described.
+func TestLegacySSEPostAnswerIgnored(t *testing.T) {
+	f, err := fixtures.New("flaky", fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fail sync.Map
+	h := f.SSEHandler()
+	srv := serveOn(t, "127.0.0.1", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if _, bad := fail.Load("on"); bad && bytes.Contains(body, []byte(`"tools/call"`)) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<h1>Bad Gateway</h1>")
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		// Some servers answer 200 with a word of text instead of 202.
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "Accepted")
+	}))
+	m := startManager(t, []Spec{{Name: "legacy", Transport: TransportSSE, URL: srv.URL + "/sse"}}, Options{HTTPTransport: httpTransport(t)})
+	callOK(t, m, "legacy", "read_value", `{"key":"k"}`)
+	fail.Store("on", true)
+	r := m.Call(context.Background(), "legacy", "read_value", json.RawMessage(`{"key":"k"}`), CallOptions{})
+	if want := `HTTP 502, text/html, body begins "<h1>Bad Gateway</h1>"`; r.Err == nil || !strings.Contains(r.Err.Error(), want) {
+		t.Errorf("call: %s (%s: %v), want %q", r.Outcome, r.Detail, r.Err, want)
 	}
 }
