@@ -15,8 +15,9 @@
 // inflates to -bomb bytes; "stream", one event on the background GET stream
 // that never ends (the server writes up to -stream bytes, and answers the
 // call only once it has, or once mcphost hung up). Every server binds
-// 127.0.0.1. Figures are measured, not judged: the program exits 1 only
-// when it cannot run.
+// 127.0.0.1. GOGC and GOMEMLIMIT, when set, are passed on to mcphost.
+// Figures are measured, not judged: the program exits 1 only when it cannot
+// run.
 package main
 
 import (
@@ -259,6 +260,11 @@ func measure(bin, url, dir string) (int64, int, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, bin, "call", "--yes", "--server", "s="+url, "s/read_value", `{"key":"k"}`)
 	cmd.Env = []string{"HOME=" + dir, "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "XDG_STATE_HOME=" + filepath.Join(dir, "state"),
 		"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "PATH=" + os.Getenv("PATH")}
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} { // to see what the collector's headroom costs
+		if v, ok := os.LookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	start := time.Now()
