@@ -376,11 +376,11 @@ type TooLargeError struct {
 }
 
 func (e *TooLargeError) Error() string {
-	what := "body"
+	what := "a body"
 	if e.Event {
-		what = "event"
+		what = "an event"
 	}
-	return fmt.Sprintf("the server's answer (HTTP %d, %s) has a %s larger than %d bytes, the most mcphost reads of one message; it was cut off",
+	return fmt.Sprintf("the server's answer (HTTP %d, %s) has %s larger than %d bytes, the most mcphost reads of one message; it was cut off",
 		e.Status, sanitize.Line(e.ContentType), what, e.Limit)
 }
 
