@@ -342,6 +342,11 @@ func TestOversizedAnswerFailsThatCallOnly(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "event: message\ndata: "+huge+"\n\n", id)
 		}},
+		{"line that does not end", func(w http.ResponseWriter, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message\ndata: ")
+			io.WriteString(w, strings.Repeat("x", sdkEventCap+64<<10))
+		}},
 		{"event of many lines", func(w http.ResponseWriter, id string) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			line := "data: " + strings.Repeat("x", 1<<20) + "\n"
