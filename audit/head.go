@@ -76,7 +76,7 @@ func CheckHead(r io.ReaderAt, size int64, want Head) (end Head, p *Problem, err 
 			found = rec.Hash == want.Hash && computed == rec.Hash
 			return !found
 		case rec.Seq == want.Seq:
-			found = rec.Hash == want.Hash && computed == rec.Hash
+			found = rec.Hash == want.Hash && computed == want.Hash
 			if !found {
 				other = &rec
 			}

@@ -226,3 +226,25 @@ func TestResetHead(t *testing.T) {
 		t.Errorf("ResetHead = %v, %v, recorded %v; want %v", got, err, hs.get(t, path), want)
 	}
 }
+
+// TestSaveHeadKeepsTheFurthestHead: a Log that closes after records were
+// cut from under it, including its own last one, does not replace a
+// further head another writer recorded.
+func TestSaveHeadKeepsTheFurthestHead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	hs := &memHeads{}
+	writeLog(t, path, hs, 2)
+	stale, err := Open(path, Options{NoSync: true, Heads: hs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := writeLog(t, path, hs, 3)
+	b, _ := os.ReadFile(path)
+	cut(t, path, len(lines(b)[0]))
+	if err := stale.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := hs.get(t, path); got != h {
+		t.Errorf("recorded head %v, want %v, the furthest any writer got", got, h)
+	}
+}
