@@ -160,7 +160,8 @@ func Open(path string, opts Options) (*Log, error) {
 // read). A failed write may leave a partial line, which the next Append
 // steps over (see the package documentation). After a failed sync the Log
 // refuses every later Append, because the kernel may have dropped data it
-// had accepted: close it and open the file again.
+// had accepted: close it and open the file again. It does the same when
+// the file became shorter than this Log left it: records were removed.
 func (l *Log) Append(r *Record) error {
 	if r == nil {
 		return errors.New("audit: append: nil record")

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +128,11 @@ records that verify reported as missing.`,
 // recorded in the state file and against expect (a hash, or empty).
 func verifyLog(s *streams, path, expect string) error {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if rec, ok, _ := (stateHeads{path: stateFile(s)}).recorded(path); ok {
+			return fmt.Errorf("%s does not verify: the log is gone, but mcphost recorded its head, seq %d hash %s: it was removed or moved", path, rec.Seq, rec.Hash)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -147,6 +154,7 @@ func verifyLog(s *streams, path, expect string) error {
 	if expect != "" {
 		anchors = append(anchors, audit.Head{Hash: expect})
 	}
+	tail := false
 	for _, want := range anchors {
 		// Verify read only up to what it saw; CheckHead reads the same
 		// bytes from their end.
@@ -156,7 +164,11 @@ func verifyLog(s *streams, path, expect string) error {
 		}
 		if p != nil {
 			rep.Problems = append(rep.Problems, *p)
+			tail = true
 		}
+	}
+	if tail {
+		defer fmt.Fprintln(s.Err, `mcphost: hint: if you moved the log or started a new one on purpose, "mcphost audit head --reset" records its current end as its head`)
 	}
 	for _, oi := range rep.OpenIntents {
 		fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
