@@ -131,8 +131,8 @@ func TestAppendFailsWhenTheLogShrinks(t *testing.T) {
 }
 
 // limitedReader is a file that is never held in memory: size bytes made by
-// gen, and an error once more than max bytes in all, or a read longer than
-// maxRead, are asked of it.
+// gen, and an error once more than max bytes in all, a read longer than
+// maxRead, or a read of nothing, are asked of it.
 type limitedReader struct {
 	size           int64
 	gen            func(off int64) byte
@@ -141,6 +141,9 @@ type limitedReader struct {
 }
 
 func (r *limitedReader) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, errors.New("a read of nothing: the reader is not making progress")
+	}
 	r.read += int64(len(p))
 	r.large = max(r.large, int64(len(p)))
 	if r.read > r.max {
