@@ -174,6 +174,11 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 			if s == "" {
 				return c, fmt.Errorf("%q on %q is empty", op, p)
 			}
+			if op == "glob" {
+				if err := checkGlob(s, fmt.Sprintf("the glob %q on %q", s, p)); err != nil {
+					return c, err
+				}
+			}
 			if op == "prefix" {
 				c.hasPrefix, c.prefix = true, s
 			} else {

@@ -71,8 +71,12 @@
 // itself contain '/'. SERVER is matched against the server's name in the
 // configuration, TOOL against the raw tool name, both case-sensitively. In
 // each part '*' matches any run of characters, including none and
-// including '/', and '?' matches exactly one character; there is no
-// escaping. Neither part may be empty.
+// including '/', and '?' matches exactly one character; every other
+// character matches itself. That is the whole syntax: '[', ']', '{', '}'
+// and '\' (classes, alternatives and escapes in other glob dialects) are
+// rejected by Compile wherever a pattern is written, so a rule never
+// compiles to something other than what it says ("get_[t]ask" is an error,
+// not a rule that matches nothing). Neither part may be empty.
 //
 // The object form adds conditions; all of them must hold:
 //

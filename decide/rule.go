@@ -349,6 +349,9 @@ func (r *rule) setTool(s string) error {
 			return fmt.Errorf("the tool pattern %q contains a control character", s)
 		}
 	}
+	if err := checkGlob(s, fmt.Sprintf("the tool pattern %q", s)); err != nil {
+		return err
+	}
 	server, tool, found := strings.Cut(s, "/")
 	if !found {
 		tool = "*"
