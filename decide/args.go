@@ -25,6 +25,13 @@ type argsView struct {
 	indexed bool
 	ntop    int
 	top     [16]topMember
+
+	// nameSkel is the tool name's Skeleton, set by Decide: deny and ask
+	// rules match it as well as the raw name.
+	nameSkel string
+	// poisoned is set by Decide when the tool's description gives the
+	// model orders (PoisonFlags): no allow rule applies then.
+	poisoned bool
 }
 
 type topMember struct{ ks, ke, vs int }

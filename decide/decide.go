@@ -75,7 +75,15 @@ func (p *Policy) Decide(in Input) Decision {
 		}
 	}
 	openWorld := d.Effective.OpenWorld == True
+	poisoned := false
+	for _, f := range PoisonFlags(t.Description) {
+		rs.add(rPoisoned[f])
+		poisoned = true
+	}
 	d.Tier = tierOf(d.Class, openWorld)
+	if poisoned && d.Tier == T0 {
+		d.Tier = T1 // a poisoned description always asks
+	}
 	if d.Tier == T0 && (p.auto == ApproveNone || (p.auto == ApproveReads && d.Class == Additive)) {
 		d.Tier = T1
 		rs.add(rAutoApprove)
@@ -87,6 +95,8 @@ func (p *Policy) Decide(in Input) Decision {
 		verdict = Allow
 	}
 	args := viewArgs(in.Args)
+	args.nameSkel = Skeleton(t.Name)
+	args.poisoned = poisoned
 	if r := p.firstMatch(Deny, &in, &d, &args); r != nil {
 		d.Verdict, d.Rule = Deny, r.id
 		rs.add(r.reason)
@@ -182,7 +192,10 @@ func (p *Policy) wildcardAllows(in *Input, d *Decision, a *argsView) bool {
 
 // matches checks everything but the server part, which firstMatch checked.
 func (r *rule) matches(in *Input, d *Decision, a *argsView) bool {
-	if !r.tool.match(in.Tool.Name) {
+	// Deny and ask rules also match look-alikes of the names they were
+	// written for; an allow rule only ever matches the raw name, so a
+	// look-alike never gains what the original was given.
+	if !r.tool.match(in.Tool.Name) && (r.effect == Allow || !r.toolSkel.match(a.nameSkel)) {
 		return false
 	}
 	if r.hasClass {
@@ -205,6 +218,17 @@ func (r *rule) matches(in *Input, d *Decision, a *argsView) bool {
 		if !r.args[i].eval(a, r.effect) {
 			return false
 		}
+	}
+	// In a tainted session an open-world call could carry private data
+	// out, steered by outside content: an allow rule written before
+	// that was known applies only if it says so.
+	if r.effect == Allow && !r.tainted && e.OpenWorld == True && in.Session.Tainted() {
+		return false
+	}
+	// Rules are written without reading descriptions; a description
+	// that gives the model orders needs a person who has seen it.
+	if r.effect == Allow && a.poisoned {
+		return false
 	}
 	return true
 }

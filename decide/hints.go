@@ -1,5 +1,11 @@
 package decide
 
+import (
+	"strings"
+
+	"golang.org/x/text/unicode/norm"
+)
+
 // worstHints is what a tool counts as when its annotations cannot be
 // relied on: a destructive, non-idempotent, open-world write.
 var worstHints = Hints{ReadOnly: False, Destructive: True, Idempotent: False, OpenWorld: True}
@@ -135,6 +141,15 @@ func wordSet(words ...string) map[string]bool {
 // "bulkDelete" and "get_and_delete" suggest a write, while
 // "get_update_status" and "list_posts" do not.
 func nameSuggestsWrite(name string) (string, bool) {
+	if w, ok := asciiSuggestsWrite(name); ok || plainSkeleton(name) {
+		return w, ok
+	}
+	return lookAlikeSuggestsWrite(name)
+}
+
+// asciiSuggestsWrite is nameSuggestsWrite on the name as written, words
+// compared in ASCII lower case.
+func asciiSuggestsWrite(name string) (string, bool) {
 	var w nameWords
 	w.split(name)
 	if w.n == 0 {
@@ -240,3 +255,61 @@ func (w *nameWords) lower(i int, buf *[32]byte) []byte {
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// Verb lists by skeleton, for names that are not plain ASCII.
+var (
+	writeSkeletons       = skeletonSet(writeVerbs)
+	strongWriteSkeletons = skeletonSet(strongWriteVerbs)
+	readSkeletons        = skeletonSet(readVerbs)
+)
+
+func skeletonSet(words map[string]bool) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for w := range words {
+		m[lookAlikeWord(w)] = true
+	}
+	return m
+}
+
+// lookAlikeSuggestsWrite is nameSuggestsWrite for a name with characters
+// outside plain ASCII, or with ASCII that has look-alikes ("de1ete"):
+// the name is split into words after NFKC, and each word is compared by
+// its lower-case skeleton, so "dеlete_all" (Cyrillic е) and "ｄｅｌｅｔｅ"
+// say they write as "delete_all" does. A skeleton that itself holds a
+// separator ("‐" becomes "-") is split again.
+func lookAlikeSuggestsWrite(name string) (string, bool) {
+	n := norm.NFKC.String(name)
+	var w nameWords
+	w.split(n)
+	type word struct{ skel, orig string }
+	var words []word
+	for i := 0; i < w.n; i++ {
+		for _, x := range strings.FieldsFunc(lookAlikeWord(w.word(i)), isNameSeparator) {
+			words = append(words, word{x, w.word(i)})
+		}
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	for _, x := range words {
+		if strongWriteSkeletons[x.skel] {
+			return x.orig, true
+		}
+	}
+	if writeSkeletons[words[0].skel] {
+		return words[0].orig, true
+	}
+	if readSkeletons[words[0].skel] {
+		return "", false
+	}
+	for _, x := range words[1:] {
+		if writeSkeletons[x.skel] {
+			return x.orig, true
+		}
+	}
+	return "", false
+}
+
+func isNameSeparator(r rune) bool {
+	return r == '_' || r == '-' || r == '.' || r == '/' || r == ':' || r == ' '
+}
