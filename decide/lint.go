@@ -56,7 +56,7 @@ const (
 	LintOpenWorldUnset       = "open-world-unset"         // warning
 	LintIdempotentAdditive   = "idempotent-additive-name" // warning
 	LintMeaninglessHints     = "meaningless-hints"        // info
-	LintLookAlikeName        = "look-alike-name"          // error when the name looks like another, warning when only non-ASCII
+	LintLookAlikeName        = "look-alike-name"          // error
 	LintPoisonedDescription  = "poisoned-description"     // error
 )
 
@@ -184,22 +184,16 @@ func lintTool(t LintTool, add func(LintTool, Severity, string, string)) {
 	}
 }
 
-// lintName flags a name a person cannot read reliably: one with
-// characters outside ASCII, or whose look-alike skeleton differs from it
-// ("dеlete_all" with a Cyrillic е reads as "delete_all"). Names are shown
-// with such characters escaped, and deny and ask rules and the name check
-// see the skeleton, but a person skimming a list still reads the
-// look-alike, and an allow rule never matches it.
+// lintName flags a name that imitates another: its characters outside
+// ASCII all look like ASCII letters ("dеlete_all" with a Cyrillic е reads
+// as "delete_all"). Such a name is shown escaped, and deny and ask rules
+// and the name check see what it looks like, but a person skimming a
+// list still reads the look-alike, and an allow rule never matches it.
+// (The client already warns about every name outside [A-Za-z0-9_.-].)
 func lintName(t LintTool, add func(LintTool, Severity, string, string)) {
-	if plainASCII(t.Name) {
-		return
-	}
 	if sk, ok := ReadsAs(t.Name); ok {
 		add(t, Error, LintLookAlikeName, fmt.Sprintf(
 			`the name %+q has non-ASCII characters that look like ASCII letters: it reads as %+q; mcphost shows it escaped and applies deny and ask rules written for %+q to it, but allow rules written for %+q do not match it; use plain ASCII names ([A-Za-z0-9_.-])`,
 			t.Name, sk, sk, sk))
-		return
 	}
-	add(t, Warning, LintLookAlikeName, fmt.Sprintf(
-		`the name %+q has non-ASCII characters, so mcphost shows them escaped and people cannot read it as written; use plain ASCII names ([A-Za-z0-9_.-])`, t.Name))
 }

@@ -36,7 +36,7 @@ func TestLint(t *testing.T) {
 		lt("tasks", "get_update_status", "t--f"), // a read despite "update"
 		lt("tasks", "postMessage", "ff-f"),       // missing idempotent only
 		lt("look", "d\u0435lete_all", "tftf"),    // Cyrillic е: reads as delete_all, and says it writes
-		lt("look", "日本", "tftf"),                 // non-ASCII, looks like nothing in ASCII
+		lt("look", "日本", "tftf"),                 // non-ASCII, looks like nothing in ASCII: the client warns
 		lt("look", "get_notes", "tftf"),          // clean, beside the poisoned twin below
 		func() decide.LintTool {
 			t := lt("look", "get_notes_2", "tftf")
@@ -60,7 +60,6 @@ func TestLint(t *testing.T) {
 		{"info", "look", "get_notes", "meaningless-hints"},
 		{"error", "look", "get_notes_2", "poisoned-description"},
 		{"info", "look", "get_notes_2", "meaningless-hints"},
-		{"warning", "look", "日本", "look-alike-name"},
 		{"info", "look", "日本", "meaningless-hints"},
 		{"error", "tasks", "bad", "contradiction"},
 		{"error", "tasks", "broken", "malformed-annotations"},
