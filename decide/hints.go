@@ -2,6 +2,7 @@ package decide
 
 import (
 	"strings"
+	"sync"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -256,12 +257,13 @@ func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// Verb lists by skeleton, for names that are not plain ASCII.
-var (
-	writeSkeletons       = skeletonSet(writeVerbs)
-	strongWriteSkeletons = skeletonSet(strongWriteVerbs)
-	readSkeletons        = skeletonSet(readVerbs)
-)
+// verbSkeletons are the verb lists by skeleton, for names that are not
+// plain ASCII; built on first use, so that commands which decide nothing
+// do not pay for them at start-up.
+var verbSkeletons = sync.OnceValue(func() (v struct{ write, strong, read map[string]bool }) {
+	v.write, v.strong, v.read = skeletonSet(writeVerbs), skeletonSet(strongWriteVerbs), skeletonSet(readVerbs)
+	return v
+})
 
 func skeletonSet(words map[string]bool) map[string]bool {
 	m := make(map[string]bool, len(words))
@@ -278,6 +280,7 @@ func skeletonSet(words map[string]bool) map[string]bool {
 // say they write as "delete_all" does. A skeleton that itself holds a
 // separator ("‐" becomes "-") is split again.
 func lookAlikeSuggestsWrite(name string) (string, bool) {
+	verbs := verbSkeletons()
 	n := norm.NFKC.String(name)
 	var w nameWords
 	w.split(n)
@@ -292,18 +295,18 @@ func lookAlikeSuggestsWrite(name string) (string, bool) {
 		return "", false
 	}
 	for _, x := range words {
-		if strongWriteSkeletons[x.skel] {
+		if verbs.strong[x.skel] {
 			return x.orig, true
 		}
 	}
-	if writeSkeletons[words[0].skel] {
+	if verbs.write[words[0].skel] {
 		return words[0].orig, true
 	}
-	if readSkeletons[words[0].skel] {
+	if verbs.read[words[0].skel] {
 		return "", false
 	}
 	for _, x := range words[1:] {
-		if writeSkeletons[x.skel] {
+		if verbs.write[x.skel] {
 			return x.orig, true
 		}
 	}

@@ -3,6 +3,7 @@ package decide
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -28,35 +29,42 @@ const (
 	PoisonInstructionBlock = "instruction-block"
 )
 
-// poisonRules are tried on the normalised description, in this order.
+// poisonRules are tried on the normalised description, in this order;
+// compiled on first use.
 // Each expression is deliberately narrow: an ordinary description must
 // never match (the tests run every description of the fixtures and of the
 // reference servers), and a missed one is still shown to the person.
-var poisonRules = []struct {
+var poisonRules = sync.OnceValue(func() []poisonRule { return compilePoisonRules() })
+
+type poisonRule struct {
 	name string
 	re   *regexp.Regexp
-}{
-	{PoisonOtherTool, regexp.MustCompile(
-		// a conditional on calling a named tool, then an order in the same sentence
-		`\b(?:when|whenever|before|after|while|if)\s+(?:you\s+)?(?:are\s+)?(?:use|using|call|calling|invoke|invoking|run|running|execute|executing)\s+(?:the\s+|any\s+)?` +
-			"[`'\"]?[a-z0-9]+[_.][a-z0-9_.]*[a-z0-9][`'\"]?" +
-			`(?:\s+tool)?\b[^.!?\n]{0,80}\b(?:always|must|should|make sure|be sure|remember|ensure|instead|first|also|do not|don't|never|bcc|cc)\b` +
-			// or a standing order to copy mail somewhere
-			`|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|forward|send|copy|email|post)\b[^.!?\n]{0,60}@[a-z0-9-]+\.`)},
-	{PoisonSecrets, regexp.MustCompile(
-		"~/\\.ssh|\\.ssh/|\\bid_(?:rsa|dsa|ecdsa|ed25519)\\b|(?:^|[\\s'\"`(/])\\.env\\b|\\.aws/credentials|\\.git-credentials|\\.netrc\\b|\\.npmrc\\b|\\.pgpass\\b|\\.docker/config\\.json|\\.kube/config|/etc/(?:passwd|shadow)\\b|\\.gnupg\\b|\\bmcp\\.json\\b|claude_desktop_config" +
-			`|\b(?:read|include|send|attach|append|upload|forward|exfiltrate|leak|collect|extract|dump|copy)\b[^.!?\n]{0,40}\b(?:the user's|user's|their|any|every)\s+(?:private keys?|ssh keys?|secret keys?|api keys?|access tokens?|auth tokens?|session tokens?|bearer tokens?|tokens|credentials|passwords?|passphrases?|secrets|cookies|seed phrases?)\b`)},
-	{PoisonConceal, regexp.MustCompile(
-		`\b(?:do not|don't|dont|never|must not|should not)\s+(?:tell|inform|notify|alert|show|let)\b[^.!?\n]{0,30}\b(?:the user|the human|the person|them)\b` +
-			`|\b(?:do not|don't|dont|never|must not|should not)\s+(?:mention|reveal|disclose)\b` +
-			`|\bwithout (?:telling|informing|notifying|alerting) (?:the user|the human|the person|them|anyone)\b` +
-			`|\b(?:hide|conceal)\b[^.!?\n]{0,30}\bfrom (?:the )?(?:user|human|person)\b` +
-			`|\bkeep (?:this|these|it) (?:a )?secret\b` +
-			`|\b(?:the )?user (?:must|should) not (?:know|see|be told|find out)\b`)},
-	{PoisonInstructionBlock, regexp.MustCompile(
-		`<\s*/?\s*(?:important|system|instructions?|critical|secret|hidden|admin|override)\s*>` +
-			`|<\|im_start\|>|<\|system\|>|\[/?inst\]|\[system\]` +
-			`|\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|prompts?)\b`)},
+}
+
+func compilePoisonRules() []poisonRule {
+	return []poisonRule{
+		{PoisonOtherTool, regexp.MustCompile(
+			// a conditional on calling a named tool, then an order in the same sentence
+			`\b(?:when|whenever|before|after|while|if)\s+(?:you\s+)?(?:are\s+)?(?:use|using|call|calling|invoke|invoking|run|running|execute|executing)\s+(?:the\s+|any\s+)?` +
+				"[`'\"]?[a-z0-9]+[_.][a-z0-9_.]*[a-z0-9][`'\"]?" +
+				`(?:\s+tool)?\b[^.!?\n]{0,80}\b(?:always|must|should|make sure|be sure|remember|ensure|instead|first|also|do not|don't|never|bcc|cc)\b` +
+				// or a standing order to copy mail somewhere
+				`|\b(?:always|also|secretly|silently)\s+(?:bcc|cc|forward|send|copy|email|post)\b[^.!?\n]{0,60}@[a-z0-9-]+\.`)},
+		{PoisonSecrets, regexp.MustCompile(
+			"~/\\.ssh|\\.ssh/|\\bid_(?:rsa|dsa|ecdsa|ed25519)\\b|(?:^|[\\s'\"`(/])\\.env\\b|\\.aws/credentials|\\.git-credentials|\\.netrc\\b|\\.npmrc\\b|\\.pgpass\\b|\\.docker/config\\.json|\\.kube/config|/etc/(?:passwd|shadow)\\b|\\.gnupg\\b|\\bmcp\\.json\\b|claude_desktop_config" +
+				`|\b(?:read|include|send|attach|append|upload|forward|exfiltrate|leak|collect|extract|dump|copy)\b[^.!?\n]{0,40}\b(?:the user's|user's|their|any|every)\s+(?:private keys?|ssh keys?|secret keys?|api keys?|access tokens?|auth tokens?|session tokens?|bearer tokens?|tokens|credentials|passwords?|passphrases?|secrets|cookies|seed phrases?)\b`)},
+		{PoisonConceal, regexp.MustCompile(
+			`\b(?:do not|don't|dont|never|must not|should not)\s+(?:tell|inform|notify|alert|show|let)\b[^.!?\n]{0,30}\b(?:the user|the human|the person|them)\b` +
+				`|\b(?:do not|don't|dont|never|must not|should not)\s+(?:mention|reveal|disclose)\b` +
+				`|\bwithout (?:telling|informing|notifying|alerting) (?:the user|the human|the person|them|anyone)\b` +
+				`|\b(?:hide|conceal)\b[^.!?\n]{0,30}\bfrom (?:the )?(?:user|human|person)\b` +
+				`|\bkeep (?:this|these|it) (?:a )?secret\b` +
+				`|\b(?:the )?user (?:must|should) not (?:know|see|be told|find out)\b`)},
+		{PoisonInstructionBlock, regexp.MustCompile(
+			`<\s*/?\s*(?:important|system|instructions?|critical|secret|hidden|admin|override)\s*>` +
+				`|<\|im_start\|>|<\|system\|>|\[/?inst\]|\[system\]` +
+				`|\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the\s+|your\s+)?(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|prompts?)\b`)},
+	}
 }
 
 // maxPoisonScan bounds the text the heuristics read; descriptions are
@@ -77,7 +85,7 @@ func PoisonFlags(desc string) []string {
 	}
 	text := normaliseDescription(desc)
 	var out []string
-	for _, r := range poisonRules {
+	for _, r := range poisonRules() {
 		if r.re.MatchString(text) {
 			out = append(out, r.name)
 		}

@@ -483,8 +483,14 @@ func TestPropTaintSuspendsAllowRules(t *testing.T) {
 func TestPropPoisonedNeverAllowedWithoutAPerson(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
+		in.Tool.Description = rapid.SampledFrom(genDescriptions[4:]).Draw(t, "poisoned")
 		if decide.PoisonFlags(in.Tool.Description) == nil {
-			return
+			t.Fatalf("description %q is not flagged", in.Tool.Description)
+		}
+		if rapid.Bool().Draw(t, "believed") {
+			// annotations that count, so that only the flag stands
+			// between the call and T0
+			in.Server.Trusted, in.Tool.Present, in.Tool.Malformed, in.Tool.PinnedHash = true, true, false, in.Tool.DefinitionHash
 		}
 		d := drawPolicy(t).compile(t).Decide(in)
 		if d.Tier == decide.T0 {
