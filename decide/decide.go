@@ -11,10 +11,11 @@ package decide
 //     tool without annotations or with malformed ones, or a definition
 //     that differs from its pin count as the worst case (class Unknown).
 //     Otherwise absent hints take the spec defaults, and a read-only claim
-//     that contradicts destructiveHint:true or the tool's name is not
-//     believed.
+//     that contradicts destructiveHint:true or the tool's name (or what
+//     it looks like, see Skeleton) is not believed.
 //  2. Tier from the class and world, raised to T1 by the auto-approve
-//     level where it applies. T0 allows; T1 to T3 ask.
+//     level where it applies, or by a poisoned description (PoisonFlags).
+//     T0 allows; T1 to T3 ask.
 //  3. The first matching deny rule refuses, whatever else holds.
 //  4. Invalid arguments, and arguments that refer to a protected path in
 //     a call that is not a read, make the call ask at least; nothing
@@ -22,7 +23,10 @@ package decide
 //  5. The first matching ask rule makes the call ask; otherwise the first
 //     matching allow rule allows, unless step 4 applies or the
 //     definition changed. An allow rule applies to an untrusted server
-//     only when its server part names the server exactly.
+//     only when its server part names the server exactly; never to a tool
+//     with a poisoned description; and to an open-world call in a tainted
+//     session only when it says "evenWhenTainted". Deny and ask rules
+//     also match the tool name's confusable skeleton.
 //  6. A call that still asks is allowed by a matching grant, unless an
 //     ask rule matched, step 4 applies, the definition changed, or the
 //     call is open-world in a tainted session.
