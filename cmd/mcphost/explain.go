@@ -211,7 +211,10 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []strin
 		}
 		out = append(out, fmt.Sprintf("trust the server (%s, or --trust %s) so its annotations count", src, t.Server))
 	}
+	poisoned := decide.PoisonFlags(t.Description) != nil
 	switch {
+	case poisoned && (d.Verdict != decide.Deny || d.Rule == ""):
+		out = append(out, "its description gives the model orders, so no allow rule lets it run without asking; only approving a call in the dialog does, after reading the description")
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
 	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "":

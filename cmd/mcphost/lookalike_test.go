@@ -160,7 +160,8 @@ func TestPoisonedDescriptionOnTheCommandLine(t *testing.T) {
 
 	code, out, _ = runCLI(t, "explain", "--server", srv, "--trust", "look", "--allow", "look/sum_numbers", "look/sum_numbers")
 	for _, want := range []string{"warning:   the description gives the model orders (other-tool, conceal, instruction-block)",
-		"verdict:   ASK", "poisoned-description:conceal:", "Description (the server's words):\n  Sums two numbers.\n  <IMPORTANT>"} {
+		"verdict:   ASK", "poisoned-description:conceal:", "Description (the server's words):\n  Sums two numbers.\n  <IMPORTANT>",
+		"no allow rule lets it run without asking"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("explain (exit %d) lacks %q:\n%s", code, want, out)
 		}
