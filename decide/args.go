@@ -25,6 +25,13 @@ type argsView struct {
 	indexed bool
 	ntop    int
 	top     [16]topMember
+
+	// nameSkel is the tool name's Skeleton, set by Decide: deny and ask
+	// rules match it as well as the raw name.
+	nameSkel string
+	// poisoned is set by Decide when the tool's description gives the
+	// model orders (PoisonFlags): no allow rule applies then.
+	poisoned bool
 }
 
 type topMember struct{ ks, ke, vs int }
@@ -173,6 +180,11 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 			}
 			if s == "" {
 				return c, fmt.Errorf("%q on %q is empty", op, p)
+			}
+			if op == "glob" {
+				if err := checkGlob(s, fmt.Sprintf("the glob %q on %q", s, p)); err != nil {
+					return c, err
+				}
 			}
 			if op == "prefix" {
 				c.hasPrefix, c.prefix = true, s

@@ -169,6 +169,10 @@ type Tool struct {
 	// takes part in a decision.
 	Name  string
 	Title string
+	// Description is the tool's description as the server sent it (cut
+	// to a bounded size). Only PoisonFlags reads it: a description that
+	// gives the model orders makes the call ask.
+	Description string
 	// Present is true when the tool's "annotations" object exists.
 	Present bool
 	// Declared holds each hint as the server sent it. It is ignored when
