@@ -87,19 +87,19 @@ func tierOf(c Class, openWorld bool) Tier {
 // silently, so the list is generous.
 var writeVerbs = wordSet(
 	"add", "append", "apply", "approve", "archive", "assign", "ban", "block", "book", "buy",
-	"cancel", "change", "chmod", "chown", "clear", "click", "close", "comment", "commit", "copy",
-	"cp", "create", "decrement", "del", "delete", "deploy", "destroy", "disable", "drop", "edit",
-	"email", "emit", "enable", "enqueue", "erase", "eval", "exec", "execute", "fill", "fire",
-	"flush", "follow", "fork", "format", "grant", "import", "increment", "insert", "install",
-	"invite", "invoke", "kill", "like", "lock", "mark", "merge", "message", "migrate", "mkdir",
-	"modify", "move", "mutate", "mv", "new", "notify", "order", "overwrite", "patch", "pay",
-	"post", "press", "publish", "purge", "push", "put", "rebase", "reboot", "record", "register",
-	"reject", "remove", "rename", "replace", "reply", "reset", "restart", "restore", "revert",
-	"revoke", "rm", "rmdir", "rollback", "run", "save", "schedule", "sell", "send", "set",
-	"shell", "shutdown", "spawn", "star", "start", "stop", "store", "submit", "subscribe",
-	"sync", "terminate", "toggle", "touch", "transfer", "trigger", "truncate", "unassign",
-	"unblock", "unfollow", "uninstall", "unlink", "unlock", "unsubscribe", "update", "upload",
-	"upsert", "wipe", "write",
+	"cancel", "change", "chmod", "chown", "claim", "clear", "click", "close", "comment", "commit",
+	"copy", "cp", "create", "decrement", "del", "delete", "deploy", "destroy", "disable", "drop",
+	"edit", "email", "emit", "enable", "enqueue", "erase", "eval", "exec", "execute", "fill",
+	"fire", "flush", "follow", "fork", "format", "grant", "import", "increment", "insert",
+	"install", "invite", "invoke", "kill", "like", "lock", "mark", "merge", "message", "migrate",
+	"mkdir", "modify", "move", "mutate", "mv", "new", "notify", "order", "overwrite", "patch",
+	"pay", "post", "press", "publish", "purge", "push", "put", "rebase", "reboot", "record",
+	"register", "reject", "remove", "rename", "reopen", "replace", "reply", "reset", "restart",
+	"restore", "revert", "revoke", "rm", "rmdir", "rollback", "run", "save", "schedule", "sell",
+	"send", "set", "shell", "shutdown", "spawn", "star", "start", "stop", "store", "submit",
+	"subscribe", "sync", "terminate", "toggle", "touch", "transfer", "trigger", "truncate",
+	"unassign", "unblock", "unfollow", "uninstall", "unlink", "unlock", "unsubscribe", "update",
+	"upload", "upsert", "wipe", "write",
 )
 
 // strongWriteVerbs say a tool destroys something wherever they appear in
@@ -109,14 +109,24 @@ var strongWriteVerbs = wordSet(
 	"purge", "remove", "replace", "rm", "rmdir", "shell", "truncate", "uninstall", "unlink", "wipe",
 )
 
-// readVerbs are name words that, as the first word, mark the rest of the
-// name as the object being read ("get_update_status").
+// readVerbs are name words that, as the verb of a name, say it reads: the
+// rest of the name is the object being read ("get_update_status").
 var readVerbs = wordSet(
 	"browse", "can", "cat", "check", "compare", "count", "describe", "diff", "download",
 	"echo", "explain", "export", "fetch", "find", "get", "grep", "has", "head", "info",
 	"inspect", "is", "list", "load", "lookup", "ls", "peek", "ping", "preview", "query",
 	"read", "resolve", "retrieve", "scan", "search", "show", "stat", "status", "summarize",
 	"tail", "validate", "verify", "view", "whoami",
+)
+
+// nounVerbs are words that name things as often as actions: "run" in
+// "agent_run_show" is a run being shown, "report" in "eval_report" is the
+// report. Such a word is the verb only when no other word can be; one
+// that is also in writeVerbs then says the tool writes ("run_tests",
+// "observation_record"), one that is not says nothing ("usage_report").
+var nounVerbs = wordSet(
+	"comment", "commit", "diff", "eval", "log", "message", "order", "post", "query", "record",
+	"report", "run", "status",
 )
 
 // additiveVerbs are first words of tools that add something new on every
@@ -134,13 +144,112 @@ func wordSet(words ...string) map[string]bool {
 	return m
 }
 
+// verbKind is what one word of a tool name can say about the tool.
+type verbKind uint8
+
+const (
+	notVerb    verbKind = iota
+	readVerb            // a verb that reads: "get", "list", "show"
+	writeVerb           // a verb that writes: "update", "send", "set"
+	strongVerb          // a verb that destroys, wherever it stands: "delete", "purge"
+	nounRead            // a noun that is also a verb that does not write: "diff", "report"
+	nounWrite           // a noun that is also a verb that writes: "run", "eval", "record"
+)
+
+// verbLists are the word lists a name is read with: as written (ASCII
+// lower case) or by skeleton.
+type verbLists struct{ write, strong, read, noun map[string]bool }
+
+var plainVerbs = verbLists{writeVerbs, strongWriteVerbs, readVerbs, nounVerbs}
+
+// kind classifies one lower-case word. w does not escape, so a conversion
+// from bytes at the call site does not allocate.
+func (v *verbLists) kind(w string) verbKind {
+	switch {
+	case v.strong[w]:
+		return strongVerb
+	case v.noun[w] && v.write[w]:
+		return nounWrite
+	case v.noun[w]:
+		return nounRead
+	case v.write[w]:
+		return writeVerb
+	case v.read[w]:
+		return readVerb
+	}
+	return notVerb
+}
+
+// verbOf reads the verb of a name from the kinds of its words and returns
+// the index of the word that says the tool writes, or -1. The rules, in
+// order:
+//
+//  1. a strongly destructive verb anywhere writes ("get_and_delete");
+//  2. the verb stands first or last ("delete_task", "task_delete",
+//     "agent_run_show"): the first word that is a plain verb there
+//     decides, the first word before the last;
+//  3. with no plain verb there, the first plain verb of the middle words
+//     decides ("github_create_issue");
+//  4. with no plain verb anywhere, the words that are nouns as often as
+//     verbs: when one of them does not write, it may be the verb and the
+//     others its objects ("run_diff", "eval_report"), so the name says
+//     nothing; otherwise the first that writes decides ("run_tests").
+func verbOf(k []verbKind) int {
+	n := len(k)
+	if n == 0 {
+		return -1
+	}
+	for i, x := range k {
+		if x == strongVerb {
+			return i
+		}
+	}
+	ends := [2]int{0, n - 1}
+	for j, i := range ends {
+		if j == 1 && n == 1 {
+			break
+		}
+		switch k[i] {
+		case writeVerb:
+			return i
+		case readVerb:
+			return -1
+		}
+	}
+	for i := 1; i < n-1; i++ {
+		switch k[i] {
+		case writeVerb:
+			return i
+		case readVerb:
+			return -1
+		}
+	}
+	w := -1
+	for i, x := range k {
+		switch x {
+		case nounRead:
+			return -1
+		case nounWrite:
+			if w < 0 {
+				w = i
+			}
+		}
+	}
+	return w
+}
+
+// NameSuggestsWrite reports whether a tool name says the tool writes, and
+// the word of the name that says so. It is the check that makes a trusted
+// server's read-only claim unbelievable, exported so that a command can
+// name the word.
+func NameSuggestsWrite(name string) (word string, ok bool) { return nameSuggestsWrite(name) }
+
 // nameSuggestsWrite reports whether a tool name says the tool writes, and
-// which word says so. The name is split into words (see nameWords). It
-// suggests a write when any word is a strongly destructive verb, when its
-// first word is a write verb, or when its first word is not a read verb and
-// a later word is a write verb. So "delete_file", "file_delete",
-// "bulkDelete" and "get_and_delete" suggest a write, while
-// "get_update_status" and "list_posts" do not.
+// which word says so. The name is split into words (see nameWords), which
+// are read by verbOf: "delete_file", "file_delete", "bulkDelete",
+// "get_and_delete", "purge_cache" and "run_tests" suggest a write, while
+// "get_update_status", "list_posts", "agent_run_show", "run_diff" and
+// "eval_report" do not.
 func nameSuggestsWrite(name string) (string, bool) {
 	if w, ok := asciiSuggestsWrite(name); ok || plainSkeleton(name) {
 		return w, ok
@@ -153,26 +262,13 @@ func nameSuggestsWrite(name string) (string, bool) {
 func asciiSuggestsWrite(name string) (string, bool) {
 	var w nameWords
 	w.split(name)
-	if w.n == 0 {
-		return "", false
-	}
 	var buf [32]byte
+	var kinds [len(w.start)]verbKind
 	for i := 0; i < w.n; i++ {
-		if strongWriteVerbs[string(w.lower(i, &buf))] {
-			return w.word(i), true
-		}
+		kinds[i] = plainVerbs.kind(string(w.lower(i, &buf)))
 	}
-	first := w.lower(0, &buf)
-	if writeVerbs[string(first)] {
-		return w.word(0), true
-	}
-	if readVerbs[string(first)] {
-		return "", false
-	}
-	for i := 1; i < w.n; i++ {
-		if writeVerbs[string(w.lower(i, &buf))] {
-			return w.word(i), true
-		}
+	if i := verbOf(kinds[:w.n]); i >= 0 {
+		return w.word(i), true
 	}
 	return "", false
 }
@@ -260,9 +356,8 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // verbSkeletons are the verb lists by skeleton, for names that are not
 // plain ASCII; built on first use, so that commands which decide nothing
 // do not pay for them at start-up.
-var verbSkeletons = sync.OnceValue(func() (v struct{ write, strong, read map[string]bool }) {
-	v.write, v.strong, v.read = skeletonSet(writeVerbs), skeletonSet(strongWriteVerbs), skeletonSet(readVerbs)
-	return v
+var verbSkeletons = sync.OnceValue(func() verbLists {
+	return verbLists{skeletonSet(writeVerbs), skeletonSet(strongWriteVerbs), skeletonSet(readVerbs), skeletonSet(nounVerbs)}
 })
 
 func skeletonSet(words map[string]bool) map[string]bool {
@@ -284,31 +379,16 @@ func lookAlikeSuggestsWrite(name string) (string, bool) {
 	n := norm.NFKC.String(name)
 	var w nameWords
 	w.split(n)
-	type word struct{ skel, orig string }
-	var words []word
+	var kinds []verbKind
+	var orig []string
 	for i := 0; i < w.n; i++ {
 		for _, x := range strings.FieldsFunc(lookAlikeWord(w.word(i)), isNameSeparator) {
-			words = append(words, word{x, w.word(i)})
+			kinds = append(kinds, verbs.kind(x))
+			orig = append(orig, w.word(i))
 		}
 	}
-	if len(words) == 0 {
-		return "", false
-	}
-	for _, x := range words {
-		if verbs.strong[x.skel] {
-			return x.orig, true
-		}
-	}
-	if verbs.write[words[0].skel] {
-		return words[0].orig, true
-	}
-	if verbs.read[words[0].skel] {
-		return "", false
-	}
-	for _, x := range words[1:] {
-		if verbs.write[x.skel] {
-			return x.orig, true
-		}
+	if i := verbOf(kinds); i >= 0 {
+		return orig[i], true
 	}
 	return "", false
 }

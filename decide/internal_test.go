@@ -192,7 +192,59 @@ func TestNameSuggestsWrite(t *testing.T) {
 		"open_nodes":        "",
 		"getHTTPResponse":   "",
 		"exec":              "exec",
-		"run_query":         "run",
+		// The verb stands first or last; a noun that is also a verb is the
+		// verb only when no other word can be.
+		"run_query":           "", // "query" can be the verb, and it reads
+		"run_tests":           "run",
+		"run":                 "run",
+		"agent_run_details":   "run",
+		"run_eval":            "run",
+		"github_create_issue": "create",
+		"bulk_update_status":  "update",
+		"usage_report":        "",
+		"audit_log":           "",
+		"get_last_update":     "",
+		"purge_cache":         "purge",
+		"send_email":          "send",
+		"sendEmail":           "send",
+		"set-flag":            "set",
+		"drop_index":          "drop",
+		"update_user":         "update",
+		"delete_all_runs":     "delete",
+		// Mnema's catalog: reads, then writes (the word that would make a
+		// read-only claim unbelievable).
+		"agent_run_show":     "",
+		"run_diff":           "",
+		"eval_report":        "",
+		"pr_status":          "",
+		"context_bootstrap":  "",
+		"snapshot_generate":  "",
+		"task_create":        "create",
+		"note_add":           "add",
+		"observation_record": "record",
+		"task_claim":         "claim",
+		"skill_use":          "", // a trap no name check can see: its annotations say it writes
+		"task_start":         "start",
+		"task_submit":        "submit",
+		"task_approve":       "approve",
+		"task_reopen":        "reopen",
+		"task_cancel":        "cancel",
+		// Done's catalog.
+		"list_my_tasks":   "",
+		"get_task":        "",
+		"get_digest":      "",
+		"fleet_status":    "",
+		"search_context":  "",
+		"read_context":    "",
+		"delete_task":     "delete",
+		"delete_project":  "delete",
+		"update_task":     "update",
+		"block_task":      "block",
+		"set_step_status": "set",
+		"comment_on_task": "comment",
+		"start_run":       "start",
+		"decompose_task":  "", // not a verb the check knows; its annotations say it writes
+		"save_context":    "save",
 	}
 	for name, want := range cases {
 		got, ok := nameSuggestsWrite(name)

@@ -60,6 +60,13 @@ const (
 	LintPoisonedDescription  = "poisoned-description"     // error
 )
 
+// RestsOnDefault reports whether a finding with this code means that a
+// tool's verdict rests on a spec default: a hint was left out and mcphost
+// assumes the riskier reading. A strict lint fails on these.
+func RestsOnDefault(code string) bool {
+	return code == LintMissingHints || code == LintOpenWorldUnset
+}
+
 // Finding is one lint result. Message says what mcphost will do and how to
 // fix it.
 type Finding struct {

@@ -120,3 +120,44 @@ func TestLintDeterministic(t *testing.T) {
 		t.Error("Lint(nil) is not nil")
 	}
 }
+
+// The catalogs of the seeds, annotated as their authors describe: every
+// read sends readOnlyHint and openWorldHint, every write all four. Correct
+// annotations give no finding at all, so a server's CI gate on lint passes.
+func TestLintSeedCatalogs(t *testing.T) {
+	catalog := map[string][]string{ // hints: names
+		"t--f": {"agent_run_show", "run_diff", "eval_report", "context_bootstrap", "snapshot_generate",
+			"list_my_tasks", "get_task", "get_digest", "fleet_status"},
+		"t--t": {"pr_status", "search_context", "read_context"},
+		"ffff": {"task_create", "note_add", "observation_record", "task_claim", "skill_use",
+			"comment_on_task", "start_run", "decompose_task"},
+		"ffft": {"save_context"},
+		"fftf": {"task_start", "task_submit", "task_approve", "block_task", "set_step_status"},
+		"fttf": {"task_reopen", "task_cancel", "update_task", "delete_task", "delete_project"},
+	}
+	var tools []decide.LintTool
+	for hints, names := range catalog {
+		for _, n := range names {
+			tools = append(tools, lt("seed", n, hints))
+		}
+	}
+	if got := decide.Lint(tools); len(got) != 0 {
+		t.Errorf("findings on correct annotations: %v", got)
+	}
+}
+
+// Only findings about a hint left out rest on a spec default: they are the
+// ones lint --strict turns into errors.
+func TestRestsOnDefault(t *testing.T) {
+	want := map[string]bool{decide.LintMissingHints: true, decide.LintOpenWorldUnset: true}
+	for _, code := range []string{
+		decide.LintNoAnnotations, decide.LintMalformedAnnotations, decide.LintContradiction,
+		decide.LintNameSuggestsWrite, decide.LintDuplicateTool, decide.LintMissingHints,
+		decide.LintOpenWorldUnset, decide.LintIdempotentAdditive, decide.LintMeaninglessHints,
+		decide.LintLookAlikeName, decide.LintPoisonedDescription,
+	} {
+		if got := decide.RestsOnDefault(code); got != want[code] {
+			t.Errorf("RestsOnDefault(%q) = %v, want %v", code, got, want[code])
+		}
+	}
+}
