@@ -13,7 +13,8 @@ import (
 )
 
 type lintOptions struct {
-	JSON bool
+	JSON   bool
+	Strict bool
 }
 
 func newLintCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -31,7 +32,10 @@ descriptions that give the model orders (poisoned-description), and malformed
 entries the client had to drop or degrade.
 
 Exits 1 when there is an error-level finding (or a server failed to start), so
-it can fail a build when a tool ships unclassified or misclassified.`,
+it can fail a build when a tool ships unclassified or misclassified. With
+--strict, a hint left out (missing-hints, open-world-unset) is an error too: a
+tool whose verdict rests on a spec default fails the build, so a server's CI can
+require complete annotations.`,
 		Example: `  mcphost lint --server 'mine=./my-server --stdio'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,6 +43,7 @@ it can fail a build when a tool ships unclassified or misclassified.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "treat hints left out (a verdict resting on a spec default) as errors")
 	return cmd
 }
 
@@ -88,7 +93,11 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 		if seen[[3]string{f.Server, f.Tool, f.Code}] {
 			continue // the client already reported it, in its own words
 		}
-		fs = append(fs, findingJSON{Severity: f.Severity.String(), Server: f.Server, Tool: f.Tool, Code: f.Code, Message: f.Message})
+		sev := f.Severity.String()
+		if o.Strict && decide.RestsOnDefault(f.Code) {
+			sev = client.SevError // --strict: a hint left out fails the build
+		}
+		fs = append(fs, findingJSON{Severity: sev, Server: f.Server, Tool: f.Tool, Code: f.Code, Message: f.Message})
 	}
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
