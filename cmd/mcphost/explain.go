@@ -157,7 +157,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 			Suggestions:     tips,
 		}
 		for _, r := range d.Reasons {
-			out.Decision.Explained = append(out.Decision.Explained, reasonJSON{Code: r.Code, Text: r.Text})
+			out.Decision.Explained = append(out.Decision.Explained, reasonJSON{Code: r.Code, Text: reasonText(t, r)})
 		}
 		return writeJSON(s, out)
 	}
@@ -187,7 +187,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 	}
 	fmt.Fprintln(w, "\nWhy:")
 	for _, r := range d.Reasons {
-		fmt.Fprintf(w, "  - %s: %s\n", r.Code, r.Text)
+		fmt.Fprintf(w, "  - %s: %s\n", r.Code, reasonText(t, r))
 	}
 	if len(tips) > 0 {
 		fmt.Fprintln(w, "\nWhat would change it:")
@@ -200,16 +200,27 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 	return nil
 }
 
+// reasonText is a reason's sentence, with the word of the tool's name that
+// made its read-only claim unbelievable, escaped.
+func reasonText(t *client.Tool, r decide.Reason) string {
+	if r.Code == decide.CodeNameSuggestsWrite {
+		if w, ok := decide.NameSuggestsWrite(t.Name); ok {
+			return fmt.Sprintf("%s The word that says so: %s.", r.Text, sanitize.Name(fmt.Sprintf("%+q", w)))
+		}
+	}
+	return r.Text
+}
+
 // suggestions say what a person could change to get another decision.
 func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []string {
 	var out []string
 	exact := fmt.Sprintf("%+q", t.Server+"/"+t.Name)
 	if !st.trusted[t.Server] && !st.demo {
-		src := "add \"trust\": true to its entry in your config"
+		how := fmt.Sprintf("add \"trust\": true to its entry in your config, or pass --trust %s", t.Server)
 		if srv, ok := st.cfg.Server(t.Server); ok && srv.Source == config.SourceFlag {
-			src = "pass --trust " + t.Server
+			how = "pass --trust " + t.Server // a server given on the command line has no config entry
 		}
-		out = append(out, fmt.Sprintf("trust the server (%s, or --trust %s) so its annotations count", src, t.Server))
+		out = append(out, fmt.Sprintf("trust the server (%s) so its annotations count", how))
 	}
 	poisoned := decide.PoisonFlags(t.Description) != nil
 	switch {
