@@ -74,7 +74,10 @@ type CallResult struct {
 	RetryAfter time.Duration
 	// CancelSent reports that notifications/cancelled was sent to the server.
 	CancelSent bool
-	Duration   time.Duration
+	// Stale reports a JSON-RPC error carrying the SERVER_STALE signal (see
+	// StaleCode): the server refused to run the call until it is restarted.
+	Stale    bool
+	Duration time.Duration
 }
 
 var errCallTimeout = errors.New("call timed out")
@@ -207,6 +210,13 @@ func classify(result *mcp.CallToolResult, err error, cause error, probe *httpPro
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
 			r.Detail = "JSON-RPC " + strconv.FormatInt(int64(werr.Code), 10)
+			if staleRPC(werr) {
+				// A refusal, whatever the code: the stale server ran nothing
+				// and runs nothing until it is restarted, so it is never
+				// retried, as a rejected call is not.
+				r.Outcome, r.Detail, r.Stale = OutcomeRejected, r.Detail+" "+StaleCode, true
+				return r
+			}
 			switch werr.Code {
 			case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeMethodNotFound, jsonrpc.CodeInvalidParams,
 				codeURLElicitationRequired:

@@ -187,9 +187,18 @@ type Result struct {
 	Err       error
 	// DenyReason is the person's reason for a denial, for the model.
 	DenyReason string
-	// Stale reports a tool error that carries the SERVER_STALE signal: the
-	// server must be restarted before writes work again.
+	// Stale reports that the server answered with the SERVER_STALE signal
+	// (client.StaleCode), as a tool error or as a JSON-RPC error: it refuses
+	// writes until it is restarted. Such a call is never retried.
 	Stale bool
+}
+
+// staleAdvice says what a stale server means and how to restart it, in the
+// TUI and from the command line.
+func (r *Result) staleAdvice() string {
+	return "the server " + r.Server + " is stale (it was rebuilt or reconfigured after it started) and refuses writes until it is restarted; " +
+		"restart it: in the TUI, /servers then r on " + r.Server + "; from the command line, run the command again (mcphost call and run start their stdio servers afresh; " +
+		"a server reached over HTTP is restarted where it runs); reads keep working meanwhile"
 }
 
 // Message says in one sentence how the call ended, for a person or a model.
@@ -198,9 +207,12 @@ func (r *Result) Message() string {
 	switch r.Status {
 	case StatusSuccess:
 		return ref + " ran"
-	case StatusToolError:
+	case StatusToolError, StatusRejected:
 		if r.Stale {
-			return "the server " + r.Server + " is stale (it was rebuilt or reconfigured while running): restart it; reads keep working meanwhile"
+			return ref + " did not run and was not retried: " + r.staleAdvice()
+		}
+		if r.Status == StatusRejected {
+			return ref + " was rejected by the server before running: nothing was applied"
 		}
 		return ref + " returned an error"
 	case StatusDenied:
@@ -214,11 +226,13 @@ func (r *Result) Message() string {
 	case StatusBlocked:
 		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
 	case StatusUnknown:
-		return "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
+		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
+		if r.Stale {
+			msg += "; then " + r.staleAdvice()
+		}
+		return msg
 	case StatusNotSent:
 		return ref + " was not sent: nothing was applied"
-	case StatusRejected:
-		return ref + " was rejected by the server before running: nothing was applied"
 	case StatusThrottled:
 		return ref + " was throttled by the server: probably nothing was applied"
 	default:
@@ -542,6 +556,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
 		r.Attempts = append(r.Attempts, a)
 		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err
+		r.Stale = cr.Stale || cr.Outcome == client.OutcomeToolError && isStale(cr.Result)
 		settle(r)
 		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
 
@@ -550,7 +565,6 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 			g.taint(d)
 			return
 		case client.OutcomeToolError:
-			r.Stale = isStale(cr.Result)
 			g.taint(d)
 			return
 		case client.OutcomeNotSent:
@@ -625,23 +639,9 @@ func (g *Gate) taint(d decide.Decision) {
 	}
 }
 
-// isStale reports whether a tool error carries the SERVER_STALE signal.
-func isStale(res *mcp.CallToolResult) bool {
-	if res == nil {
-		return false
-	}
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok && strings.Contains(tc.Text, "SERVER_STALE") {
-			return true
-		}
-	}
-	if res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil && strings.Contains(string(b), "SERVER_STALE") {
-			return true
-		}
-	}
-	return false
-}
+// isStale reports whether a tool error carries the SERVER_STALE signal as
+// data (see client.StaleResult), not merely the word in its text.
+func isStale(res *mcp.CallToolResult) bool { return client.StaleResult(res) }
 
 func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) *audit.Record {
 	ann, _ := json.Marshal(t.Annotations)
