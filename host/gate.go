@@ -187,6 +187,10 @@ type Result struct {
 	Err       error
 	// DenyReason is the person's reason for a denial, for the model.
 	DenyReason string
+	// ChangedFields name the parts of the tool's definition that changed
+	// since it was accepted, when the decision says it changed and the
+	// client saw the change in this run (client.Change.Fields); nil otherwise.
+	ChangedFields []string
 	// Stale reports that the server answered with the SERVER_STALE signal
 	// (client.StaleCode), as a tool error or as a JSON-RPC error: it refuses
 	// writes until it is restarted. Such a call is never retried.
@@ -224,6 +228,9 @@ func (r *Result) Message() string {
 		}
 		return ref + " was denied"
 	case StatusBlocked:
+		if r.Decision.Has(decide.CodeDefinitionChanged) {
+			return ref + " needs approval and no one could be asked (headless): " + ChangeNote(r.Server, r.Tool, r.ChangedFields)
+		}
 		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
 	case StatusUnknown:
 		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
@@ -307,6 +314,10 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		pinned, changed := g.pin(ident, t, trusted)
 		d := g.decide(spec, trusted, t, pinned, c.Args)
 		r.Decision, r.Args = d, c.Args
+		r.ChangedFields = nil
+		if ch, ok := g.o.Catalog.LastChange(c.Server, c.Tool); changed && ok && ch.NewHash == t.Hash {
+			r.ChangedFields = ch.Fields
+		}
 
 		switch d.Verdict {
 		case decide.Deny:
@@ -327,10 +338,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 			}
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
-				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned}
-			if ch, ok := g.o.Catalog.LastChange(c.Server, c.Tool); changed && ok && ch.NewHash == t.Hash {
-				q.ChangedFields = ch.Fields
-			}
+				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
 			ans, err := g.o.Asker.Ask(ctx, q)
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = StatusDenied, "user"

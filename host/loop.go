@@ -98,6 +98,8 @@ type CallEntry struct {
 	Status    Status          `json:"status,omitempty"`
 	Attempts  []Attempt       `json:"attempts,omitempty"`
 	Message   string          `json:"message,omitempty"`
+	// Stale: the server answered with the SERVER_STALE signal (see Result.Stale).
+	Stale bool `json:"stale,omitempty"`
 	// ResultBytes is the size of the result text given to the model before
 	// truncation; Truncated says it was cut.
 	ResultBytes int           `json:"resultBytes,omitempty"`
@@ -300,6 +302,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		entry.Reasons = append(entry.Reasons, rs.Code)
 	}
 	entry.DecidedBy, entry.Status, entry.Attempts, entry.Message, entry.Result = r.DecidedBy, r.Status, r.Attempts, r.Message(), r.Result
+	entry.Stale = r.Stale
 	l.emit(LoopEvent{Kind: EvDecision, Call: entry})
 	if r.Status == StatusBlocked {
 		l.emit(LoopEvent{Kind: EvBlocked, Call: entry})

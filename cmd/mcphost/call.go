@@ -136,6 +136,9 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		summary += fmt.Sprintf(" after %d attempt%s", n, plural(n))
 	}
 	fmt.Fprintln(s.Err, summary)
+	if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+		fmt.Fprintln(s.Err, sanitize.Line("mcphost: approving this call accepted the new definition of "+ref+changedWhat(r.ChangedFields)))
+	}
 	if r.Status != host.StatusSuccess {
 		msg := r.Message()
 		if r.Err != nil && r.Status == host.StatusError {
@@ -151,6 +154,14 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		return withCode(code, fmt.Errorf("%s", sanitize.Text(msg)))
 	}
 	return nil
+}
+
+// changedWhat names the changed parts of a definition, when known.
+func changedWhat(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	return " (what changed: " + strings.Join(fields, ", ") + ")"
 }
 
 func plural(n int) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/spf13/cobra"
 )
@@ -139,7 +140,11 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 		hd = policy.Decide(in)
 		in.Mode = mode
 	}
-	tips := suggestions(st, t, d, hd)
+	var fields []string
+	if ch, ok := m.LastChange(t.Server, t.Name); ok && ch.NewHash == t.Hash {
+		fields = ch.Fields
+	}
+	tips := suggestions(st, t, d, hd, fields)
 
 	if o.JSON {
 		eff := d.Effective
@@ -212,7 +217,7 @@ func reasonText(t *client.Tool, r decide.Reason) string {
 }
 
 // suggestions say what a person could change to get another decision.
-func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []string {
+func suggestions(st *setup, t *client.Tool, d, headless decide.Decision, changedFields []string) []string {
 	var out []string
 	exact := fmt.Sprintf("%+q", t.Server+"/"+t.Name)
 	if !st.trusted[t.Server] && !st.demo {
@@ -222,13 +227,19 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []strin
 		}
 		out = append(out, fmt.Sprintf("trust the server (%s) so its annotations count", how))
 	}
+	// A changed definition voids allow rules and grants: only accepting it
+	// lifts that, so no allow rule is suggested.
+	changed := d.Has(decide.CodeDefinitionChanged)
+	if changed {
+		out = append(out, host.ChangeNote(t.Server, t.Name, changedFields))
+	}
 	poisoned := decide.PoisonFlags(t.Description) != nil
 	switch {
 	case poisoned && (d.Verdict != decide.Deny || d.Rule == ""):
 		out = append(out, "its description gives the model orders, so no allow rule lets it run without asking; only approving a call in the dialog does, after reading the description")
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
-	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "":
+	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "" && !changed:
 		out = append(out, fmt.Sprintf("an allow rule %s (\"permissions\": {\"allow\": [...]} or --allow) would run it without asking", exact))
 	case d.Verdict == decide.Allow && d.Class != decide.Read:
 		out = append(out, fmt.Sprintf("an ask rule %s (or --ask) would make it ask first; a deny rule would refuse it", exact))

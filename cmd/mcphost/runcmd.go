@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/decide"
@@ -123,6 +124,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 			case "text":
 				if e.Kind == host.EvResult && e.Call != nil {
 					fmt.Fprintln(s.Err, callLine(e.Call))
+					if note := callNote(e.Call); note != "" {
+						fmt.Fprintln(s.Err, "  "+note)
+					}
 				}
 			}
 		},
@@ -190,6 +194,15 @@ func callLine(c *host.CallEntry) string {
 		line += " (" + c.DecidedBy + ")"
 	}
 	return line + " → " + string(c.Status)
+}
+
+// callNote is what a person must do after a call in text output, or "":
+// accept a changed definition, or restart a stale server.
+func callNote(c *host.CallEntry) string {
+	if c.Stale || c.Status == host.StatusBlocked && slices.Contains(c.Reasons, decide.CodeDefinitionChanged) {
+		return sanitize.Line(c.Message)
+	}
+	return ""
 }
 
 // runExit maps a run to its exit code: blocked calls first (the answer is

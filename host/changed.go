@@ -1,0 +1,19 @@
+package host
+
+import "strings"
+
+// ChangeNote says, for a tool whose definition changed since a person
+// accepted it, what changed and how to accept the change. fields are the
+// parts of the definition that changed, as the client recorded them
+// (client.Change.Fields), or nil when they are not known: across runs only
+// a hash of the accepted definition is kept. It never suggests an allow
+// rule: none applies to a changed definition.
+func ChangeNote(server, tool string, fields []string) string {
+	ref := server + "/" + tool
+	what := "which part is not known: only a hash of the accepted definition is kept"
+	if len(fields) > 0 {
+		what = "what changed: " + strings.Join(fields, ", ")
+	}
+	return "the definition of " + ref + " changed since it was accepted (" + what + "); until a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
+		"Accept it with mcphost pin accept " + ref + ", or by approving a call to it"
+}
