@@ -16,7 +16,9 @@
 // [Manager.Call] executes one call and classifies its outcome into the failure
 // classes of the design (not sent, rejected, throttled, outcome unknown, tool
 // error, success). It decides nothing: policy, retries and auditing belong to
-// the gate that calls it.
+// the gate that calls it. A JSON-RPC error carrying the SERVER_STALE signal
+// ([StaleCode]) is rejected: the server refused to run the call until it is
+// restarted.
 //
 // An HTTP or SSE server is held to its configured origin (scheme, host and
 // port): a redirect elsewhere or a legacy SSE endpoint elsewhere is refused

@@ -35,5 +35,13 @@
 //   - An honest status: once any attempt may have reached the server, the
 //     call is unknown at best, whatever later attempts report, and the
 //     message says how many attempts there were and which may have run.
+//   - A stale server is a refusal, not a failure: a tool error whose JSON
+//     says "error": "SERVER_STALE", or a JSON-RPC error carrying it (which
+//     the client classifies as rejected), is never retried, and its message
+//     says how to restart the server (TestStaleToolErrorIsRecognised,
+//     TestStaleJSONRPCErrorIsARefusal). The word in other text is not the
+//     signal (TestStaleWordInAnErrorIsNotTheSignal).
+//   - A blocked call to a changed definition says what changed and how to
+//     accept it (ChangeNote), never an allow rule, which cannot lift it.
 //   - Results go back to the model marked as data, not instructions.
 package host
