@@ -88,7 +88,7 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person: decline, or defaults (accept the defaults the form gives)")
 	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
 	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
-	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "how long a server may take to start unless its config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
+	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "let servers start for up to `DURATION` unless their config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
 
 	root.AddCommand(
 		newServersCmd(g, s),
