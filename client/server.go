@@ -123,9 +123,10 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	var tmu sync.Mutex
 	// A process that does not answer in time is asked to end (SIGTERM to
 	// its group), so that a launcher still downloading the package can
-	// clean up; closing the connection escalates within the transport's
-	// TerminateDuration twice, and fail kills whatever is left. A start
-	// abandoned by the caller is killed at once.
+	// clean up. Closing the connection then gives it the transport's
+	// TerminateDuration twice before the SDK kills it, and fail kills
+	// whatever is left of the group. A start abandoned by the caller is
+	// killed at once.
 	var proc *procTransport
 	giveUp := func(flag *bool, stop func(*procTransport)) {
 		tmu.Lock()
