@@ -4,7 +4,11 @@
 // A [Manager] starts every configured server in parallel (stdio, streamable
 // HTTP or SSE, or an in-process transport), bounds each start with a timeout
 // so that one slow or broken server never delays the others, restarts
-// servers that crash, and follows tools/list_changed notifications.
+// servers that crash, and follows tools/list_changed notifications. A server
+// run by a package launcher (npx, uvx, …) may download its package first and
+// gets a longer default start timeout ([DefaultLauncherStartTimeout]); a start
+// that times out asks the server's process group to end (SIGTERM) before it
+// is killed, so that a launcher can clean up what it downloaded.
 //
 // The catalog is read from the raw tools/list JSON rather than through the
 // SDK's typed decoding, for two reasons: the SDK's annotation type cannot tell

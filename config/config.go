@@ -13,9 +13,6 @@ const (
 	// DefaultProtocolVersion is the MCP protocol version a server is asked
 	// to speak unless its entry sets "protocolVersion".
 	DefaultProtocolVersion = "2025-11-25"
-	// DefaultStartTimeout bounds starting and initializing a server unless
-	// its entry sets "startTimeout".
-	DefaultStartTimeout = 30 * time.Second
 )
 
 // Transports a Server can use.
@@ -79,7 +76,7 @@ type Server struct {
 
 	Trust           bool // annotations from this server are believed
 	ProtocolVersion string
-	StartTimeout    time.Duration
+	StartTimeout    time.Duration // 0: the caller's default
 	CallTimeout     time.Duration // 0: the caller's default
 	Disabled        bool
 

@@ -29,8 +29,8 @@
 // (http or https),
 // "headers" (object of strings), "trust" (boolean), "protocolVersion"
 // (default DefaultProtocolVersion), "startTimeout" and "callTimeout"
-// (duration strings such as "30s"; startTimeout defaults to
-// DefaultStartTimeout), "disabled" (boolean). Without "type", a server with
+// (duration strings such as "30s"; left out, the host's defaults apply),
+// "disabled" (boolean). Without "type", a server with
 // "command" is stdio and one with "url" is http. A server needs exactly one
 // of "command" and "url". Server names have 1 to 64 letters, digits, '-',
 // '_' and '.', because they become prefixes of tool names.

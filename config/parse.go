@@ -256,7 +256,6 @@ func (p *parser) server(m member) (Server, error) {
 	s := Server{
 		Name:            name,
 		ProtocolVersion: DefaultProtocolVersion,
-		StartTimeout:    DefaultStartTimeout,
 		Source:          p.src,
 		File:            p.file,
 	}

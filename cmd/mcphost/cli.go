@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,9 @@ type globalOptions struct {
 	Elicit        string   // "decline" (default) or "defaults"
 	AllowSampling bool     // let servers use the model, headless
 	Roots         []string // directories offered to servers as roots
+	// StartTimeout bounds the start of servers that set no startTimeout
+	// of their own; 0 selects the client's defaults.
+	StartTimeout time.Duration
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -84,6 +88,7 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person: decline, or defaults (accept the defaults the form gives)")
 	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
 	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
+	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "let servers start for up to `DURATION` unless their config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
 
 	root.AddCommand(
 		newServersCmd(g, s),
