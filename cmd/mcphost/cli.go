@@ -72,7 +72,7 @@ Without a configuration it runs against built-in demo servers.`,
 
 	f := root.PersistentFlags()
 	f.StringVar(&g.ConfigFile, "config", "", "config `file` (default: $XDG_CONFIG_HOME/mcphost/config.json)")
-	f.StringArrayVar(&g.Servers, "server", nil, "add a server: `NAME=COMMAND [ARGS…]` or NAME=URL (repeatable)")
+	f.StringArrayVar(&g.Servers, "server", nil, "add a server: `NAME=COMMAND [ARGS...]` or NAME=URL (repeatable)")
 	f.StringArrayVar(&g.Trust, "trust", nil, "believe the annotations of server `NAME` (repeatable)")
 	f.StringArrayVar(&g.Allow, "allow", nil, "allow calls matching `RULE`, e.g. 'fs/read_*' (repeatable)")
 	f.StringArrayVar(&g.Ask, "ask", nil, "ask before calls matching `RULE` (repeatable)")
@@ -100,10 +100,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
 	)
-	for _, c := range root.Commands() {
-		c.SilenceUsage = true
-		c.SilenceErrors = true
-	}
+	strictUsage(root)
 	_ = ctx
 	return root
 }

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// strictUsage makes every mistake on the command line a usage error (exit
+// 2), for every command of the tree, in one place: an unknown subcommand,
+// a help topic that does not exist, and arguments a command's Args
+// validator rejects. Where a near name exists the error says "did you
+// mean". A command that only groups subcommands prints its help when run
+// alone. It must run after every command is added.
+func strictUsage(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.SilenceUsage, c.SilenceErrors = true, true
+		c.SuggestionsMinimumDistance = 2 // "toolz", "tial", "stauts"
+		check := c.Args
+		switch {
+		case c.Name() == "help" && c.HasParent():
+			check = helpTopicArgs
+		case c.HasSubCommands():
+			if c.Run == nil && c.RunE == nil {
+				c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+			}
+			check = subcommandArgs(check)
+		}
+		c.Args = usageArgs(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// usageArgs runs check and marks what it rejects as a usage error, with
+// the command's usage line. A nil check accepts any arguments.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if check == nil {
+			return nil
+		}
+		err := check(cmd, args)
+		if err == nil {
+			return nil
+		}
+		var ce *codeError
+		if errors.As(err, &ce) {
+			return err // already says what is wrong
+		}
+		msg := err.Error()
+		if !cmd.HasSubCommands() && len(args) > 0 && check(cmd, nil) == nil && strings.HasPrefix(msg, "unknown command") {
+			// cobra.NoArgs speaks of commands; this command takes no arguments.
+			msg = fmt.Sprintf("takes no arguments, got %q", args[0])
+		}
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return usageError(fmt.Errorf("%s: %s\nusage: %s (see %s --help)", name, msg, cmd.UseLine(), cmd.CommandPath()))
+	}
+}
+
+// subcommandArgs rejects an argument to a command with subcommands: an
+// argument that reaches it names no subcommand. Without arguments the
+// command's own check applies.
+func subcommandArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			if check == nil {
+				return nil
+			}
+			return check(cmd, args)
+		}
+		return unknownCommand(cmd, args[0])
+	}
+}
+
+// helpTopicArgs rejects `help TOPIC` for a topic that is not a command.
+func helpTopicArgs(cmd *cobra.Command, args []string) error {
+	found, rest, err := cmd.Root().Find(args)
+	if err != nil || found == nil {
+		return usageError(fmt.Errorf("no help topic %q (see %s --help)", strings.Join(args, " "), cmd.Root().Name()))
+	}
+	if len(rest) > 0 {
+		return unknownCommand(found, rest[0])
+	}
+	return nil
+}
+
+// unknownCommand is the usage error for name, not a subcommand of cmd,
+// with the subcommands whose names are near it.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %s", name, cmd.CommandPath())
+	if near := cmd.SuggestionsFor(name); len(near) > 0 {
+		msg += "; did you mean " + orList(quoteAll(near)) + "?"
+	}
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return usageError(fmt.Errorf("%s\n%s has: %s (see %s --help)", msg, cmd.CommandPath(), strings.Join(names, ", "), cmd.CommandPath()))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// orList joins ["a", "b", "c"] as "a, b or c".
+func orList(ss []string) string {
+	if len(ss) <= 1 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
+}
