@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
@@ -107,6 +108,12 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		opened.discard()
 		return err
 	}
+	if _, ok := m.Tool(server, tool); !ok {
+		err := noSuchTool(m, server, tool)
+		m.Close()
+		opened.discard()
+		return err
+	}
 	sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
 	defer sess.Close()
 
@@ -151,6 +158,33 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		return withCode(code, fmt.Errorf("%s", sanitize.Text(msg)))
 	}
 	return nil
+}
+
+// noSuchTool is the usage error for a tool the server does not list: the
+// near names first ("did you mean"), then what the server has.
+func noSuchTool(m *client.Manager, server, tool string) error {
+	var have []string
+	for _, t := range m.Tools() {
+		if t.Server == server {
+			have = append(have, t.Name)
+		}
+	}
+	msg := fmt.Sprintf("server %q has no tool %q", server, sanitize.Line(tool))
+	if near := nearNames(tool, have); len(near) > 0 {
+		msg += "; did you mean " + sanitize.Line(orList(quoteAll(prefixAll(server+"/", near)))) + "?"
+	}
+	if len(have) > 12 {
+		have = append(have[:12], "…")
+	}
+	return usageError(fmt.Errorf("%s\nit has: %s", msg, sanitize.Line(strings.Join(have, ", "))))
+}
+
+func prefixAll(p string, ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = p + s
+	}
+	return out
 }
 
 func plural(n int) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -121,4 +122,47 @@ func orList(ss []string) string {
 		return strings.Join(ss, "")
 	}
 	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
+}
+
+// nearNames are the names in have within two edits of name (case
+// ignored), nearest first: what a misspelt name probably meant.
+func nearNames(name string, have []string) []string {
+	type near struct {
+		name string
+		d    int
+	}
+	var ns []near
+	for _, h := range have {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(h)); d <= 2 && d < len([]rune(h)) {
+			ns = append(ns, near{h, d})
+		}
+	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].d < ns[j].d })
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.name
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
