@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,9 +37,12 @@ full result with the decision and every attempt. A summary line goes to stderr.
 With --batch FILE, each line of FILE is a call, optionally with expectations:
   {"tool": "tasks/get_task", "args": {"id": "T-1"}, "expect": {"verdict": "allow", "isError": false}}
 Expectations: verdict, status, class, tier, isError, contains (text in the
-result). The calls run in order; a line per call and "N passed, N failed" are
-printed, and any unmet expectation exits 1 — a test of a server's annotations
-and behaviour for its CI.
+result); a line without any must end in status success. The whole file is
+checked before anything runs: an unknown field or value, or a tool its server
+does not list, exits 2 naming the line. The calls run in order; a line per
+call and "N passed, N failed" are printed (with --json, one JSON object per
+call, then a summary object), and any unmet expectation exits 1 — a test of a
+server's annotations and behaviour for its CI.
 
 Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
 an error, 6 the outcome is unknown (the call may or may not have taken effect;
@@ -169,14 +173,14 @@ func noSuchTool(m *client.Manager, server, tool string) error {
 			have = append(have, t.Name)
 		}
 	}
-	msg := fmt.Sprintf("server %q has no tool %q", server, sanitize.Line(tool))
-	if near := nearNames(tool, have); len(near) > 0 {
-		msg += "; did you mean " + sanitize.Line(orList(quoteAll(prefixAll(server+"/", near)))) + "?"
-	}
 	if len(have) > 12 {
 		have = append(have[:12], "…")
 	}
-	return usageError(fmt.Errorf("%s\nit has: %s", msg, sanitize.Line(strings.Join(have, ", "))))
+	msg := fmt.Sprintf("server %q has no tool %q; it has: %s", server, sanitize.Line(tool), sanitize.Line(strings.Join(have, ", ")))
+	if near := nearNames(tool, have); len(near) > 0 {
+		msg += "\ndid you mean " + sanitize.Line(orList(quoteAll(prefixAll(server+"/", near)))) + "?"
+	}
+	return usageError(errors.New(msg))
 }
 
 func prefixAll(p string, ss []string) []string {
@@ -240,7 +244,10 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 		return err
 	}
 	defer sess.Close()
-	return runBatch(sess, s, o.Batch, calls, cmd.Context())
+	if err := checkTools(sess.m, o.Batch, calls); err != nil {
+		return err
+	}
+	return runBatch(sess, s, o.Batch, calls, cmd.Context(), o.JSON)
 }
 
 // cliAsker is who answers when a command line call needs approval: nobody
