@@ -13,8 +13,8 @@ import (
 // 2), for every command of the tree, in one place: an unknown subcommand,
 // a help topic that does not exist, and arguments a command's Args
 // validator rejects. Where a near name exists the error says "did you
-// mean". A command that only groups subcommands prints its help when run
-// alone. It must run after every command is added.
+// mean". A command that only groups subcommands, run alone, is a usage
+// error naming them. It must run after every command is added.
 func strictUsage(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -28,7 +28,7 @@ func strictUsage(root *cobra.Command) {
 			check = helpTopicArgs
 		case c.HasSubCommands():
 			if c.Run == nil && c.RunE == nil {
-				c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+				c.RunE = needsSubcommand
 			}
 			check = subcommandArgs(check)
 		}
@@ -90,6 +90,18 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 		return unknownCommand(found, rest[0])
 	}
 	return nil
+}
+
+// needsSubcommand is the usage error of a group command run alone.
+func needsSubcommand(cmd *cobra.Command, _ []string) error {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	return usageError(fmt.Errorf("%s needs a command: %s (see %s --help)", name, orList(names), cmd.CommandPath()))
 }
 
 // unknownCommand is the usage error for name, not a subcommand of cmd,

@@ -88,13 +88,14 @@ func TestNearNamesAreSuggested(t *testing.T) {
 	}
 }
 
-// TestGroupsAloneShowHelp: a command that only groups subcommands, run
-// alone, shows its help and succeeds.
-func TestGroupsAloneShowHelp(t *testing.T) {
-	for _, g := range []string{"audit", "pin", "completion"} {
-		s, out, _ := testStreams(t)
-		if code := run(context.Background(), []string{g}, s); code != exitOK || !strings.Contains(out.String(), "Available Commands:") {
-			t.Errorf("mcphost %s: exit %d, stdout %q", g, code, out)
+// TestGroupsAloneAreUsageErrors: a command that only groups subcommands,
+// run alone, is a usage error that names them (as auth always was).
+func TestGroupsAloneAreUsageErrors(t *testing.T) {
+	for g, want := range map[string]string{"audit": "audit needs a command: tail or verify", "pin": "pin needs a command: accept",
+		"completion": "completion needs a command: bash, fish, powershell or zsh"} {
+		s, out, errb := testStreams(t)
+		if code := run(context.Background(), []string{g}, s); code != exitUsage || !strings.Contains(errb.String(), want) || out.Len() > 0 {
+			t.Errorf("mcphost %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", g, code, out, errb, want)
 		}
 	}
 }
