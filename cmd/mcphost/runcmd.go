@@ -162,9 +162,29 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	case code == exitBlocked:
 		return withCode(code, errors.New("a call needed approval and was refused; the answer is likely incomplete (--allow-blocked accepts this)"))
 	case code != exitOK:
-		return withCode(code, nil)
+		return withCode(code, runFailure(out, code))
 	}
 	return nil
+}
+
+// runFailure names the calls behind a run's exit code 6 (outcome unknown)
+// or 4 (denied by a rule), as runExit found them; nil for other codes.
+func runFailure(out *host.RunOutcome, code int) error {
+	var lines []string
+	for _, c := range out.Calls {
+		ref := sanitize.Line(c.Server + "/" + c.Tool)
+		switch {
+		case code == exitUnknown && c.Status == host.StatusUnknown:
+			lines = append(lines, fmt.Sprintf("the outcome of %s (call %s, %d attempt%s) is unknown: it may or may not have taken effect; check before running it again",
+				ref, sanitize.Line(c.ID), len(c.Attempts), plural(len(c.Attempts))))
+		case code == exitDenied && c.Status == host.StatusDenied && strings.HasPrefix(c.DecidedBy, "rule:"):
+			lines = append(lines, fmt.Sprintf("%s (call %s) was denied by the rule %s", ref, sanitize.Line(c.ID), strings.TrimPrefix(c.DecidedBy, "rule:")))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // warmModel connects to the model's provider in the background while the
