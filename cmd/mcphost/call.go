@@ -191,6 +191,11 @@ func prefixAll(p string, ss []string) []string {
 	return out
 }
 
+// nounCount is n with the noun in the number n needs: "1 tool", "2 tools".
+func nounCount(n int, noun string) string {
+	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -205,9 +210,9 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 		case *mcp.TextContent:
 			fmt.Fprintln(s.Out, sanitize.Text(c.Text))
 		case *mcp.ImageContent:
-			fmt.Fprintf(s.Out, "[image %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+			fmt.Fprintf(s.Out, "[image %s, %s]\n", sanitize.Line(c.MIMEType), nounCount(len(c.Data), "byte"))
 		case *mcp.AudioContent:
-			fmt.Fprintf(s.Out, "[audio %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+			fmt.Fprintf(s.Out, "[audio %s, %s]\n", sanitize.Line(c.MIMEType), nounCount(len(c.Data), "byte"))
 		case *mcp.ResourceLink:
 			fmt.Fprintf(s.Out, "[resource link %s]\n", sanitize.Line(c.URI))
 		case *mcp.EmbeddedResource:
@@ -215,7 +220,7 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 				if c.Resource.Text != "" {
 					fmt.Fprintf(s.Out, "[resource %s]\n%s\n", sanitize.Line(c.Resource.URI), sanitize.Text(c.Resource.Text))
 				} else {
-					fmt.Fprintf(s.Out, "[resource %s, %d bytes]\n", sanitize.Line(c.Resource.URI), base64.StdEncoding.EncodedLen(len(c.Resource.Blob)))
+					fmt.Fprintf(s.Out, "[resource %s, %s]\n", sanitize.Line(c.Resource.URI), nounCount(base64.StdEncoding.EncodedLen(len(c.Resource.Blob)), "byte"))
 				}
 			}
 		default:

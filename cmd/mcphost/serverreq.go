@@ -84,7 +84,7 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 				return nil, err
 			}
 			if notes.count(server, "sampling", "answered") {
-				fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %d output tokens\n", sanitize.Line(server), usage.InputTokens, usage.OutputTokens)
+				fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %s\n", sanitize.Line(server), usage.InputTokens, nounCount(usage.OutputTokens, "output token"))
 			}
 			return res, nil
 		}
