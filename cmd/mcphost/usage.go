@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // strictUsage makes every mistake on the command line a usage error (exit
@@ -18,6 +20,7 @@ import (
 func strictUsage(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	root.SetFlagErrorFunc(flagError)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.SilenceUsage, c.SilenceErrors = true, true
@@ -90,6 +93,28 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 		return unknownCommand(found, rest[0])
 	}
 	return nil
+}
+
+// flagError is the usage error for a flag mistake, with the near flag
+// names for an unknown one.
+func flagError(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return usageError(err)
+	}
+	var have []string
+	add := func(f *pflag.Flag) {
+		if !slices.Contains(have, f.Name) {
+			have = append(have, f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	msg := err.Error()
+	if near := nearNames(name, have); len(near) > 0 {
+		msg += "; did you mean " + orList(quoteAll(prefixAll("--", near))) + "?"
+	}
+	return usageError(fmt.Errorf("%s (see %s --help)", msg, cmd.CommandPath()))
 }
 
 // needsSubcommand is the usage error of a group command run alone.

@@ -80,6 +80,8 @@ func TestNearNamesAreSuggested(t *testing.T) {
 		{"pin acept", `did you mean "accept"?`},
 		{"auth stauts", `did you mean "status"?`},
 		{"help explian", `did you mean "explain"?`},
+		{"tools --jsno", `unknown flag: --jsno; did you mean "--json"?`},
+		{"call --trsut tasks", `did you mean "--trust"?`},
 	} {
 		s, _, errb := testStreams(t)
 		if code := run(context.Background(), strings.Fields(tc.args), s); code != exitUsage || !strings.Contains(errb.String(), tc.want) {
