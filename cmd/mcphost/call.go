@@ -46,7 +46,8 @@ server's annotations and behaviour for its CI.
 
 Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
 an error, 6 the outcome is unknown (the call may or may not have taken effect;
-it was not retried automatically), 1 anything else.`,
+it was not retried automatically), 2 a usage mistake (such as a tool the
+server does not list, or a bad batch file), 1 anything else.`,
 		Example: `  mcphost call tasks/list_tasks
   mcphost call --yes tasks/delete_task '{"id": "T-3"}'`,
 		Args: cobra.RangeArgs(0, 2),
