@@ -55,7 +55,7 @@ for the browser to come back to a one-time address on 127.0.0.1.`,
 		},
 	}
 	login.Flags().BoolVar(&lo.NoBrowser, "no-browser", false, "only print the authorization URL; do not open a browser")
-	login.Flags().DurationVar(&lo.Timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the browser")
+	login.Flags().DurationVar(&lo.Timeout, "timeout", oauth.DefaultLoginTimeout, "wait at most `DURATION` (such as 90s) for the browser")
 	so := &authStatusOptions{}
 	status := &cobra.Command{
 		Use:   "status",

@@ -51,9 +51,9 @@ key); 1 anything else, such as a model error or the step limit.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt (default: read standard input)")
-	f.StringVar(&o.Output, "output", "text", "output format: text, json or stream-json")
-	f.IntVar(&o.MaxSteps, "max-steps", 25, "most model turns")
+	f.StringVarP(&o.Prompt, "prompt", "p", "", "send `PROMPT` to the model (default: read standard input)")
+	f.StringVar(&o.Output, "output", "text", "print in `FORMAT`: text, json or stream-json")
+	f.IntVar(&o.MaxSteps, "max-steps", 25, "at most `N` model turns")
 	f.BoolVar(&o.AllowBlocked, "allow-blocked", false, "exit 0 even if a call was blocked for approval")
 	return cmd
 }
