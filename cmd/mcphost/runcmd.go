@@ -175,8 +175,7 @@ func runFailure(out *host.RunOutcome, code int) error {
 		ref := sanitize.Line(c.Server + "/" + c.Tool)
 		switch {
 		case code == exitUnknown && c.Status == host.StatusUnknown:
-			lines = append(lines, fmt.Sprintf("the outcome of %s (call %s, %d attempt%s) is unknown: it may or may not have taken effect; check before running it again",
-				ref, sanitize.Line(c.ID), len(c.Attempts), plural(len(c.Attempts))))
+			lines = append(lines, fmt.Sprintf("call %s: %s", sanitize.Line(c.ID), sanitize.Line(c.Message)))
 		case code == exitDenied && c.Status == host.StatusDenied && strings.HasPrefix(c.DecidedBy, "rule:"):
 			lines = append(lines, fmt.Sprintf("%s (call %s) was denied by the rule %s", ref, sanitize.Line(c.ID), strings.TrimPrefix(c.DecidedBy, "rule:")))
 		}
