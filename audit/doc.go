@@ -34,8 +34,33 @@
 // the first record and grows by one per record.
 //
 // Without a key, the chain detects changes to part of the file; someone who
-// can rewrite the file can also rewrite every hash after their change.
-// Keep Report.LastHash elsewhere to detect that.
+// can rewrite the file can also rewrite every hash after their change, and
+// records removed from the end leave a chain that is whole. Keep the head
+// elsewhere to detect that.
+//
+// # The head, kept elsewhere
+//
+// A log's head is the seq and hash of its last record (Head). With
+// Options.Heads, Close records it outside the log, in a HeadStore keyed by
+// the log's absolute path (mcphost keeps it in its state file), and
+// CheckHead later tells whether the log still holds that record: a log that
+// ends before it, that holds another record at its seq, or whose record
+// there was changed, yields a ProblemTail. SaveHead never moves a recorded
+// head backwards, nor past a log that no longer holds it, so a cut stays
+// visible however many records are written after it, until a person
+// records the new end with ResetHead. Records removed while a Log has the
+// file open make its next Append fail: other writers only ever append, so
+// a file shorter than this Log left it lost records.
+//
+// # Reading the end
+//
+// Open, Append (when another process appended), Tail and CheckHead read
+// the file backwards from its end, line by line, only as far as they need.
+// No record is longer than MaxLine, so a longer line is not read whole: the
+// reading stops with an error wrapping ErrLongLine after at most MaxLine
+// and a few kilobytes of it, and Open fails (so only reads run) until the
+// file is moved aside. Verify reads forward and reports such a line as
+// malformed without keeping it.
 //
 // # Appending from several processes
 //

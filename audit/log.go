@@ -60,6 +60,13 @@ type Options struct {
 	// power failure can lose the last ones, and an intent is no longer known
 	// to be durable before its call runs. For tests and benchmarks.
 	NoSync bool
+	// Sync makes what was written to the file durable; nil means
+	// (*os.File).Sync. It lets tests stand in for a disk that fails.
+	Sync func(*os.File) error
+	// Heads, when set, keeps the log's head outside the log: Close records
+	// it there (see SaveHead), so that removing records from the end of the
+	// log can be detected with CheckHead.
+	Heads HeadStore
 }
 
 // Log appends records to one audit file. It is safe for concurrent use by
@@ -72,7 +79,7 @@ type Log struct {
 	mu     sync.Mutex
 	f      *os.File
 	closed bool
-	failed error // a sync failed: nothing more is appended
+	failed error // a sync failed or records vanished: nothing more is appended
 
 	// The end of the file as this Log last saw it. size is -1 when unknown.
 	size   int64
@@ -89,6 +96,9 @@ type Log struct {
 func Open(path string, opts Options) (*Log, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Sync == nil {
+		opts.Sync = (*os.File).Sync
 	}
 	var secrets []string
 	for _, v := range opts.Secrets {
@@ -150,7 +160,8 @@ func Open(path string, opts Options) (*Log, error) {
 // read). A failed write may leave a partial line, which the next Append
 // steps over (see the package documentation). After a failed sync the Log
 // refuses every later Append, because the kernel may have dropped data it
-// had accepted: close it and open the file again.
+// had accepted: close it and open the file again. It does the same when
+// the file became shorter than this Log left it: records were removed.
 func (l *Log) Append(r *Record) error {
 	if r == nil {
 		return errors.New("audit: append: nil record")
@@ -166,7 +177,7 @@ func (l *Log) Append(r *Record) error {
 	case l.closed:
 		return ErrClosed
 	case l.failed != nil:
-		return fmt.Errorf("audit: append to %s: an earlier sync failed, records may be lost: %w", l.path, l.failed)
+		return fmt.Errorf("audit: append to %s: %w", l.path, l.failed)
 	}
 	return l.lockedFile(func() error { return l.write(r) })
 }
@@ -214,9 +225,9 @@ func (l *Log) write(r *Record) error {
 	// with the next intent's sync or at Close: a power failure can lose it,
 	// and then its intent shows as open, so nothing goes missing unseen.
 	if !l.opts.NoSync && r.Kind == Intent {
-		if err := l.f.Sync(); err != nil {
-			l.failed = err
-			return fmt.Errorf("audit: sync %s: %w", l.path, err)
+		if serr := l.opts.Sync(l.f); serr != nil {
+			l.failed = fmt.Errorf("an earlier sync failed, records may be lost: %w", serr)
+			return fmt.Errorf("audit: sync %s: %w", l.path, serr)
 		}
 	}
 	return nil
@@ -233,7 +244,16 @@ func (l *Log) refresh() error {
 	if fi.Size() == l.size {
 		return nil
 	}
+	if l.size >= 0 && fi.Size() < l.size {
+		// Other writers only ever append: records this Log wrote or saw
+		// were removed. Chaining to what is left would hide that.
+		l.failed = fmt.Errorf("the file shrank from %d to %d bytes since this log last wrote it: records were removed; run \"mcphost audit verify\"", l.size, fi.Size())
+		return l.failed
+	}
 	seq, hash, needNL, err := lastRecord(l.f, fi.Size())
+	if errors.Is(err, ErrLongLine) {
+		return fmt.Errorf("audit: read end of %s: %w; mcphost never writes such a line: run \"mcphost audit verify\" to see it, and move the file aside to start a new log", l.path, err)
+	}
 	if err != nil {
 		return fmt.Errorf("audit: read end of %s: %w", l.path, err)
 	}
@@ -365,8 +385,9 @@ func (l *Log) lockedFile(fn func() error) (err error) {
 	return fn()
 }
 
-// Close closes the file. It may be called more than once and concurrently
-// with Append; Appends after it fail with ErrClosed.
+// Close syncs and closes the file and, with Options.Heads, records the
+// log's head there (see SaveHead). It may be called more than once and
+// concurrently with Append; Appends after it fail with ErrClosed.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -374,10 +395,29 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
-	if err := l.f.Close(); err != nil {
-		return fmt.Errorf("audit: close %s: %w", l.path, err)
+	var errs []error
+	if !l.opts.NoSync && l.failed == nil {
+		if err := l.opts.Sync(l.f); err != nil {
+			errs = append(errs, fmt.Errorf("audit: sync %s: %w", l.path, err))
+		}
 	}
-	return nil
+	if l.opts.Heads != nil && l.size >= 0 {
+		if err := SaveHead(l.opts.Heads, l.path, l.f, Head{Seq: l.seq, Hash: l.hash}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := l.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("audit: close %s: %w", l.path, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Head returns the seq and hash of the last record this Log wrote or read
+// back from the file (0 and Genesis for an empty log).
+func (l *Log) Head() Head {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return Head{Seq: l.seq, Hash: l.hash}
 }
 
 // Path returns the file the log appends to.

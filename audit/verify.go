@@ -47,7 +47,14 @@ type Problem struct {
 	Msg  string      `json:"msg"`
 }
 
-func (p Problem) String() string { return fmt.Sprintf("line %d: %s: %s", p.Line, p.Kind, p.Msg) }
+// String writes the problem as "line N: kind: message", without the line
+// for a problem with no line of its own (Line 0, as from CheckHead).
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.Kind, p.Msg)
+	}
+	return fmt.Sprintf("line %d: %s: %s", p.Line, p.Kind, p.Msg)
+}
 
 // Entry is a record and the line it is on.
 type Entry struct {
@@ -320,6 +327,9 @@ func Tail(path string, n int) ([]Record, error) {
 		}
 		return len(out) < n
 	})
+	if errors.Is(err, ErrLongLine) {
+		return nil, fmt.Errorf("audit: tail %s: %w; mcphost never writes such a line: run \"mcphost audit verify\" to see where it starts", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: tail %s: %w", path, err)
 	}

@@ -33,13 +33,13 @@ func oauthFor(spec *Spec) auth.OAuthHandler {
 }
 
 // withOAuth wraps hc so that the handler's token can reach no other origin
-// than the server's.
+// than the server's. hc's redirect policy stays.
 func withOAuth(hc *http.Client, serverURL string, h auth.OAuthHandler) *http.Client {
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		return hc
 	}
-	return &http.Client{Transport: &oauthTransport{base: hc.Transport, origin: originOf(u), handler: h}}
+	return &http.Client{Transport: &oauthTransport{base: hc.Transport, origin: originOf(u), handler: h}, CheckRedirect: hc.CheckRedirect}
 }
 
 // oauthTransport drops the Authorization header from any request whose

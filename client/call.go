@@ -179,6 +179,10 @@ func classify(result *mcp.CallToolResult, err error, cause error, probe *httpPro
 		r.Outcome, r.Detail, r.CancelSent = OutcomeUnknown, "timeout", true
 	case errors.Is(cause, context.Canceled):
 		r.Outcome, r.Detail, r.CancelSent = OutcomeUnknown, "cancelled", true
+	case probe.cutOff() != nil:
+		// The server received the call and answered too much: it may have
+		// run.
+		r.Outcome, r.Detail, r.Err = OutcomeUnknown, "answer over the size limit", fmt.Errorf("%w (%w)", probe.cutOff(), err)
 	case status == 429 || status == 503:
 		r.Outcome, r.Detail, r.RetryAfter = OutcomeThrottled, "HTTP "+strconv.Itoa(status), retryAfter
 	case status == 400 || status == 404 || status == 405 || status == 413 || status == 415:
@@ -190,6 +194,16 @@ func classify(result *mcp.CallToolResult, err error, cause error, probe *httpPro
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE):
 		r.Outcome, r.Detail = OutcomeUnknown, "connection lost"
 	default:
+		var aerr *AnswerError
+		var oerr *OffOriginError
+		switch {
+		case errors.As(err, &aerr):
+			r.Outcome, r.Detail = OutcomeUnknown, "HTTP "+strconv.Itoa(aerr.Status)+" "+aerr.ContentType
+			return r
+		case errors.As(err, &oerr):
+			r.Outcome, r.Detail = OutcomeUnknown, "redirect refused"
+			return r
+		}
 		var werr *jsonrpc.Error
 		if errors.As(err, &werr) {
 			r.Detail = "JSON-RPC " + strconv.FormatInt(int64(werr.Code), 10)

@@ -17,4 +17,13 @@
 // classes of the design (not sent, rejected, throttled, outcome unknown, tool
 // error, success). It decides nothing: policy, retries and auditing belong to
 // the gate that calls it.
+//
+// An HTTP or SSE server is held to its configured origin (scheme, host and
+// port): a redirect elsewhere or a legacy SSE endpoint elsewhere is refused
+// with an error naming both origins, so configured headers and tokens never
+// leave it, and https is never downgraded. Each answer is read within the
+// bound of one stdio message, after decompression and per event on a stream;
+// an answer over it fails that call as outcome unknown. An answer that is no
+// MCP message is reported with its status, content type and first bytes. A
+// server URL is shown and put into errors only through [RedactURL].
 package client

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 
@@ -64,8 +65,8 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	defer resp.Body.Close()
 	lr := io.LimitReader(resp.Body, r.maxBody+1)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("%s: HTTP %d: %s", method, resp.StatusCode, strings.TrimSpace(string(msg)))
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, answerHead))
+		return nil, fmt.Errorf("%s: the server answered %s", method, describeAnswer(resp.StatusCode, mediaType(resp.Header.Get("Content-Type")), head))
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
@@ -81,7 +82,8 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	case "text/event-stream":
 		return r.readStream(method, id, lr)
 	default:
-		return nil, fmt.Errorf("%s: unexpected content type %q", method, ct)
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, answerHead))
+		return nil, fmt.Errorf("%s: the server answered %s, not an MCP message", method, describeAnswer(resp.StatusCode, ct, head))
 	}
 }
 
@@ -105,6 +107,10 @@ func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.R
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			uerr.URL = RedactURL(uerr.URL)
+		}
 		return nil, nil, err
 	}
 	return req, resp, nil

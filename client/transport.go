@@ -53,14 +53,23 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		rt := &rawTransport{inner: pt}
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
-		hc := m.httpClient(spec.Headers)
 		oh := oauthFor(spec)
+		g, err := m.httpGuard(spec, oh != nil)
+		if err != nil {
+			return nil, err
+		}
+		hc := g.client()
 		if oh != nil {
 			hc = withOAuth(hc, spec.URL, oh)
+			oh = g.unredacting(oh)
 		}
-		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh}, http: hc}, nil
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc}, nil
 	case spec.Transport == TransportSSE:
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: m.httpClient(spec.Headers)}}
+		g, err := m.httpGuard(spec, false)
+		if err != nil {
+			return nil, err
+		}
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}}
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
@@ -86,40 +95,18 @@ func (m *Manager) serverEnv(extra map[string]string) []string {
 	return env
 }
 
-func (m *Manager) httpClient(headers map[string]string) *http.Client {
+// httpGuard returns the guard for spec's MCP requests (see httpguard.go).
+func (m *Manager) httpGuard(spec *Spec, oauth bool) (*httpGuard, error) {
 	base := m.opts.HTTPTransport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &http.Client{Transport: &headerTransport{base: base, headers: headers}}
-}
-
-// headerTransport adds the configured headers to every request to a server
-// and records the HTTP status of call requests for failure classification.
-// It never overrides the protocol's own headers.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-var reservedHeaders = map[string]bool{
-	"Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Content-Type": true, "Accept": true, "Last-Event-Id": true,
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		req = req.Clone(req.Context())
-		for k, v := range t.headers {
-			if !reservedHeaders[http.CanonicalHeaderKey(k)] {
-				req.Header.Set(k, v)
-			}
-		}
+	g, err := newHTTPGuard(base, spec.URL, spec.Headers)
+	if err != nil {
+		return nil, err
 	}
-	resp, err := t.base.RoundTrip(req)
-	if p, ok := req.Context().Value(probeKey{}).(*httpProbe); ok && req.Method == http.MethodPost {
-		p.record(resp, err)
-	}
-	return resp, err
+	g.oauth, g.legacySSE = oauth, spec.Transport == TransportSSE
+	return g, nil
 }
 
 type probeKey struct{}
@@ -131,6 +118,22 @@ type httpProbe struct {
 	sent       bool // a response came back: the request reached the server
 	status     int
 	retryAfter time.Duration
+	tooBig     *TooLargeError // the answer passed the bound on one message
+}
+
+// tooLarge notes that the answer to the call passed the bound on one message.
+func (p *httpProbe) tooLarge(err *TooLargeError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tooBig = err
+}
+
+// cutOff is the error of an answer to the call that passed the bound on one
+// message, or nil.
+func (p *httpProbe) cutOff() *TooLargeError {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tooBig
 }
 
 func (p *httpProbe) record(resp *http.Response, err error) {

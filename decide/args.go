@@ -25,6 +25,13 @@ type argsView struct {
 	indexed bool
 	ntop    int
 	top     [16]topMember
+
+	// nameSkel is the tool name's Skeleton, set by Decide: deny and ask
+	// rules match it as well as the raw name.
+	nameSkel string
+	// poisoned is set by Decide when the tool's description gives the
+	// model orders (PoisonFlags): no allow rule applies then.
+	poisoned bool
 }
 
 type topMember struct{ ks, ke, vs int }
@@ -173,6 +180,11 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 			}
 			if s == "" {
 				return c, fmt.Errorf("%q on %q is empty", op, p)
+			}
+			if op == "glob" {
+				if err := checkGlob(s, fmt.Sprintf("the glob %q on %q", s, p)); err != nil {
+					return c, err
+				}
 			}
 			if op == "prefix" {
 				c.hasPrefix, c.prefix = true, s
@@ -472,11 +484,46 @@ func foldEqual(a []byte, b string) bool {
 	return len(a) == 0 && len(b) == 0
 }
 
-// protects reports whether some string in valid arguments, object keys
-// included, refers to a protected path or to a directory that holds one.
-func (p *Policy) protects(a *argsView) bool {
+// Home returns the home directory the policy expands "~" and $HOME with,
+// cleaned, or "".
+func (p *Policy) Home() string {
+	if p == nil {
+		return ""
+	}
+	return p.home
+}
+
+// ProtectsPaths reports whether the policy has protected paths, so that a
+// host can skip finding where arguments lead when nothing is protected.
+func (p *Policy) ProtectsPaths() bool { return p != nil && len(p.prot) > 0 }
+
+// maxPathLen bounds the relative strings resolved against Input.Bases:
+// longer ones, once cleaned, name no file the system would open.
+const maxPathLen = 4096
+
+// protScan is one protected-path check: the policy, the directories
+// relative paths are resolved against, and whether the call is a read.
+type protScan struct {
+	p     *Policy
+	bases []string
+	read  bool // only paths at or inside a protected one count, not their ancestors
+}
+
+// protects reports whether the call's arguments lead to a protected path:
+// some string in valid arguments, object keys included, or a word of one,
+// names a protected path (or, unless read is set, a directory that holds
+// one) as an absolute path, after "~" or $HOME expansion, or as a
+// relative path joined with one of in.Bases; or one of in.Paths, the
+// places the host found the arguments lead to, does.
+func (p *Policy) protects(a *argsView, in *Input, read bool) bool {
 	if len(p.prot) == 0 || !a.valid {
 		return false
+	}
+	sc := protScan{p: p, bases: in.Bases, read: read}
+	for _, q := range in.Paths {
+		if len(q) > 0 && q[0] == '/' && sc.pathTouches([]byte(q)) {
+			return true
+		}
 	}
 	b := a.raw
 	for i := 0; i < len(b); i++ {
@@ -485,7 +532,7 @@ func (p *Policy) protects(a *argsView) bool {
 		}
 		// One quick pass finds the end of the string and whether a word
 		// in it could name a path at all; most strings stop here.
-		j, mark, decode := i+1, false, false
+		j, mark, decode, escaped := i+1, false, false, false
 	scan:
 		for j < len(b) {
 			switch scanClass[b[j]] {
@@ -497,6 +544,7 @@ func (p *Policy) protects(a *argsView) bool {
 			case scanQuote:
 				break scan
 			case scanEscape:
+				escaped = true
 				if j+1 < len(b) && (b[j+1] == 'u' || b[j+1] == '/' || b[j+1] == '\\') {
 					decode = true
 				}
@@ -504,18 +552,47 @@ func (p *Policy) protects(a *argsView) bool {
 			}
 		}
 		content := b[i+1 : min(j, len(b))]
+		var buf [256]byte
+		whole := content // the decoded string, where it is needed
+		if escaped && (decode || len(sc.bases) > 0) {
+			whole = unescape(buf[:0], content)
+		}
 		switch {
 		case decode:
-			var buf [256]byte
-			if p.wordsTouch(unescape(buf[:0], content), false) {
+			if sc.wordsTouch(whole, false) {
 				return true
 			}
 		case mark:
-			if p.wordsTouch(content, true) {
+			if sc.wordsTouch(content, true) {
 				return true
 			}
 		}
+		if sc.relativeTouches(whole) {
+			return true
+		}
 		i = j
+	}
+	return false
+}
+
+// relativeTouches checks a whole string as a relative path, joined with
+// each base: "notes.txt" and "../x" as a server would resolve them.
+func (sc *protScan) relativeTouches(s []byte) bool {
+	if len(sc.bases) == 0 || len(s) == 0 || s[0] == '/' || s[0] == '\\' {
+		return false
+	}
+	str := string(s)
+	if hasByte(s, '\\') {
+		str = strings.ReplaceAll(str, `\`, "/")
+	}
+	rel := path.Clean(str)
+	if len(rel) > maxPathLen || rel[0] == '/' {
+		return false
+	}
+	for _, base := range sc.bases {
+		if len(base) > 0 && base[0] == '/' && sc.pathTouches([]byte(path.Join(base, rel))) {
+			return true
+		}
 	}
 	return false
 }
@@ -524,7 +601,7 @@ func (p *Policy) protects(a *argsView) bool {
 // path. With raw set, s is undecoded JSON string content without escapes
 // that could hide a path character; its simple escapes (\n, \", \b, ...)
 // separate words, as the characters they stand for do.
-func (p *Policy) wordsTouch(s []byte, raw bool) bool {
+func (sc *protScan) wordsTouch(s []byte, raw bool) bool {
 	start, mark := -1, false
 	for j := 0; j <= len(s); j++ {
 		var sep bool
@@ -547,7 +624,7 @@ func (p *Policy) wordsTouch(s []byte, raw bool) bool {
 			}
 			continue
 		}
-		if mark && start >= 0 && p.tokenTouches(s[start:j]) {
+		if mark && start >= 0 && sc.tokenTouches(s[start:j]) {
 			return true
 		}
 		start, mark = -1, false
@@ -597,7 +674,8 @@ const (
 	classMark
 )
 
-func (p *Policy) tokenTouches(tok []byte) bool {
+func (sc *protScan) tokenTouches(tok []byte) bool {
+	p := sc.p
 	if p.home != "" {
 		var rest []byte
 		switch {
@@ -609,18 +687,27 @@ func (p *Policy) tokenTouches(tok []byte) bool {
 			rest = tok[len("${HOME}"):]
 		}
 		if rest != nil {
-			return p.pathTouches([]byte(p.home + string(rest)))
+			return sc.pathTouches([]byte(p.home + string(rest)))
 		}
 	}
 	if hasByte(tok, '\\') {
 		tok = []byte(strings.ReplaceAll(string(tok), `\`, "/"))
 	}
 	if hasByte(tok, '%') {
-		if u, err := url.PathUnescape(string(tok)); err == nil && p.pathTouches([]byte(strings.ReplaceAll(u, `\`, "/"))) {
+		if u, err := url.PathUnescape(string(tok)); err == nil && sc.pathTouches([]byte(strings.ReplaceAll(u, `\`, "/"))) {
 			return true
 		}
 	}
-	return p.pathTouches(tok)
+	if len(tok) > 0 && tok[0] != '/' && hasByte(tok, '/') && !(len(tok) >= 2 && isLetter(tok[0]) && tok[1] == ':') {
+		// A relative path with a directory part inside a longer string,
+		// such as a shell command's "> .config/app/x". Only a path at or
+		// inside a protected one counts: "../" in a file's text is no
+		// reference to the directory above.
+		inside := *sc
+		inside.read = true
+		return inside.relativeTouches(tok)
+	}
+	return sc.pathTouches(tok)
 }
 
 // hasWordPrefix reports whether tok is w, or w followed by '/'.
@@ -628,7 +715,9 @@ func hasWordPrefix(tok []byte, w string) bool {
 	return len(tok) >= len(w) && string(tok[:len(w)]) == w && (len(tok) == len(w) || tok[len(w)] == '/')
 }
 
-func (p *Policy) pathTouches(tok []byte) bool {
+// pathTouches reports whether the absolute path tok is a protected path or
+// inside one, or, for a call that is not a read, a directory holding one.
+func (sc *protScan) pathTouches(tok []byte) bool {
 	if len(tok) >= 2 && isLetter(tok[0]) && tok[1] == ':' {
 		tok = tok[2:]
 	}
@@ -638,8 +727,8 @@ func (p *Policy) pathTouches(tok []byte) bool {
 	if !isCleanPath(tok) {
 		tok = []byte(path.Clean(string(tok)))
 	}
-	for _, pr := range p.prot {
-		if pathWithin(tok, pr) || pathWithin(pr, tok) {
+	for _, pr := range sc.p.prot {
+		if pathWithin(tok, pr) || (!sc.read && pathWithin(pr, tok)) {
 			return true
 		}
 	}

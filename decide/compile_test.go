@@ -56,6 +56,17 @@ func TestCompileErrors(t *testing.T) {
 		{D, `{"tool":"fs","class":"write"}`, `"class" must be one of`},
 		{D, `{"tool":"fs","class":["read"]}`, `"class" must be one of`},
 		{decide.Verdict(7), `"fs"`, "invalid effect"},
+		// Other glob dialects fail closed: a deny rule that silently
+		// matched nothing would let calls through.
+		{D, `"tasks/get_[task"`, `contains '[' at byte 11`},
+		{D, `"tasks/get_[t]ask"`, "character classes, braces and escapes are not supported"},
+		{D, `"tasks/get_t]ask"`, `contains ']'`},
+		{A, `"tasks/{get,list}_*"`, `contains '{'`},
+		{D, `"tasks/get\\*"`, `contains '\\'`},
+		{D, `"ta[sk]s/get"`, `contains '['`},
+		{L, `"tasks/get_[t]ask"`, `contains '['`},
+		{D, `{"tool":"fs","args":{"p":{"glob":"/srv/[ab]*"}}}`, `the glob "/srv/[ab]*" on "p" contains '['`},
+		{L, `{"tool":"fs","args":{"p":{"glob":"*.{js,ts}"}}}`, `contains '{'`},
 	}
 	for _, c := range cases {
 		spec := decide.RuleSpec{Effect: c.eff, Source: "cfg.json", Index: 3, Raw: json.RawMessage(c.raw)}

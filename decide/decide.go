@@ -11,18 +11,22 @@ package decide
 //     tool without annotations or with malformed ones, or a definition
 //     that differs from its pin count as the worst case (class Unknown).
 //     Otherwise absent hints take the spec defaults, and a read-only claim
-//     that contradicts destructiveHint:true or the tool's name is not
-//     believed.
+//     that contradicts destructiveHint:true or the tool's name (or what
+//     it looks like, see Skeleton) is not believed.
 //  2. Tier from the class and world, raised to T1 by the auto-approve
-//     level where it applies. T0 allows; T1 to T3 ask.
+//     level where it applies, or by a poisoned description (PoisonFlags).
+//     T0 allows; T1 to T3 ask.
 //  3. The first matching deny rule refuses, whatever else holds.
-//  4. Invalid arguments, and arguments that refer to a protected path in
-//     a call that is not a read, make the call ask at least; nothing
-//     below lowers that.
+//  4. Invalid arguments make the call ask at least; arguments that lead
+//     to a protected path (see Input.Bases and Input.Paths), whatever the
+//     class, make it ask at T3. Nothing below lowers that.
 //  5. The first matching ask rule makes the call ask; otherwise the first
 //     matching allow rule allows, unless step 4 applies or the
 //     definition changed. An allow rule applies to an untrusted server
-//     only when its server part names the server exactly.
+//     only when its server part names the server exactly; never to a tool
+//     with a poisoned description; and to an open-world call in a tainted
+//     session only when it says "evenWhenTainted". Deny and ask rules
+//     also match the tool name's confusable skeleton.
 //  6. A call that still asks is allowed by a matching grant, unless an
 //     ask rule matched, step 4 applies, the definition changed, or the
 //     call is open-world in a tainted session.
@@ -75,7 +79,15 @@ func (p *Policy) Decide(in Input) Decision {
 		}
 	}
 	openWorld := d.Effective.OpenWorld == True
+	poisoned := false
+	for _, f := range PoisonFlags(t.Description) {
+		rs.add(rPoisoned[f])
+		poisoned = true
+	}
 	d.Tier = tierOf(d.Class, openWorld)
+	if poisoned && d.Tier == T0 {
+		d.Tier = T1 // a poisoned description always asks
+	}
 	if d.Tier == T0 && (p.auto == ApproveNone || (p.auto == ApproveReads && d.Class == Additive)) {
 		d.Tier = T1
 		rs.add(rAutoApprove)
@@ -87,6 +99,8 @@ func (p *Policy) Decide(in Input) Decision {
 		verdict = Allow
 	}
 	args := viewArgs(in.Args)
+	args.nameSkel = Skeleton(t.Name)
+	args.poisoned = poisoned
 	if r := p.firstMatch(Deny, &in, &d, &args); r != nil {
 		d.Verdict, d.Rule = Deny, r.id
 		rs.add(r.reason)
@@ -98,9 +112,10 @@ func (p *Policy) Decide(in Input) Decision {
 	if !args.valid {
 		rs.add(rInvalidArgs)
 		locked = true
-	} else if d.Class != Read && p.protects(&args) {
+	} else if p.protects(&args, &in, d.Class == Read) {
 		rs.add(rProtected)
 		locked = true
+		d.Tier = T3
 	}
 
 	askRule := p.firstMatch(Ask, &in, &d, &args)
@@ -182,7 +197,10 @@ func (p *Policy) wildcardAllows(in *Input, d *Decision, a *argsView) bool {
 
 // matches checks everything but the server part, which firstMatch checked.
 func (r *rule) matches(in *Input, d *Decision, a *argsView) bool {
-	if !r.tool.match(in.Tool.Name) {
+	// Deny and ask rules also match look-alikes of the names they were
+	// written for; an allow rule only ever matches the raw name, so a
+	// look-alike never gains what the original was given.
+	if !r.tool.match(in.Tool.Name) && (r.effect == Allow || !r.toolSkel.match(a.nameSkel)) {
 		return false
 	}
 	if r.hasClass {
@@ -205,6 +223,17 @@ func (r *rule) matches(in *Input, d *Decision, a *argsView) bool {
 		if !r.args[i].eval(a, r.effect) {
 			return false
 		}
+	}
+	// In a tainted session an open-world call could carry private data
+	// out, steered by outside content: an allow rule written before
+	// that was known applies only if it says so.
+	if r.effect == Allow && !r.tainted && e.OpenWorld == True && in.Session.Tainted() {
+		return false
+	}
+	// Rules are written without reading descriptions; a description
+	// that gives the model orders needs a person who has seen it.
+	if r.effect == Allow && a.poisoned {
+		return false
 	}
 	return true
 }

@@ -4,7 +4,9 @@
 //
 // It is a pure function of its input. It does no I/O, reads no clock,
 // uses no randomness and imports no MCP or UI package; conversion from MCP
-// types happens in the caller. Rules are compiled once with Compile and a
+// types happens in the caller. Besides the standard library it uses
+// golang.org/x/text (NFKC) and github.com/mtibben/confusables (Unicode's
+// confusables table, UTS #39), both pure, for look-alike names. Rules are compiled once with Compile and a
 // *Policy evaluates any number of calls, concurrently, with Decide. Every
 // zero value is the most restrictive one: a zero Verdict denies, a zero
 // Class is Unknown, a zero Mode is Headless, a zero AutoApprove asks for
@@ -34,7 +36,11 @@
 // read verb (get, list, read, search, fetch, show, ...) and a later word is
 // a write verb. So "delete_file", "file_delete", "bulkDelete" and
 // "get_and_delete" say they write; "get_update_status" and "list_posts" do
-// not. A false match only costs a confirmation.
+// not. A name with characters outside ASCII, or with ASCII look-alikes
+// ("de1ete"), is checked a second time with each word compared by its
+// lower-case confusable skeleton (see Skeleton), so "dеlete_all" with a
+// Cyrillic е and the fullwidth "ｄｅｌｅｔｅ" say they write too. A false
+// match only costs a confirmation.
 //
 // The class is Read, Additive (a write that is not destructive),
 // Destructive, or Unknown. The tier follows the design's table:
@@ -69,10 +75,20 @@
 //
 // A tool pattern is SERVER/TOOL, split at the first '/'; the tool part may
 // itself contain '/'. SERVER is matched against the server's name in the
-// configuration, TOOL against the raw tool name, both case-sensitively. In
+// configuration, TOOL against the raw tool name, both case-sensitively.
+// Deny and ask rules also match TOOL against the name's confusable
+// skeleton (NFKC, then Unicode's confusables table; see Skeleton), with
+// the pattern's literal parts turned into skeletons the same way: a deny
+// rule written for "*/delete*" refuses "dеlete_all" (Cyrillic е),
+// "ｄｅｌｅｔｅ" (fullwidth) and "de1ete". Allow rules match the raw name
+// only, so a look-alike never gains what the name it imitates was given. In
 // each part '*' matches any run of characters, including none and
-// including '/', and '?' matches exactly one character; there is no
-// escaping. Neither part may be empty.
+// including '/', and '?' matches exactly one character; every other
+// character matches itself. That is the whole syntax: '[', ']', '{', '}'
+// and '\' (classes, alternatives and escapes in other glob dialects) are
+// rejected by Compile wherever a pattern is written, so a rule never
+// compiles to something other than what it says ("get_[t]ask" is an error,
+// not a rule that matches nothing). Neither part may be empty.
 //
 // The object form adds conditions; all of them must hold:
 //
@@ -103,6 +119,9 @@
 //     order of risk. For an allow rule it is a ceiling: the call's class
 //     is this one or safer. For deny and ask rules it is a floor: this
 //     one or riskier.
+//   - "evenWhenTainted": true, on an allow rule only: the rule still
+//     applies to open-world calls once the session is tainted (see
+//     below). Without it, taint suspends the rule for those calls.
 //
 // # Argument conditions
 //
@@ -141,18 +160,38 @@
 //
 // # Protected paths
 //
-// Options.ProtectedPaths lists the host's own files. A call whose class
-// is not Read asks at least (reason "protected-path") when some string in
-// its arguments, keys included, refers to a protected path or to a
-// directory that contains one. Strings are split into words at
-// whitespace, quotes, and = ; | & ( ) < > , : so that command lines,
-// --flag=value options, PATH-style lists and file:// URLs are seen.
-// A word counts when it is an absolute path, with '\' read as '/', a
-// drive letter ignored, percent-escapes decoded, and "~", "$HOME" and
-// "${HOME}" expanded from Options.Home; the path is cleaned lexically
-// (no file system access, so symbolic links are not followed) and
-// compared ignoring ASCII case. Relative paths are not resolved. No allow
+// Options.ProtectedPaths lists the host's own files: its configuration,
+// state, token, cache and audit locations and the project's .mcp.json. A
+// call whose arguments lead to one asks at tier T3 (reason
+// "protected-path"), whatever its class: reads count too, since reading
+// the token store is exfiltration. In Headless mode it is denied. No allow
 // rule or grant lowers the verdict; a deny rule still refuses.
+//
+// An argument leads to a protected path when some string in the
+// arguments, object keys and strings nested in arrays and objects
+// included, or a word of one, names it:
+//
+//   - as an absolute path, with '\' read as '/', a drive letter ignored,
+//     percent-escapes decoded, and "~", "$HOME" and "${HOME}" expanded
+//     from Options.Home;
+//   - as a relative path joined with one of Input.Bases, the directories
+//     the server may resolve it against (its working directory, the
+//     directories on its command line, the roots it was offered, the home
+//     directory): the whole string, and each word that has a '/' in it;
+//   - or through Input.Paths, where the host found the strings lead on the
+//     file system once symbolic links of their longest existing prefix
+//     are followed (Decide itself does no file system access).
+//
+// Strings are split into words at whitespace, quotes, and = ; | & ( ) < >
+// , : so that command lines, --flag=value options, PATH-style lists and
+// file:// URLs are seen. Paths are cleaned lexically, as a server that
+// cleans before opening does ("a/../.config" is ".config"), and compared
+// ignoring ASCII case. A path counts when it is a protected path or
+// inside one; for a call that is not a read, also when it is a directory
+// that holds one (moving or deleting "~/.config" reaches the config). A
+// read of such a directory lists names, not contents, and does not count.
+// An ordinary relative path such as "notes.txt" is not flagged unless a
+// base is itself inside a protected directory.
 //
 // # Grants, taint and modes
 //
@@ -163,6 +202,28 @@
 // or, for an open-world call, once the session is tainted (it has seen
 // both private data and outside content). Tier T3 accepts no ScopeAlways
 // grant; AllowedScopes lists what a dialog may offer.
+//
+// Taint suspends allow rules the same way: once the session is tainted,
+// an open-world call asks (and is denied headless) even when an allow
+// rule matches, with reason "tainted-session", unless the rule says
+// "evenWhenTainted": true. Closed-world calls are not affected.
+//
+// # Poisoned descriptions
+//
+// A tool description is the server's text for the model. PoisonFlags
+// flags one that gives the model orders instead of documenting the
+// tool: it tells the model how to use another tool ("when using
+// send_email, always BCC …"), points it at secrets (~/.ssh, id_rsa, .env,
+// .aws/credentials, "the user's credentials"), asks it to keep something
+// from the person ("do not tell the user", "don't mention"), or carries
+// an instruction block (<IMPORTANT>, <system>, [INST], "ignore previous
+// instructions"). Each heuristic that fires adds a reason
+// "poisoned-description:NAME" whatever the server's trust. The call then
+// asks: its tier is at least T1, and no allow rule applies, since rules
+// are written without reading descriptions. A grant still applies,
+// because a person gave it in a dialog that showed the flag, and a deny
+// rule still refuses. The heuristics are narrow on purpose: none fires on
+// any description of the reference servers the tests keep in testdata.
 //
 // In Headless mode Ask becomes Deny with reason "needs-approval".
 //
@@ -175,8 +236,9 @@
 // Lint checks annotations for server authors: missing, malformed and
 // contradictory hints, read-only claims on names that say they write,
 // hints that default to the riskier reading, idempotent claims on names
-// that add something on every call, meaningless hints and duplicate tool
-// names. Each Finding's message says what mcphost will do and how to fix it.
+// that add something on every call, meaningless hints, duplicate tool
+// names, names with characters outside ASCII ("look-alike-name", an error
+// when they imitate ASCII letters) and poisoned descriptions. Each Finding's message says what mcphost will do and how to fix it.
 //
 // # Reasons
 //

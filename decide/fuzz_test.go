@@ -102,6 +102,25 @@ func FuzzDecide(f *testing.F) {
 		f.Add(annotationsJSON(r.hints), []byte(r.args), []byte(rules[j]), uint8(effects[j]), tool, r.trusted, flags)
 	}
 
+	// The look-alike, taint and poisoned-description rows, with the rules
+	// of their own policy.
+	var xr []string
+	var xe []decide.Verdict
+	for _, eff := range []decide.Verdict{decide.Deny, decide.Ask, decide.Allow} {
+		for _, r := range xrules[eff] {
+			xr, xe = append(xr, r), append(xe, eff)
+		}
+	}
+	for i, r := range xtable {
+		_, tool, _ := strings.Cut(r.tool, "/")
+		flags := uint8(fInteractive)
+		if strings.Contains(r.sess, "taint") {
+			flags |= fTainted
+		}
+		j := i % len(xr)
+		f.Add(annotationsJSON(r.hints), []byte(r.args), []byte(strings.Replace(xr[j], `"*/`, `"srv/`, 1)), uint8(xe[j]), tool, r.trusted, flags)
+	}
+
 	f.Fuzz(func(t *testing.T, annotations, args, ruleRaw []byte, effect uint8, tool string, trusted bool, flags uint8) {
 		const server = "srv"
 		present, malformed, h := annotationsOf(annotations)
@@ -159,6 +178,32 @@ func FuzzDecide(f *testing.F) {
 		in.Mode = decide.Interactive
 		if d := mustCompile(t, withAllows, opts).Decide(in); d.Verdict != decide.Deny {
 			t.Fatalf("deny rule %s matched alone but lost to allow rules: %s %v", ruleRaw, d.Verdict, codes(d))
+		}
+	})
+}
+
+// FuzzLookAlikeDeny: a deny rule written for the ASCII name a person
+// reads in a look-alike name refuses the look-alike.
+func FuzzLookAlikeDeny(f *testing.F) {
+	for _, r := range xtable {
+		_, tool, _ := strings.Cut(r.tool, "/")
+		f.Add(tool)
+	}
+	f.Add("d\u0435lete_all")
+	f.Add("ｗｉｐｅ")
+	f.Fuzz(func(t *testing.T, name string) {
+		reads, ok := decide.ReadsAs(name)
+		if !ok || reads == "" || strings.ContainsAny(reads, "[]{}\\*?\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f") {
+			return
+		}
+		raw, _ := json.Marshal("srv/" + reads)
+		p, err := decide.Compile([]decide.RuleSpec{{Effect: decide.Deny, Raw: raw}}, decide.Options{})
+		if err != nil {
+			t.Fatalf("deny rule %s: %v", raw, err)
+		}
+		d := p.Decide(decide.Input{Server: decide.Server{Name: "srv"}, Tool: decide.Tool{Name: name}, Mode: decide.Interactive})
+		if d.Verdict != decide.Deny {
+			t.Fatalf("deny rule %s let %+q through: %v", raw, name, codes(d))
 		}
 	})
 }

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 )
 
@@ -24,6 +25,25 @@ const (
 	patContains
 	patGlob
 )
+
+// globReserved are the characters other glob dialects give a meaning
+// ('[' and ']' classes, '{' and '}' alternatives, '\' escapes). This
+// glob has none of them, and a pattern that uses one is rejected rather
+// than matched literally: a deny rule written as "get_[t]ask" that
+// silently matched nothing would let calls through.
+const globReserved = "[]{}\\"
+
+// checkGlob reports a pattern this glob cannot match as written: one
+// that uses a character of another glob dialect. what names the
+// pattern in the error ("the tool pattern \"x\"").
+func checkGlob(p, what string) error {
+	i := strings.IndexAny(p, globReserved)
+	if i < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s contains %q at byte %d: patterns support only '*' (any run of characters) and '?' (exactly one character); "+
+		"character classes, braces and escapes are not supported, so write '?' for one character or one rule per name", what, p[i], i+1)
+}
 
 func compilePattern(p string) pattern {
 	c := shapePattern(p)

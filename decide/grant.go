@@ -109,8 +109,20 @@ func AllowedScopes(d Decision) []Scope {
 			return []Scope{ScopeOnce}
 		}
 	}
-	if d.Tier == T3 {
+	if d.Tier == T3 || d.hasPrefix(CodePoisonedPrefix) {
+		// No "always" for a description flagged as poisoned either: the
+		// person's approval is for this session's reading of it.
 		return []Scope{ScopeOnce, ScopeArgs, ScopeSession}
 	}
 	return []Scope{ScopeOnce, ScopeArgs, ScopeSession, ScopeAlways}
+}
+
+// hasPrefix reports whether a reason's code starts with prefix.
+func (d Decision) hasPrefix(prefix string) bool {
+	for _, r := range d.Reasons {
+		if strings.HasPrefix(r.Code, prefix) {
+			return true
+		}
+	}
+	return false
 }

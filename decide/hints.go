@@ -1,5 +1,12 @@
 package decide
 
+import (
+	"strings"
+	"sync"
+
+	"golang.org/x/text/unicode/norm"
+)
+
 // worstHints is what a tool counts as when its annotations cannot be
 // relied on: a destructive, non-idempotent, open-world write.
 var worstHints = Hints{ReadOnly: False, Destructive: True, Idempotent: False, OpenWorld: True}
@@ -135,6 +142,15 @@ func wordSet(words ...string) map[string]bool {
 // "bulkDelete" and "get_and_delete" suggest a write, while
 // "get_update_status" and "list_posts" do not.
 func nameSuggestsWrite(name string) (string, bool) {
+	if w, ok := asciiSuggestsWrite(name); ok || plainSkeleton(name) {
+		return w, ok
+	}
+	return lookAlikeSuggestsWrite(name)
+}
+
+// asciiSuggestsWrite is nameSuggestsWrite on the name as written, words
+// compared in ASCII lower case.
+func asciiSuggestsWrite(name string) (string, bool) {
 	var w nameWords
 	w.split(name)
 	if w.n == 0 {
@@ -240,3 +256,63 @@ func (w *nameWords) lower(i int, buf *[32]byte) []byte {
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// verbSkeletons are the verb lists by skeleton, for names that are not
+// plain ASCII; built on first use, so that commands which decide nothing
+// do not pay for them at start-up.
+var verbSkeletons = sync.OnceValue(func() (v struct{ write, strong, read map[string]bool }) {
+	v.write, v.strong, v.read = skeletonSet(writeVerbs), skeletonSet(strongWriteVerbs), skeletonSet(readVerbs)
+	return v
+})
+
+func skeletonSet(words map[string]bool) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for w := range words {
+		m[lookAlikeWord(w)] = true
+	}
+	return m
+}
+
+// lookAlikeSuggestsWrite is nameSuggestsWrite for a name with characters
+// outside plain ASCII, or with ASCII that has look-alikes ("de1ete"):
+// the name is split into words after NFKC, and each word is compared by
+// its lower-case skeleton, so "dеlete_all" (Cyrillic е) and "ｄｅｌｅｔｅ"
+// say they write as "delete_all" does. A skeleton that itself holds a
+// separator ("‐" becomes "-") is split again.
+func lookAlikeSuggestsWrite(name string) (string, bool) {
+	verbs := verbSkeletons()
+	n := norm.NFKC.String(name)
+	var w nameWords
+	w.split(n)
+	type word struct{ skel, orig string }
+	var words []word
+	for i := 0; i < w.n; i++ {
+		for _, x := range strings.FieldsFunc(lookAlikeWord(w.word(i)), isNameSeparator) {
+			words = append(words, word{x, w.word(i)})
+		}
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	for _, x := range words {
+		if verbs.strong[x.skel] {
+			return x.orig, true
+		}
+	}
+	if verbs.write[words[0].skel] {
+		return words[0].orig, true
+	}
+	if verbs.read[words[0].skel] {
+		return "", false
+	}
+	for _, x := range words[1:] {
+		if verbs.write[x.skel] {
+			return x.orig, true
+		}
+	}
+	return "", false
+}
+
+func isNameSeparator(r rune) bool {
+	return r == '_' || r == '-' || r == '.' || r == '/' || r == ':' || r == ' '
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
 	"pgregory.net/rapid"
 )
 
@@ -340,10 +341,21 @@ func TestProtectsRawMatchesDecoded(t *testing.T) {
 			t.Fatalf("bad test document %s", doc)
 		}
 		a := viewArgs(doc)
-		got := p.protects(&a)
-		want := p.wordsTouch([]byte(m["k"]), false)
+		got := p.protects(&a, &Input{}, false)
+		want := (&protScan{p: p}).wordsTouch([]byte(m["k"]), false)
 		if got != want {
 			t.Fatalf("protects(%s) = %v, decoded scan of %q = %v", doc, got, m["k"], want)
 		}
 	})
+}
+
+// TestASCIIConfusable: the fast path's list of ASCII characters with
+// look-alike skeletons is exactly what the confusables table says.
+func TestASCIIConfusable(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		s := string(rune(c))
+		if want := confusables.Skeleton(s) != s; asciiConfusable[c] != want {
+			t.Errorf("asciiConfusable[%q] = %v, the table says %v", rune(c), asciiConfusable[c], want)
+		}
+	}
 }

@@ -56,6 +56,8 @@ const (
 	LintOpenWorldUnset       = "open-world-unset"         // warning
 	LintIdempotentAdditive   = "idempotent-additive-name" // warning
 	LintMeaninglessHints     = "meaningless-hints"        // info
+	LintLookAlikeName        = "look-alike-name"          // error
+	LintPoisonedDescription  = "poisoned-description"     // error
 )
 
 // Finding is one lint result. Message says what mcphost will do and how to
@@ -85,7 +87,7 @@ func Lint(tools []LintTool) []Finding {
 	for _, t := range tools {
 		if n := count[key{t.Server, t.Name}]; n > 1 {
 			add(t, Error, LintDuplicateTool, fmt.Sprintf(
-				"the server lists %d tools named %q, so mcphost cannot tell which one a call, a rule or a grant means; give each tool a unique name",
+				"the server lists %d tools named %+q, so mcphost cannot tell which one a call, a rule or a grant means; give each tool a unique name",
 				n, t.Name))
 		}
 		lintTool(t, add)
@@ -103,6 +105,12 @@ func Lint(tools []LintTool) []Finding {
 }
 
 func lintTool(t LintTool, add func(LintTool, Severity, string, string)) {
+	lintName(t, add)
+	if flags := PoisonFlags(t.Description); flags != nil {
+		add(t, Error, LintPoisonedDescription, fmt.Sprintf(
+			`the description gives the model orders (%s), so mcphost marks the tool and every call asks, even on a trusted server and under an allow rule; describe what the tool does and leave instructions to the person`,
+			strings.Join(flags, ", ")))
+	}
 	if !t.Present {
 		add(t, Error, LintNoAnnotations,
 			`the tool has no annotations, so mcphost treats it as unknown (destructive, open-world) and always asks; add an "annotations" object with "readOnlyHint", "destructiveHint", "idempotentHint" and "openWorldHint"`)
@@ -126,7 +134,7 @@ func lintTool(t LintTool, add func(LintTool, Severity, string, string)) {
 	if readOnly {
 		if w, ok := nameSuggestsWrite(t.Name); ok {
 			add(t, Error, LintNameSuggestsWrite, fmt.Sprintf(
-				`the name says the tool writes (%q) but "readOnlyHint" is true, so mcphost does not believe the read-only claim; set "readOnlyHint": false if the tool changes anything, or rename it if it only reads`, w))
+				`the name says the tool writes (%+q) but "readOnlyHint" is true, so mcphost does not believe the read-only claim; set "readOnlyHint": false if the tool changes anything, or rename it if it only reads`, w))
 		}
 		if h.Destructive != True && (h.Destructive == False || h.Idempotent != Absent) {
 			var extra []string
@@ -171,7 +179,21 @@ func lintTool(t LintTool, add func(LintTool, Severity, string, string)) {
 	if !readOnly && h.Idempotent == True {
 		if w, ok := nameLooksAdditive(t.Name); ok {
 			add(t, Warning, LintIdempotentAdditive, fmt.Sprintf(
-				`"idempotentHint" is true but the name (%q) suggests each call adds something new, so a retry could add it twice; set "idempotentHint": false unless repeating a call with the same arguments really has no further effect`, w))
+				`"idempotentHint" is true but the name (%+q) suggests each call adds something new, so a retry could add it twice; set "idempotentHint": false unless repeating a call with the same arguments really has no further effect`, w))
 		}
+	}
+}
+
+// lintName flags a name that imitates another: its characters outside
+// ASCII all look like ASCII letters ("dеlete_all" with a Cyrillic е reads
+// as "delete_all"). Such a name is shown escaped, and deny and ask rules
+// and the name check see what it looks like, but a person skimming a
+// list still reads the look-alike, and an allow rule never matches it.
+// (The client already warns about every name outside [A-Za-z0-9_.-].)
+func lintName(t LintTool, add func(LintTool, Severity, string, string)) {
+	if sk, ok := ReadsAs(t.Name); ok {
+		add(t, Error, LintLookAlikeName, fmt.Sprintf(
+			`the name %+q has non-ASCII characters that look like ASCII letters: it reads as %+q; mcphost shows it escaped and applies deny and ask rules written for %+q to it, but allow rules written for %+q do not match it; use plain ASCII names ([A-Za-z0-9_.-])`,
+			t.Name, sk, sk, sk))
 	}
 }

@@ -19,6 +19,7 @@ const (
 	CodeIdempotent           = "idempotent"
 	CodeOpenWorld            = "open-world"
 	CodeClosedWorld          = "closed-world"
+	CodePoisonedPrefix       = "poisoned-description:" // followed by a PoisonFlags heuristic: other-tool, secrets, conceal or instruction-block
 	CodeAutoApprove          = "auto-approve"
 	CodeInvalidArguments     = "invalid-arguments"
 	CodeProtectedPath        = "protected-path"
@@ -48,12 +49,16 @@ var reasonTable = []Reason{
 	{CodeIdempotent, "Repeating the call with the same arguments has no further effect, so it may be retried."},
 	{CodeOpenWorld, "The tool reaches outside systems, such as the internet or other services, which raises its tier by one."},
 	{CodeClosedWorld, "The tool only touches a closed, local set of data."},
+	{CodePoisonedPrefix + PoisonOtherTool, "The tool's description tells the model how to use another tool, a known way to hijack it, so the call always asks; allow rules do not apply, only a person's approval."},
+	{CodePoisonedPrefix + PoisonSecrets, "The tool's description points the model at secrets such as SSH keys, .env files or credentials, so the call always asks; allow rules do not apply, only a person's approval."},
+	{CodePoisonedPrefix + PoisonConceal, "The tool's description asks the model to keep something from you, so the call always asks; allow rules do not apply, only a person's approval."},
+	{CodePoisonedPrefix + PoisonInstructionBlock, "The tool's description carries an instruction block aimed at the model (such as <IMPORTANT> or \"ignore previous instructions\"), so the call always asks; allow rules do not apply, only a person's approval."},
 	{CodeAutoApprove, "Your auto-approve setting asks before this kind of call."},
 	{CodeInvalidArguments, "The call's arguments are not a valid JSON object, so they cannot be checked and a person must confirm the call."},
-	{CodeProtectedPath, "The call refers to mcphost's own configuration, state or audit files, so a person must confirm it; no rule or earlier approval can skip this."},
+	{CodeProtectedPath, "The call's arguments lead to mcphost's own configuration, state, tokens or audit files (by name, by a relative path or through a link), so a person must confirm it as the riskiest kind of call; no rule or earlier approval can skip this."},
 	{CodeRulePrefix + "<id>", "A rule from your own configuration or command line matched this call; its id follows the colon."},
 	{CodeAllowNeedsServerName, "An allow rule matched only through a wildcard server name; allow rules apply to an untrusted server only when they name it exactly."},
-	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if they were allowed before."},
+	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if a grant or an allow rule allowed them before; only an allow rule with \"evenWhenTainted\": true still applies."},
 	{CodeGrantPrefix + "once", "You allowed this exact call once."},
 	{CodeGrantPrefix + "args", "You allowed this tool with exactly these arguments."},
 	{CodeGrantPrefix + "session", "You allowed this tool for this session."},
@@ -125,6 +130,14 @@ var (
 		ScopeAlways:  mustReason(CodeGrantPrefix + "always"),
 	}
 )
+
+// rPoisoned is the reason for each PoisonFlags heuristic.
+var rPoisoned = map[string]Reason{
+	PoisonOtherTool:        mustReason(CodePoisonedPrefix + PoisonOtherTool),
+	PoisonSecrets:          mustReason(CodePoisonedPrefix + PoisonSecrets),
+	PoisonConceal:          mustReason(CodePoisonedPrefix + PoisonConceal),
+	PoisonInstructionBlock: mustReason(CodePoisonedPrefix + PoisonInstructionBlock),
+}
 
 // reasonList collects reasons without allocating until Decide hands them out.
 type reasonList struct {

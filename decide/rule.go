@@ -124,6 +124,11 @@ type rule struct {
 	class     Class
 	hasClass  bool
 	args      []argCond
+	// toolSkel is tool over skeletons; deny and ask rules also match it.
+	toolSkel pattern
+	// tainted is set on an allow rule that also applies to an open-world
+	// call in a tainted session ("evenWhenTainted": true).
+	tainted bool
 }
 
 // Compile checks and compiles rules. Within one effect, rules keep the
@@ -248,7 +253,7 @@ func absPath(s string) (string, bool) {
 
 func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
 
-var ruleFields = []string{"id", "tool", "args", "hints", "class"}
+var ruleFields = []string{"id", "tool", "args", "hints", "class", "evenWhenTainted"}
 
 func parseRule(sp RuleSpec) (rule, error) {
 	r := rule{effect: sp.Effect}
@@ -302,6 +307,8 @@ func parseRule(sp RuleSpec) (rule, error) {
 			err = r.setHints(val)
 		case "class":
 			err = r.setClass(val)
+		case "evenWhenTainted":
+			err = r.setTainted(val)
 		default:
 			err = fmt.Errorf("unknown field %q (a rule object has the fields %s)", key, quoteList(ruleFields))
 		}
@@ -349,6 +356,9 @@ func (r *rule) setTool(s string) error {
 			return fmt.Errorf("the tool pattern %q contains a control character", s)
 		}
 	}
+	if err := checkGlob(s, fmt.Sprintf("the tool pattern %q", s)); err != nil {
+		return err
+	}
 	server, tool, found := strings.Cut(s, "/")
 	if !found {
 		tool = "*"
@@ -362,6 +372,7 @@ func (r *rule) setTool(s string) error {
 	r.server = compilePattern(server)
 	r.serverLit = r.server.kind == patExact
 	r.tool = compilePattern(tool)
+	r.toolSkel = compilePattern(skeletonPattern(tool))
 	return nil
 }
 
@@ -437,5 +448,20 @@ func (r *rule) setClass(val []byte) error {
 		return fmt.Errorf(`"class" must be one of "read", "additive", "destructive", "unknown", not %q`, s)
 	}
 	r.hasClass = true
+	return nil
+}
+
+// setTainted reads "evenWhenTainted". Only an allow rule takes it: deny
+// and ask rules apply in every session anyway. false is the default and
+// allowed, so a generated configuration can spell it out.
+func (r *rule) setTainted(val []byte) error {
+	var b bool
+	if err := unmarshalField(val, &b, "evenWhenTainted", "true or false"); err != nil {
+		return err
+	}
+	if r.effect != Allow {
+		return fmt.Errorf(`"evenWhenTainted" belongs on allow rules only; a %s rule applies whether or not the session is tainted`, r.effect)
+	}
+	r.tainted = b
 	return nil
 }

@@ -169,6 +169,10 @@ type Tool struct {
 	// takes part in a decision.
 	Name  string
 	Title string
+	// Description is the tool's description as the server sent it (cut
+	// to a bounded size). Only PoisonFlags reads it: a description that
+	// gives the model orders makes the call ask.
+	Description string
 	// Present is true when the tool's "annotations" object exists.
 	Present bool
 	// Declared holds each hint as the server sent it. It is ignored when
@@ -209,6 +213,18 @@ type Input struct {
 	Args    json.RawMessage // the call's arguments; empty or null means none
 	Session Session
 	Mode    Mode
+
+	// Bases are the directories the server may resolve a relative path in
+	// the arguments against: its working directory, directories on its
+	// command line, the roots it was offered, the home directory. Each is
+	// absolute; others are ignored. Decide joins argument strings with
+	// them lexically, to compare with the protected paths.
+	Bases []string
+	// Paths are the places the arguments lead on the file system once
+	// symbolic links are followed, as the host found them: absolute
+	// paths, compared with the protected paths like an argument naming
+	// them. Decide does no file system access of its own.
+	Paths []string
 }
 
 // Reason is one stable code with a sentence a person understands. See

@@ -25,7 +25,7 @@ func DeclaredHints(a client.Annotations) decide.Hints {
 // definition hash remembered for the tool, "" if it was never pinned.
 func DecideTool(t *client.Tool, pinned string) decide.Tool {
 	return decide.Tool{
-		Name: t.Name, Title: t.Title,
+		Name: t.Name, Title: t.Title, Description: t.Description,
 		Present:        t.Annotations.Present,
 		Declared:       DeclaredHints(t.Annotations),
 		Malformed:      t.Annotations.Malformed != "",

@@ -373,12 +373,15 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	g.mu.Lock()
 	sess := decide.Session{Grants: append([]decide.Grant(nil), g.grants...), SawOpenWorldOutput: g.sawOpen, SawPrivateRead: g.sawPriv}
 	g.mu.Unlock()
+	bases, paths := g.argPlaces(&spec, args)
 	return g.o.Policy.Decide(decide.Input{
 		Server:  DecideServer(&spec, trusted),
 		Tool:    DecideTool(t, pinned),
 		Args:    args,
 		Session: sess,
 		Mode:    g.o.Mode,
+		Bases:   bases,
+		Paths:   paths,
 	})
 }
 

@@ -290,3 +290,20 @@ func TestNotSentRetriedOnce(t *testing.T) {
 		t.Errorf("message %q", r.Message())
 	}
 }
+
+// erringAsker fails every question, as a cancelled dialog or a closed
+// terminal does; its answer says nothing.
+type erringAsker struct{}
+
+func (erringAsker) Ask(context.Context, *Question) (Answer, error) {
+	return Answer{}, context.Canceled
+}
+
+// A question that could not be answered is never taken as approval.
+func TestFailedQuestionNeverRuns(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: erringAsker{}})
+	r := w.call("set_value", `{"key":"a","value":"1"}`) // destructive: asks
+	if r.Status != StatusDenied || w.count(fixtures.EventExec, "set_value") != 0 {
+		t.Fatalf("set_value after a failed question: %s, ran %d times; want denied and never run", r.Status, w.count(fixtures.EventExec, "set_value"))
+	}
+}

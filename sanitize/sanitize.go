@@ -152,3 +152,49 @@ func Truncate(s string, max int) string {
 	}
 	return s[:cut] + "… [" + strconv.Itoa(len(s)-cut) + " bytes cut]"
 }
+
+// Name returns a name a person reads to tell one thing from another — a
+// tool or server name — with every character outside printable ASCII
+// shown as an escape (\u0435, \uff44, \x1b) and a backslash doubled, so a
+// look-alike letter (a Cyrillic е, a fullwidth ｄ) can never pass for the
+// ASCII letter it imitates, and an escape cannot be faked. Printable ASCII
+// names, which are nearly all of them, come back unchanged.
+func Name(s string) string {
+	if plainName(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r < 0x100:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(byte(r)))
+		case r <= 0xffff:
+			b.WriteString(`\u`)
+			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
+		default:
+			b.WriteString(`\U`)
+			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
+}

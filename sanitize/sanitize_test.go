@@ -76,3 +76,35 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// TestName: a name with look-alike letters never prints as the ASCII name
+// it imitates, and an escape cannot be faked with a literal backslash.
+func TestName(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"delete_all", "delete_all"},
+		{"tasks/get-task.v2", "tasks/get-task.v2"},
+		{"d\u0435lete_all", `d\u0435lete_all`},             // Cyrillic е
+		{"ｄｅｌｅｔｅ", `\uff44\uff45\uff4c\uff45\uff54\uff45`}, // fullwidth
+		{"caf\u00e9", `caf\xe9`},
+		{"\x1b[2Jsafe", `\x1b[2Jsafe`},
+		{"list\u200b_files", `list\u200b_files`},
+		{`d\u0435lete`, `d\\u0435lete`}, // a literal backslash is doubled
+		{"bad\xffbyte", `bad\xffbyte`},
+		{"emoji\U0001F600", `emoji\U0001f600`},
+		{"two\nlines", `two\x0alines`},
+	}
+	for _, c := range cases {
+		got := Name(c.in)
+		if got != c.want {
+			t.Errorf("Name(%q) = %q, want %q", c.in, got, c.want)
+		}
+		for i := 0; i < len(got); i++ {
+			if got[i] < 0x20 || got[i] >= 0x7f {
+				t.Errorf("Name(%q) = %q has byte %#x outside printable ASCII", c.in, got, got[i])
+			}
+		}
+	}
+	if Name("d\u0435lete") == Name("delete") {
+		t.Error("a look-alike name prints like the name it imitates")
+	}
+}

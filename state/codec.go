@@ -21,15 +21,16 @@ import (
 // sorted.
 
 type wireFile struct {
-	Consents map[string]wireConsent        `json:"consents"`
-	Grants   []wireGrant                   `json:"grants"`
-	Pins     map[string]map[string]wirePin `json:"pins"`
-	Trust    map[string]wireTrust          `json:"trust"`
+	AuditHeads map[string]wireAuditHead      `json:"auditHeads"`
+	Consents   map[string]wireConsent        `json:"consents"`
+	Grants     []wireGrant                   `json:"grants"`
+	Pins       map[string]map[string]wirePin `json:"pins"`
+	Trust      map[string]wireTrust          `json:"trust"`
 }
 
 // knownKeys are the top-level keys this version understands. encoding/json
 // matches keys without regard to case, and so does isKnown.
-var knownKeys = []string{"consents", "grants", "pins", "trust", "version"}
+var knownKeys = []string{"auditHeads", "consents", "grants", "pins", "trust", "version"}
 
 func isKnown(key string) bool {
 	return slices.ContainsFunc(knownKeys, func(k string) bool { return strings.EqualFold(k, key) })
@@ -245,6 +246,9 @@ func (w *wireFile) state() (*State, error) {
 		}
 		s.consents[name] = Consent{Name: name, Hash: c.Hash, Choice: choice, ChosenAt: at}
 	}
+	if err := w.auditHeads(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -322,6 +326,9 @@ func (s *State) encode() ([]byte, error) {
 		consents[name] = wireConsent{Choice: string(choice), ChosenAt: formatTime(c.ChosenAt), Hash: c.Hash}
 	}
 	sections := map[string]any{"consents": consents, "grants": grants, "pins": pins, "trust": trust}
+	if len(s.audit) > 0 {
+		sections["auditHeads"] = s.wireAuditHeads()
+	}
 
 	keys := sortedKeys(sections)
 	for k := range s.extra {

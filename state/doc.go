@@ -1,7 +1,9 @@
 // Package state is mcphost's durable memory: the "always" grants a person
 // gave, the servers a person trusted from inside mcphost, the pinned
-// definition hash of every tool, and the consents given to servers from
-// project-level files. It lives in one JSON file, by default
+// definition hash of every tool, the consents given to servers from
+// project-level files, and the head (last seq and hash) of each audit log
+// as mcphost last closed it, keyed by the log's absolute path, which shows
+// when records were removed from the log's end. It lives in one JSON file, by default
 // $XDG_STATE_HOME/mcphost/state.json; the caller passes the path.
 //
 // Trust written in the person's own configuration or given with --trust is
@@ -42,6 +44,13 @@
 //
 //	{
 //	  "version": 1,
+//	  "auditHeads": {
+//	    "/home/me/.local/state/mcphost/audit.jsonl": {
+//	      "hash": "71c7…",
+//	      "recordedAt": "2026-05-01T10:05:00Z",
+//	      "seq": 42
+//	    }
+//	  },
 //	  "consents": {
 //	    "/home/ana/src/notes/.mcp.json#db": {
 //	      "choice": "untrusted",

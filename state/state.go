@@ -21,6 +21,7 @@ type State struct {
 	trust    map[string]TrustRecord
 	pins     map[string]map[string]pin // identity → tool → pin
 	consents map[string]Consent
+	audit    map[string]AuditHead       // audit log path → head, see audithead.go
 	extra    map[string]json.RawMessage // unknown top-level keys, kept verbatim
 	now      func() time.Time
 }

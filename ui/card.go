@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -196,7 +197,7 @@ func (c *card) header(rc *renderCtx, width int, selected bool) []string {
 		mark = st.Selected.Render("▶") + " "
 	}
 	sym, words, style := c.outcome(rc)
-	head := mark + style.Render(sym) + " " + st.Bold.Render(cleanLine(c.ref()))
+	head := mark + style.Render(sym) + " " + st.Bold.Render(sanitize.Name(c.ref()))
 	switch {
 	case c.done && c.verdict != "":
 		head += " " + rc.badge(c.class, c.tier)

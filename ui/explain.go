@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // explain returns the decision the gate would make for a call now (see
@@ -31,7 +32,7 @@ func (m *Model) explain(server, tool string, args json.RawMessage) (decide.Decis
 // tools panel and /explain, wrapped to width.
 func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []string {
 	st := m.st
-	head := st.Bold.Render(cleanLine(t.Ref()))
+	head := st.Bold.Render(sanitize.Name(t.Ref()))
 	if t.Title != "" {
 		head += st.Muted.Render(fmt.Sprintf("  “%s” (the server's words)", cleanLine(truncBytes(t.Title, 80))))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // toolsPanel lists every tool with its badges, filtered by what the person
@@ -98,7 +99,10 @@ func (p *toolsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		out = append(out, st.Muted.Render("no tools: no server is ready (/servers says why)"))
 	}
 	out = append(out, p.rowsView(m, func(out []string, r toolRow, mark string, selected bool) []string {
-		line := mark + st.Bold.Render(cleanLine(r.t.Ref())) + " " + m.rc.badge(r.d.Class, r.d.Tier) + " " + verdictShort(r.d)
+		line := mark + st.Bold.Render(sanitize.Name(r.t.Ref())) + " " + m.rc.badge(r.d.Class, r.d.Tier) + " " + verdictShort(r.d)
+		if flags := decide.PoisonFlags(r.t.Description); flags != nil {
+			line += " " + st.Warn.Render("! poisoned description: "+strings.Join(flags, ", "))
+		}
 		if r.t.Title != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(r.t.Title, 60)))
 		}
@@ -307,7 +311,7 @@ func (f *callForm) update(m *Model, msg tea.Msg) (*callForm, tea.Cmd) {
 func (f *callForm) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	st := m.st
 	out := []string{
-		st.Title.Render("Call ") + st.Bold.Render(cleanLine(f.t.Ref())) + " " + m.rc.badge(f.d.Class, f.d.Tier) + " " + st.Muted.Render(verdictWords(f.d)),
+		st.Title.Render("Call ") + st.Bold.Render(sanitize.Name(f.t.Ref())) + " " + m.rc.badge(f.d.Class, f.d.Tier) + " " + st.Muted.Render(verdictWords(f.d)),
 		st.Muted.Render("arguments (JSON), checked against the input schema before sending:"),
 	}
 	edTop := len(out)

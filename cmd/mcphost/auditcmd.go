@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/sanitize"
+	"github.com/mcphost/mcphost/state"
 	"github.com/spf13/cobra"
 )
 
@@ -47,44 +51,180 @@ $XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
 	tail.Flags().IntVarP(&n, "lines", "n", 20, "how many records")
 	tail.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 
+	var expect string
 	verify := &cobra.Command{
 		Use:   "verify [FILE]",
 		Short: "Check that no record was edited, removed or reordered",
 		Long: `Check every record of the audit log: that it parses, that its hash is right, and
 that it follows the record before it. Exits 1 and names the first line at fault
 when the log was tampered with. An intent with no outcome (mcphost stopped while
-a call ran) is reported but is not an error.`,
+a call ran) is reported but is not an error.
+
+The chain alone cannot show records removed from the end of the log. mcphost
+records the log's head (its last seq and hash) in its state file whenever it
+closes the log, and verify checks that the log still holds that record: a log
+that ends before it, or holds another record at its seq, does not verify.
+verify prints the head it found; keep that hash somewhere else and pass it
+with --expect HASH to check against your own copy. After starting a new log
+on purpose, "mcphost audit head --reset" records the new head.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := auditFile(g, s)
 			if len(args) == 1 {
 				path = args[0]
 			}
-			f, err := os.Open(path)
+			if expect != "" && !isHexHash(expect) {
+				return usageError(fmt.Errorf("--expect %q: want the 64 hex digits of a record's hash, as verify prints after \"head:\"", expect))
+			}
+			return verifyLog(s, path, expect)
+		},
+	}
+	verify.Flags().StringVar(&expect, "expect", "", "a head hash kept elsewhere that the log must still hold")
+
+	var reset bool
+	head := &cobra.Command{
+		Use:   "head [FILE]",
+		Short: "Show the log's head and the one recorded in the state file",
+		Long: `Print the seq and hash of the log's last record, and the head mcphost recorded
+for the log when it last closed it. With --reset, record the log's current end
+as its head: for a log you started anew on purpose, or after checking the
+records that verify reported as missing.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := auditFile(g, s)
+			if len(args) == 1 {
+				path = args[0]
+			}
+			heads := stateHeads{path: stateFile(s)}
+			if reset {
+				h, err := audit.ResetHead(heads, path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "recorded head: %s\n", h)
+				return nil
+			}
+			h, err := audit.ReadHead(path)
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			rep, err := audit.Verify(f)
-			if err != nil {
+			fmt.Fprintf(s.Out, "head: %s\n", h)
+			if rec, ok, err := heads.recorded(path); err != nil {
 				return err
-			}
-			for _, oi := range rep.OpenIntents {
-				fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
-			}
-			for _, p := range rep.Problems {
-				fmt.Fprintf(s.Out, "%s:%s\n", path, sanitize.Line(fmt.Sprint(p)))
-			}
-			fmt.Fprintf(s.Out, "%d records (%d intents, %d outcomes), %d open intents, %d problems\n",
-				rep.Records, rep.Intents, rep.Outcomes, len(rep.OpenIntents), len(rep.Problems))
-			if len(rep.Problems) > 0 {
-				return withCode(exitError, fmt.Errorf("%s does not verify: %s", path, strings.TrimSpace(fmt.Sprint(rep.Problems[0]))))
+			} else if ok {
+				fmt.Fprintf(s.Out, "recorded head: %s (%s)\n", audit.Head{Seq: rec.Seq, Hash: rec.Hash}, rec.RecordedAt.Local().Format(time.DateTime))
+			} else {
+				fmt.Fprintln(s.Out, "recorded head: none")
 			}
 			return nil
 		},
 	}
-	cmd.AddCommand(tail, verify)
+	head.Flags().BoolVar(&reset, "reset", false, "record the log's current end as its head")
+	cmd.AddCommand(tail, verify, head)
 	return cmd
+}
+
+// verifyLog checks the whole log at path, and its end against the head
+// recorded in the state file and against expect (a hash, or empty).
+func verifyLog(s *streams, path, expect string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if rec, ok, _ := (stateHeads{path: stateFile(s)}).recorded(path); ok {
+			return fmt.Errorf("%s does not verify: the log is gone, but mcphost recorded its head, seq %d hash %s: it was removed or moved", path, rec.Seq, rec.Hash)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	var anchors []audit.Head
+	if rec, ok, err := (stateHeads{path: stateFile(s)}).recorded(path); err != nil {
+		return err
+	} else if ok {
+		anchors = append(anchors, audit.Head{Seq: rec.Seq, Hash: rec.Hash})
+	}
+	if expect != "" {
+		anchors = append(anchors, audit.Head{Hash: expect})
+	}
+	tail := false
+	for _, want := range anchors {
+		// Verify read only up to what it saw; CheckHead reads the same
+		// bytes from their end.
+		_, p, err := audit.CheckHead(f, fi.Size(), want)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			rep.Problems = append(rep.Problems, *p)
+			tail = true
+		}
+	}
+	if tail {
+		defer fmt.Fprintln(s.Err, `mcphost: hint: if you moved the log or started a new one on purpose, "mcphost audit head --reset" records its current end as its head`)
+	}
+	for _, oi := range rep.OpenIntents {
+		fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(s.Out, "%s:%s\n", path, sanitize.Line(fmt.Sprint(p)))
+	}
+	fmt.Fprintf(s.Out, "head: %s\n", audit.Head{Seq: rep.LastSeq, Hash: rep.LastHash})
+	fmt.Fprintf(s.Out, "%d records (%d intents, %d outcomes), %d open intents, %d problems\n",
+		rep.Records, rep.Intents, rep.Outcomes, len(rep.OpenIntents), len(rep.Problems))
+	if len(rep.Problems) > 0 {
+		return withCode(exitError, fmt.Errorf("%s does not verify: %s", path, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
+	}
+	return nil
+}
+
+func isHexHash(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// stateFile is the state file, where audit heads are kept.
+func stateFile(s *streams) string {
+	return filepath.Join(config.StateDir(s.Getenv("XDG_STATE_HOME")), "state.json")
+}
+
+// stateHeads keeps audit heads in the state file, under its lock.
+type stateHeads struct{ path string }
+
+func (h stateHeads) UpdateHead(key string, fn func(audit.Head, bool) (audit.Head, bool)) error {
+	return state.Update(h.path, nil, func(st *state.State) error {
+		old, ok := st.AuditHead(key)
+		if next, change := fn(audit.Head{Seq: old.Seq, Hash: old.Hash}, ok); change {
+			st.SetAuditHead(key, next.Seq, next.Hash)
+		}
+		return nil
+	})
+}
+
+// recorded returns the head recorded for the log at path.
+func (h stateHeads) recorded(path string) (state.AuditHead, bool, error) {
+	key, err := audit.HeadKey(path)
+	if err != nil {
+		return state.AuditHead{}, false, err
+	}
+	st, err := state.Load(h.path)
+	if err != nil {
+		return state.AuditHead{}, false, err
+	}
+	rec, ok := st.AuditHead(key)
+	return rec, ok, nil
+}
+
+// auditOptions are the options of the audit log a session writes: its
+// head is recorded in the state file when it closes.
+func (st *setup) auditOptions() audit.Options {
+	return audit.Options{Heads: stateHeads{path: filepath.Join(st.stateDir, "state.json")}}
 }
 
 func auditFile(g *globalOptions, s *streams) string {

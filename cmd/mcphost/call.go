@@ -177,17 +177,18 @@ func noSuchTool(m *client.Manager, server, tool string) error {
 	if len(have) > 12 {
 		have = append(have[:12], "…")
 	}
-	msg := fmt.Sprintf("server %q has no tool %q; it has: %s", server, sanitize.Line(tool), sanitize.Line(strings.Join(have, ", ")))
+	msg := fmt.Sprintf("server %q has no tool %q; it has: %s", server, sanitize.Name(tool), sanitize.Name(strings.Join(have, ", ")))
 	if near := nearNames(tool, have); len(near) > 0 {
-		msg += "\ndid you mean " + sanitize.Line(orList(quoteAll(prefixAll(server+"/", near)))) + "?"
+		msg += "\ndid you mean " + orList(quoteAll(prefixAll(server+"/", near))) + "?"
 	}
 	return usageError(errors.New(msg))
 }
 
+// prefixAll puts p before each of ss, shown as sanitize.Name shows names.
 func prefixAll(p string, ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = p + s
+		out[i] = sanitize.Name(p + s)
 	}
 	return out
 }

@@ -24,8 +24,9 @@ func newExplainCmd(g *globalOptions, s *streams) *cobra.Command {
 		Short: "Show the decision for one call and every reason behind it",
 		Long: `Show what mcphost would decide for one call — allow, ask or deny — in this
 configuration, with its class and tier, every reason in plain words, the rule
-that matched, and what would change the decision. ARGS is the call's arguments
-as a JSON object; without it the call has none. Nothing is executed.
+that matched, and what would change the decision, followed by the tool's full
+description (escaped). ARGS is the call's arguments as a JSON object; without it
+the call has none. Nothing is executed.
 
 Only the named server is started.`,
 		Example: `  mcphost explain tasks/delete_task '{"id":"T-1"}'
@@ -85,17 +86,20 @@ func parseArgs(raw string) (json.RawMessage, error) {
 }
 
 type explainJSON struct {
-	Server          string             `json:"server"`
-	Tool            string             `json:"tool"`
-	Title           string             `json:"title,omitempty"`
-	Trusted         bool               `json:"trusted"`
-	Annotations     client.Annotations `json:"annotations"`
-	DefinitionHash  string             `json:"definitionHash"`
-	Args            json.RawMessage    `json:"args,omitempty"`
-	Mode            string             `json:"mode"`
-	Decision        decisionJSON       `json:"decision"`
-	HeadlessVerdict string             `json:"headlessVerdict"`
-	Suggestions     []string           `json:"suggestions"`
+	Server           string             `json:"server"`
+	Tool             string             `json:"tool"`
+	Title            string             `json:"title,omitempty"`
+	ReadsAs          string             `json:"readsAs,omitempty"`
+	Description      string             `json:"description,omitempty"`
+	DescriptionFlags []string           `json:"descriptionFlags,omitempty"`
+	Trusted          bool               `json:"trusted"`
+	Annotations      client.Annotations `json:"annotations"`
+	DefinitionHash   string             `json:"definitionHash"`
+	Args             json.RawMessage    `json:"args,omitempty"`
+	Mode             string             `json:"mode"`
+	Decision         decisionJSON       `json:"decision"`
+	HeadlessVerdict  string             `json:"headlessVerdict"`
+	Suggestions      []string           `json:"suggestions"`
 }
 
 func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *streams, ref, rawArgs string) error {
@@ -135,6 +139,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 		eff := d.Effective
 		out := explainJSON{
 			Server: t.Server, Tool: t.Name, Title: t.Title, Trusted: st.trusted[t.Server],
+			ReadsAs: readsAs(t.Name), Description: t.Description, DescriptionFlags: decide.PoisonFlags(t.Description),
 			Annotations: t.Annotations, DefinitionHash: t.Hash, Args: args, Mode: mode.String(),
 			Decision: decisionJSON{
 				Verdict: d.Verdict.String(), Tier: int(d.Tier), Class: d.Class.String(), Retry: d.Retry,
@@ -152,11 +157,17 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 	}
 
 	w := s.Out
-	fmt.Fprintf(w, "%s", sanitize.Line(t.Ref()))
+	fmt.Fprintf(w, "%s", sanitize.Name(t.Ref()))
 	if t.Title != "" {
 		fmt.Fprintf(w, "  “%s” (the server's words)", sanitize.Line(sanitize.Truncate(t.Title, 80)))
 	}
 	fmt.Fprintln(w)
+	if note := strings.TrimSpace(nameNote(t.Name)); note != "" {
+		fmt.Fprintf(w, "  name:      %s; deny and ask rules also match what it looks like, allow rules only the name as written\n", note)
+	}
+	if flags := decide.PoisonFlags(t.Description); flags != nil {
+		fmt.Fprintf(w, "  warning:   the description gives the model orders (%s); read it below before allowing a call\n", strings.Join(flags, ", "))
+	}
 	fmt.Fprintf(w, "  verdict:   %s (%s mode)\n", strings.ToUpper(d.Verdict.String()), mode)
 	fmt.Fprintf(w, "  tier:      T%d — %s\n", d.Tier, decide.TierText(d.Tier))
 	fmt.Fprintf(w, "  class:     %s\n", d.Class)
@@ -178,13 +189,15 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 			fmt.Fprintf(w, "  - %s\n", tip)
 		}
 	}
+	fmt.Fprintln(w, "\nDescription (the server's words):")
+	fmt.Fprintln(w, indentText(describe(t), "  "))
 	return nil
 }
 
 // suggestions say what a person could change to get another decision.
 func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []string {
 	var out []string
-	exact := fmt.Sprintf("%q", t.Server+"/"+t.Name)
+	exact := fmt.Sprintf("%+q", t.Server+"/"+t.Name)
 	if !st.trusted[t.Server] && !st.demo {
 		src := "add \"trust\": true to its entry in your config"
 		if srv, ok := st.cfg.Server(t.Server); ok && srv.Source == config.SourceFlag {
@@ -192,7 +205,10 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision) []strin
 		}
 		out = append(out, fmt.Sprintf("trust the server (%s, or --trust %s) so its annotations count", src, t.Server))
 	}
+	poisoned := decide.PoisonFlags(t.Description) != nil
 	switch {
+	case poisoned && (d.Verdict != decide.Deny || d.Rule == ""):
+		out = append(out, "its description gives the model orders, so no allow rule lets it run without asking; only approving a call in the dialog does, after reading the description")
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
 	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "":

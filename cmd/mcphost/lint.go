@@ -24,8 +24,11 @@ func newLintCmd(g *globalOptions, s *streams) *cobra.Command {
 		Long: `Check every tool of every configured server, for server authors: tools with no
 annotations, hints left out that default to the worst case, contradictions, a
 name that says the tool writes on a read-only tool, idempotent claims on tools
-that look additive, openWorldHint unset, duplicate names, and malformed entries
-the client had to drop or degrade.
+that look additive, openWorldHint unset, duplicate names, names with characters
+outside ASCII (shown escaped; an error when they imitate ASCII letters, as a
+Cyrillic е does an e),
+descriptions that give the model orders (poisoned-description), and malformed
+entries the client had to drop or degrade.
 
 Exits 1 when there is an error-level finding (or a server failed to start), so
 it can fail a build when a tool ships unclassified or misclassified.`,
@@ -123,7 +126,7 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 			if f.Tool != "" {
 				where += "/" + f.Tool
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Line(where), f.Code, sanitize.Line(f.Message))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Name(where), f.Code, sanitize.Line(f.Message))
 		}
 		tw.Flush()
 		fmt.Fprintf(s.Err, "%d tools checked: %d errors, %d warnings, %d notes\n", len(m.Tools()), out.Errors, out.Warnings, out.Infos)

@@ -65,7 +65,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
 		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
-	if l, err := audit.Open(st.auditPath(g), audit.Options{}); err != nil {
+	if l, err := audit.Open(st.auditPath(g), st.auditOptions()); err != nil {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
 	} else {
 		defer l.Close()

@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/adrg/xdg"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 )
 
-// policy compiles the user's rules and settings. The host's own config and
-// state are protected: a call that would write them always asks.
+// policy compiles the user's rules and settings. The host's own config,
+// state, tokens, cache, audit log and project file are protected: a call
+// whose arguments lead there asks at T3, whatever it is.
 func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
 	auto, err := decide.ParseAutoApprove(st.cfg.AutoApprove)
 	if err != nil {
@@ -29,9 +31,17 @@ func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
 		}
 		specs = append(specs, decide.RuleSpec{Effect: effect, Source: src, Index: r.Index, Raw: r.Raw})
 	}
+	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
 	protected := []string{
 		filepath.Dir(config.DefaultPath(s.Getenv("XDG_CONFIG_HOME"))),
-		config.StateDir(s.Getenv("XDG_STATE_HOME")),
+		stateDir,
+		tokenStore(stateDir).Dir(),
+		cacheDir(s.Getenv("XDG_CACHE_HOME")),
+	}
+	if s.WorkDir != "" {
+		// The project file, even before there is one: a server planted
+		// there is offered at the next start.
+		protected = append(protected, filepath.Join(s.WorkDir, config.ProjectFile))
 	}
 	for _, f := range st.cfg.Files {
 		if abs, err := filepath.Abs(f); err == nil {
@@ -41,6 +51,13 @@ func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
 	if g.Audit != "" {
 		if abs, err := filepath.Abs(g.Audit); err == nil {
 			protected = append(protected, abs)
+		}
+	}
+	for _, p := range protected {
+		// Also where symbolic links lead, since arguments are compared
+		// once their own links are followed.
+		if r := host.RealPath(p); r != p {
+			protected = append(protected, r)
 		}
 	}
 	p, err := decide.Compile(specs, decide.Options{AutoApprove: auto, ProtectedPaths: protected, Home: s.Getenv("HOME")})
@@ -59,12 +76,26 @@ func (st *setup) decideDefault(p *decide.Policy, m *client.Manager, t *client.To
 func (st *setup) input(m *client.Manager, t *client.Tool, args []byte, mode decide.Mode) decide.Input {
 	spec, _ := m.Spec(t.Server)
 	pinned, _ := st.store.Pin(spec.Identity(), t.Name)
-	return decide.Input{
+	in := decide.Input{
 		Server: host.DecideServer(&spec, st.trusted[t.Server]),
 		Tool:   host.DecideTool(t, pinned),
 		Args:   args,
 		Mode:   mode,
 	}
+	if len(args) > 0 {
+		in.Bases, in.Paths = host.ArgPlaces(&spec, m.RootDirs(), "", args) // as the gate does
+	}
+	return in
+}
+
+// cacheDir is mcphost's directory under the XDG cache home (cacheHome, or
+// the default when it is ""). mcphost keeps nothing there today; it is
+// protected so that nothing can be planted for a later version to read.
+func cacheDir(cacheHome string) string {
+	if cacheHome == "" {
+		cacheHome = xdg.CacheHome
+	}
+	return filepath.Join(cacheHome, "mcphost")
 }
 
 // decisionJSON is the stable --json shape of a decision.

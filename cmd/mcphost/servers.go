@@ -39,6 +39,7 @@ Exits 1 when a server failed to start.`,
 type serverJSON struct {
 	Name            string   `json:"name"`
 	Transport       string   `json:"transport"`
+	URL             string   `json:"url,omitempty"` // query values and userinfo redacted
 	State           string   `json:"state"`
 	Trusted         bool     `json:"trusted"`
 	ProtocolVersion string   `json:"protocolVersion,omitempty"`
@@ -70,8 +71,12 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 	if o.JSON {
 		out := make([]serverJSON, 0, len(statuses))
 		for _, ss := range statuses {
+			var url string
+			if srv, ok := st.cfg.Server(ss.Name); ok && srv.URL != "" {
+				url = client.RedactURL(srv.URL)
+			}
 			out = append(out, serverJSON{
-				Name: ss.Name, Transport: ss.Transport, State: string(ss.State), Trusted: st.trusted[ss.Name],
+				Name: ss.Name, Transport: ss.Transport, URL: url, State: string(ss.State), Trusted: st.trusted[ss.Name],
 				ProtocolVersion: ss.ProtocolVersion, ServerName: ss.ServerName, ServerVersion: ss.ServerVersion,
 				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity, Log: ss.Log,
 			})

@@ -86,7 +86,7 @@ func (st *setup) openAudit(g *globalOptions) *openingAudit {
 	path := st.auditPath(g)
 	go func() {
 		defer close(o.done)
-		o.log, o.err = audit.Open(path, audit.Options{})
+		o.log, o.err = audit.Open(path, st.auditOptions())
 	}()
 	return o
 }

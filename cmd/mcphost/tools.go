@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
@@ -25,7 +26,12 @@ func newToolsCmd(g *globalOptions, s *streams) *cobra.Command {
 as declared — true, false, or "-" when the server left the hint out — and the
 default decision: class (read, additive, destructive, unknown), tier (T0–T3)
 and verdict (allow, ask, deny) for a call in an interactive session before
-anything was approved.
+anything was approved. Names are shown with every character outside printable
+ASCII escaped (d\u0435lete_all), so a look-alike never passes for the name it
+imitates. A tool whose description gives the model orders (another tool,
+secrets, keeping something from you, an instruction block) is marked
+"!poisoned-description:..." after its verdict; its calls always ask. Below the
+table each tool's full description follows, escaped.
 
 With --json, strings are kept exactly as sent (the table escapes control
 characters and invisible text), and each tool carries its definition hash.
@@ -54,6 +60,10 @@ type toolJSON struct {
 	InputSchema    json.RawMessage    `json:"inputSchema"`
 	OutputSchema   json.RawMessage    `json:"outputSchema,omitempty"`
 	Trusted        bool               `json:"trusted"`
+	// ReadsAs is the ASCII name a look-alike name imitates, if it does.
+	ReadsAs string `json:"readsAs,omitempty"`
+	// DescriptionFlags are the poisoned-description heuristics that fire.
+	DescriptionFlags []string `json:"descriptionFlags,omitempty"`
 
 	// The default decision: no arguments, nothing approved yet, in an
 	// interactive session; headlessVerdict is the same call in headless mode.
@@ -91,8 +101,8 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 				Server: t.Server, Name: t.Name, ModelName: names.Model(t), Title: t.Title,
 				Description: t.Description, DescriptionCut: t.DescriptionCut,
 				Annotations: t.Annotations, DefinitionHash: t.Hash, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-				Trusted: st.trusted[t.Server],
-				Class:   d.Class.String(), Tier: int(d.Tier), Verdict: d.Verdict.String(), HeadlessVerdict: hd.Verdict.String(),
+				Trusted: st.trusted[t.Server], ReadsAs: readsAs(t.Name), DescriptionFlags: decide.PoisonFlags(t.Description),
+				Class: d.Class.String(), Tier: int(d.Tier), Verdict: d.Verdict.String(), HeadlessVerdict: hd.Verdict.String(),
 				Retry: d.Retry, Reasons: reasonCodes(d),
 			})
 		}
@@ -116,9 +126,13 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 				hints = "malformed annotations\t\t\t"
 			}
 			d := st.decideDefault(policy, m, t, decide.Interactive)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s\n", sanitize.Line(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s%s\n", sanitize.Name(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict, poisonMark(t))
 		}
 		tw.Flush()
+		fmt.Fprintln(s.Out, "\nDESCRIPTIONS (THE SERVERS' WORDS)")
+		for _, t := range tools {
+			fmt.Fprintf(s.Out, "%s%s\n%s\n", sanitize.Name(t.Ref()), nameNote(t.Name), indentText(describe(t), "    "))
+		}
 		fmt.Fprintln(s.Err, `"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
 	}
 	return startFailures(st, m)
@@ -147,4 +161,55 @@ func startFailures(st *setup, m *client.Manager) error {
 		return nil
 	}
 	return withCode(exitError, fmt.Errorf("server(s) failed to start: %s (run mcphost servers for details)", sanitize.Line(fmt.Sprint(failed))))
+}
+
+// readsAs is the ASCII name a look-alike name imitates, or "".
+func readsAs(name string) string {
+	r, _ := decide.ReadsAs(name)
+	return r
+}
+
+// nameNote says what a name with characters outside ASCII looks like,
+// for a person who sees it escaped.
+func nameNote(name string) string {
+	if r, ok := decide.ReadsAs(name); ok {
+		return fmt.Sprintf("  (look-alike letters: reads as %q)", r)
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return "  (non-ASCII name, shown escaped)"
+		}
+	}
+	return ""
+}
+
+// poisonMark is the mark after a verdict for a tool whose description
+// gives the model orders; "" for an ordinary one.
+func poisonMark(t *client.Tool) string {
+	flags := decide.PoisonFlags(t.Description)
+	if flags == nil {
+		return ""
+	}
+	return " !" + decide.CodePoisonedPrefix + strings.Join(flags, ",")
+}
+
+// describe is a tool's whole description, escaped, with a note when the
+// client cut it.
+func describe(t *client.Tool) string {
+	if t.Description == "" {
+		return "(no description)"
+	}
+	d := sanitize.Text(t.Description)
+	if t.DescriptionCut > 0 {
+		d += fmt.Sprintf("\n[mcphost cut %d bytes from this description]", t.DescriptionCut)
+	}
+	return d
+}
+
+func indentText(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
 }

@@ -93,7 +93,7 @@ func TestNearNamesAreSuggested(t *testing.T) {
 // TestGroupsAloneAreUsageErrors: a command that only groups subcommands,
 // run alone, is a usage error that names them (as auth always was).
 func TestGroupsAloneAreUsageErrors(t *testing.T) {
-	for g, want := range map[string]string{"audit": "audit needs a command: tail or verify", "pin": "pin needs a command: accept",
+	for g, want := range map[string]string{"audit": "or verify (see mcphost audit --help)", "pin": "pin needs a command: accept",
 		"completion": "completion needs a command: bash, fish, powershell or zsh"} {
 		s, out, errb := testStreams(t)
 		if code := run(context.Background(), []string{g}, s); code != exitUsage || !strings.Contains(errb.String(), want) || out.Len() > 0 {

@@ -59,7 +59,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	survivors := 0
+	survivors, broken := 0, 0
 	fmt.Printf("%-4s  %-8s  %6s  %s\n", "#", "result", "secs", "guarantee (file: mutation)")
 	for i, m := range ms {
 		if filter != nil && !filter.MatchString(m.guarantee) {
@@ -71,14 +71,22 @@ func main() {
 		}
 		start := time.Now()
 		res, err := try(ctx, m)
+		if ctx.Err() != nil {
+			os.Exit(2)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "mutants: %s:%d: %v\n", *table, m.line, err)
-			os.Exit(2)
+			res = "BROKEN"
+			broken++
 		}
 		if res == "SURVIVED" {
 			survivors++
 		}
 		fmt.Printf("%-4d  %-8s  %6.1f  %s (%s: %q → %q)\n", i+1, res, time.Since(start).Seconds(), m.guarantee, m.file, m.from, m.to)
+	}
+	if broken > 0 {
+		fmt.Printf("%d entry(ies) of the table could not be applied or did not compile\n", broken)
+		os.Exit(2)
 	}
 	if survivors > 0 {
 		fmt.Printf("%d mutation(s) survived\n", survivors)

@@ -62,6 +62,7 @@ type Confirm struct {
 	name    string
 	title   string
 	desc    string
+	poison  []string // the poisoned-description heuristics that fire
 	reasons []string
 	args    string
 	argsOK  bool
@@ -108,8 +109,9 @@ func NewConfirm(q *host.Question, o Options) *Confirm {
 		tool = q.Tool.Name
 		c.title = oneLine(q.Tool.Title)
 		c.desc = oneLine(q.Tool.Description)
+		c.poison = decide.PoisonFlags(q.Tool.Description)
 	}
-	c.name = sanitize.Line(server) + "/" + sanitize.Line(tool)
+	c.name = sanitize.Name(server) + "/" + sanitize.Name(tool)
 	c.word = typedWord(tool)
 	for _, r := range q.Decision.Reasons {
 		c.reasons = append(c.reasons, reasonText(r))
@@ -475,6 +477,9 @@ func (c *Confirm) relayout() {
 	}
 	if c.desc != "" {
 		head = append(head, quotedLine(st, "Server's description: ", c.desc, w))
+	}
+	if len(c.poison) > 0 {
+		head = append(head, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
 	}
 	if !c.q.Trusted {
 		head = append(head, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)

@@ -1,0 +1,87 @@
+package host
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/fixtures"
+)
+
+// withAuditLog replaces w's gate by one that writes to a real audit log at
+// w.audit with opts, trusting the server and deciding by the default
+// policy (reads and additive writes run without asking).
+func withAuditLog(t *testing.T, w *world, opts audit.Options) {
+	t.Helper()
+	l, err := audit.Open(w.audit, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	auto, err := decide.ParseAutoApprove("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.gate = NewGate(GateOptions{
+		Catalog: w.m, Policy: p, Trusted: func(string) bool { return true }, Asker: NewScriptAsker(t), Mode: decide.Interactive, Audit: l,
+		CallOptions: client.CallOptions{Timeout: 5 * time.Second},
+		Backoff:     func(int) time.Duration { return time.Millisecond },
+	})
+}
+
+// TestIntentNotWrittenBlocksNonRead: when the intent record cannot be made
+// durable (its sync fails), a call that is not a read never runs, and no
+// outcome in the log claims it ran; a read still runs.
+func TestIntentNotWrittenBlocksNonRead(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, noAudit: true})
+	failed := errors.New("injected: the disk refuses to sync")
+	withAuditLog(t, w, audit.Options{Sync: func(*os.File) error { return failed }})
+
+	r := w.call("write_record", `{"key":"k","value":"v"}`)
+	if r.Status != StatusError || !errors.Is(r.Err, errAuditUnavailable) {
+		t.Errorf("write with a failing audit sync: %s (%v), want an error saying the audit log cannot be written", r.Status, r.Err)
+	}
+	if n := w.count(fixtures.EventExec, "write_record"); n != 0 {
+		t.Errorf("write_record ran %d times though its intent was not durable", n)
+	}
+	if r := w.call("read_value", `{"key":"k"}`); r.Status != StatusSuccess {
+		t.Errorf("read with a failing audit log: %s (%v), want it to run", r.Status, r.Err)
+	}
+	f, err := os.Open(w.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcomes != 0 {
+		t.Errorf("the log holds %d outcomes after its sync failed; want none", rep.Outcomes)
+	}
+}
+
+// TestIntentSyncedBeforeNonRead: a non-read call runs only after its
+// intent record was synced to disk.
+func TestIntentSyncedBeforeNonRead(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, noAudit: true})
+	var execsAtSync []int
+	withAuditLog(t, w, audit.Options{Sync: func(f *os.File) error {
+		execsAtSync = append(execsAtSync, w.count(fixtures.EventExec, "write_record"))
+		return f.Sync()
+	}})
+	if r := w.call("write_record", `{"key":"k","value":"v"}`); r.Status != StatusSuccess {
+		t.Fatalf("write_record: %s (%v)", r.Status, r.Err)
+	}
+	if len(execsAtSync) == 0 || execsAtSync[0] != 0 {
+		t.Errorf("executions seen at each audit sync: %v; want a sync before the call ran", execsAtSync)
+	}
+}
