@@ -216,7 +216,11 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
-			return out, fmt.Errorf("%w: the model was still calling tools after %d turns (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps)
+			turns := "turns"
+			if l.o.MaxSteps == 1 {
+				turns = "turn"
+			}
+			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
