@@ -285,9 +285,10 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	entry := &CallEntry{ID: c.ID, ModelName: c.Name, Args: c.Args}
 	t, ok := l.o.Names.Lookup(c.Name)
 	if !ok {
+		asked := *entry // what the model asked for; the outcome is the result's
 		entry.Status, entry.IsError = StatusError, true
 		entry.Message = fmt.Sprintf("there is no tool named %q", c.Name)
-		l.emit(LoopEvent{Kind: EvToolCall, Call: entry})
+		l.emit(LoopEvent{Kind: EvToolCall, Call: &asked})
 		l.emit(LoopEvent{Kind: EvResult, Call: entry})
 		return entry, llm.ToolResult{CallID: c.ID, Content: "mcphost: " + entry.Message + "; use one of the tools offered", IsError: true}
 	}

@@ -86,3 +86,34 @@ func TestStreamDecisionComesBeforeTheCallRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamUnknownToolCarriesItsOutcomeInResult: a call of a tool that
+// does not exist streams tool_call (what was asked, no outcome) and result
+// (the error); nothing was decided, so no decision event and no tier.
+func TestStreamUnknownToolCarriesItsOutcomeInResult(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true})
+	var lines []string
+	l := newLoop(w, []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptCall{call("f__nosuch", `{}`)}},
+		{ExpectError: bptr(true), Text: "ok"},
+	}, LoopOptions{OnEvent: func(ev LoopEvent) {
+		if ev.Kind == EvToolCall || ev.Kind == EvDecision || ev.Kind == EvResult {
+			b, _ := json.Marshal(ev)
+			lines = append(lines, string(b))
+		}
+	}})
+	if _, err := l.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"type":"tool_call"`) || !strings.HasPrefix(lines[1], `{"type":"result"`) {
+		t.Fatalf("events:\n%s", strings.Join(lines, "\n"))
+	}
+	for _, f := range []string{`"status"`, `"tier"`, `"isError"`, `"message"`} {
+		if strings.Contains(lines[0], f) {
+			t.Errorf("tool_call carries %s: %s", f, lines[0])
+		}
+	}
+	if !strings.Contains(lines[1], `"status":"error"`) || strings.Contains(lines[1], `"tier"`) {
+		t.Errorf("result: %s", lines[1])
+	}
+}
