@@ -162,18 +162,19 @@ func (e *expectation) unmet(r *host.Result) []string {
 
 // batchLineJSON is the --json object of one batch line.
 type batchLineJSON struct {
-	Type      string   `json:"type"` // "call"
-	Line      int      `json:"line"`
-	Tool      string   `json:"tool"`
-	Verdict   string   `json:"verdict"`
-	Tier      int      `json:"tier"`
-	Class     string   `json:"class"`
-	DecidedBy string   `json:"decidedBy"`
-	Status    string   `json:"status"`
-	IsError   bool     `json:"isError"`
-	Message   string   `json:"message,omitempty"`
-	Passed    bool     `json:"passed"`
-	Unmet     []string `json:"unmet"` // each expectation not met, as "verdict allow, got deny"
+	Type      string       `json:"type"` // "call"
+	Line      int          `json:"line"`
+	Tool      string       `json:"tool"`
+	Verdict   string       `json:"verdict"`
+	Tier      int          `json:"tier"`
+	Class     string       `json:"class"`
+	DecidedBy string       `json:"decidedBy"`
+	Status    string       `json:"status"`
+	IsError   bool         `json:"isError"`
+	Message   string       `json:"message,omitempty"`
+	Expect    *expectation `json:"expect,omitempty"` // as the line gave it; none means status success
+	Passed    bool         `json:"passed"`
+	Unmet     []string     `json:"unmet"` // each expectation not met, as "verdict allow, got deny"
 }
 
 // batchSummaryJSON is the --json object that ends a batch.
@@ -204,7 +205,7 @@ func runBatch(ss *session, s *streams, path string, calls []batchCall, ctx conte
 		if asJSON {
 			out := batchLineJSON{Type: "call", Line: c.line, Tool: c.Tool, Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier),
 				Class: r.Decision.Class.String(), DecidedBy: r.DecidedBy, Status: string(r.Status),
-				IsError: r.Result != nil && r.Result.IsError, Passed: len(bad) == 0, Unmet: append([]string{}, bad...)}
+				IsError: r.Result != nil && r.Result.IsError, Expect: c.Expect, Passed: len(bad) == 0, Unmet: append([]string{}, bad...)}
 			if r.Status != host.StatusSuccess {
 				out.Message = r.Message()
 			}
