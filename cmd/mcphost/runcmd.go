@@ -36,11 +36,13 @@ Output (--output):
   text         the final answer on stdout; one line per tool call on stderr
   json         one object at the end: final text, every call with its decision,
                reasons, attempts and outcome, the blocked calls, token usage
-  stream-json  one JSON object per event as it happens (see the README)
+  stream-json  one JSON object per event as it happens: for each call,
+               tool_call, decision (before the call is sent), progress while
+               it runs, then result with the outcome (see the README)
 
 Exit codes: 0 ok; 3 a call was blocked for approval (the result is likely
 incomplete; --allow-blocked makes this 0); 6 a call's outcome is unknown;
-4 a call was denied by a rule; 2 usage or configuration (no model, missing
+4 a call was denied by a rule (for 6 and 4 the run names the calls); 2 usage or configuration (no model, missing
 key); 1 anything else, such as a model error or the step limit.`,
 		Example: `  mcphost run -p "Which tasks are blocked?" --model anthropic:claude-sonnet-4-5
   echo "Summarise T-1" | mcphost run --model ollama:llama3.2 --output json
