@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -103,10 +104,32 @@ type CallEntry struct {
 	ResultBytes int           `json:"resultBytes,omitempty"`
 	Truncated   bool          `json:"truncated,omitempty"`
 	IsError     bool          `json:"isError,omitempty"`
-	Duration    time.Duration `json:"durationNs"`
+	Duration    time.Duration `json:"durationNs,omitempty"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
 	Result *mcp.CallToolResult `json:"-"`
+}
+
+// decision fills in the gate's decision on the call and who made it.
+func (e *CallEntry) decision(d decide.Decision, by string) {
+	e.Verdict, e.Tier, e.Class, e.DecidedBy = d.Verdict.String(), int(d.Tier), d.Class.String(), by
+	e.Reasons = nil
+	for _, rs := range d.Reasons {
+		e.Reasons = append(e.Reasons, rs.Code)
+	}
+}
+
+// MarshalJSON leaves the tier out while nothing is decided (no verdict):
+// tier 0 is a real tier, not "none yet".
+func (e CallEntry) MarshalJSON() ([]byte, error) {
+	type plain CallEntry
+	if e.Verdict != "" {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		Tier *int `json:"tier,omitempty"`
+	}{plain: plain(e)})
 }
 
 // RunOutcome is how a Run ended.
@@ -193,7 +216,11 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
-			return out, fmt.Errorf("%w: the model was still calling tools after %d turns (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps)
+			turns := "turns"
+			if l.o.MaxSteps == 1 {
+				turns = "turn"
+			}
+			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
@@ -258,9 +285,10 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	entry := &CallEntry{ID: c.ID, ModelName: c.Name, Args: c.Args}
 	t, ok := l.o.Names.Lookup(c.Name)
 	if !ok {
+		asked := *entry // what the model asked for; the outcome is the result's
 		entry.Status, entry.IsError = StatusError, true
 		entry.Message = fmt.Sprintf("there is no tool named %q", c.Name)
-		l.emit(LoopEvent{Kind: EvToolCall, Call: entry})
+		l.emit(LoopEvent{Kind: EvToolCall, Call: &asked})
 		l.emit(LoopEvent{Kind: EvResult, Call: entry})
 		return entry, llm.ToolResult{CallID: c.ID, Content: "mcphost: " + entry.Message + "; use one of the tools offered", IsError: true}
 	}
@@ -286,21 +314,36 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		e := snap
 		l.emit(LoopEvent{Kind: EvProgress, Call: &e, Progress: &p})
 	}
+	// The decision event comes when the decision is made: before the call
+	// is sent, so before any progress, and carrying only the decision. A
+	// call that does not run gets it when the gate returns.
+	decided := false
+	onDecision := func(d decide.Decision, by string) {
+		mu.Lock()
+		defer mu.Unlock()
+		decided = true
+		e := snap
+		e.Args = nil // the decision only
+		e.decision(d, by)
+		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
+	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress})
+	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision})
 	mu.Lock()
 	ended = true
 	mu.Unlock()
 	entry.Duration = time.Since(start)
 	entry.Args = r.Args
-	entry.Verdict = r.Decision.Verdict.String()
-	entry.Tier = int(r.Decision.Tier)
-	entry.Class = r.Decision.Class.String()
-	for _, rs := range r.Decision.Reasons {
-		entry.Reasons = append(entry.Reasons, rs.Code)
+	if r.DecidedBy != "" { // else the gate failed before deciding
+		entry.decision(r.Decision, r.DecidedBy)
 	}
-	entry.DecidedBy, entry.Status, entry.Attempts, entry.Message, entry.Result = r.DecidedBy, r.Status, r.Attempts, r.Message(), r.Result
-	l.emit(LoopEvent{Kind: EvDecision, Call: entry})
+	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
+	if !decided && r.DecidedBy != "" {
+		e := snap
+		e.Args = nil
+		e.decision(r.Decision, r.DecidedBy)
+		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
+	}
 	if r.Status == StatusBlocked {
 		l.emit(LoopEvent{Kind: EvBlocked, Call: entry})
 	}

@@ -33,7 +33,7 @@ func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
 			ready++
 		}
 	}
-	fmt.Fprintf(s.Out, "mcphost %s: %d of %d servers ready, %d tools.\n", version, ready, len(statuses), tools)
+	fmt.Fprintf(s.Out, "mcphost %s: %d of %s ready, %s.\n", version, ready, nounCount(len(statuses), "server"), nounCount(tools, "tool"))
 	if st.demo && !g.Demo {
 		fmt.Fprintln(s.Out, "No configuration found: these are the built-in demo servers (see mcphost --help for --config and --server).")
 	}

@@ -56,7 +56,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	var storeErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { store, storeErr = host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil) })
-	cfg, warnings, err := config.Load(loadOptions(g, s))
+	cfg, warnings, err := loadConfig(g, s)
 	wg.Wait()
 	for _, w := range warnings {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
@@ -84,7 +84,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		st.demo = true
 		st.specs = demoSpecs()
 		st.trusted["tasks"] = true // in-process code of this program: its hints are honest by construction
-		return st, nil
+		return st, st.trustDemo(g.Trust)
 	}
 	for _, srv := range cfg.Servers {
 		if srv.Disabled {
