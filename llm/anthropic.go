@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,10 +20,15 @@ const (
 )
 
 type anthropicModel struct {
-	spec     string
-	model    string
-	endpoint *endpoint
-	tools    toolCache
+	spec      string
+	model     string
+	endpoint  *endpoint
+	tools     toolCache
+	maxTokens int // Options.MaxTokens, or the table's
+	thinking  thinking
+	// rawKey names the assistant messages this model produced, whose raw
+	// content (thinking blocks and their signatures) it sends back.
+	rawKey string
 }
 
 func newAnthropic(spec, model string, o Options) (Model, error) {
@@ -37,6 +43,13 @@ func newAnthropic(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKeyTransport("anthropic", base, "ANTHROPIC_API_KEY", key, o); err != nil {
+		return nil, err
+	}
+	th, err := parseThinking("anthropic", o.Thinking)
+	if err != nil {
+		return nil, err
+	}
 	header := http.Header{}
 	// A bearer token, as the SDK this replaced sent the key; the tests pin it.
 	header.Set("Authorization", "Bearer "+key)
@@ -45,7 +58,14 @@ func newAnthropic(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &anthropicModel{spec: spec, model: model, endpoint: e}, nil
+	maxTokens := o.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = MaxTokensFor(model)
+	}
+	if th.mode == "budget" && th.budget >= maxTokens {
+		return nil, configErrorf("anthropic: thinking budget %d must be less than maxTokens %d (thinking counts toward it); raise \"maxTokens\" or lower the budget", th.budget, maxTokens)
+	}
+	return &anthropicModel{spec: spec, model: model, endpoint: e, maxTokens: maxTokens, thinking: th, rawKey: "anthropic " + e.url}, nil
 }
 
 func (m *anthropicModel) Name() string { return m.spec }
@@ -54,24 +74,34 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 	if err := req.checkMessages(); err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
-	body, err := marshal(anthropicParams(m.model, req))
+	body, err := marshal(m.params(req))
+	var warnings []string
 	if err == nil && len(req.Tools) > 0 {
 		var tools []byte
-		tools, err = m.tools.encoded(req.Tools, encodeAnthropicTool)
+		tools, warnings, err = m.tools.encoded(req.Tools, m.ToolLimits(), encodeAnthropicTool)
 		body = withTools(body, tools)
 	}
 	if err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
-	turn := anthropicTurn{calls: map[int]*pendingCall{}}
-	err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
-		if err := turn.event(ev, emit); err != nil {
-			return false, err
+	for _, w := range warnings {
+		emit(Event{Kind: EventWarning, Text: w})
+	}
+	var turn *anthropicTurn
+	for attempt := 0; ; attempt++ {
+		turn = &anthropicTurn{calls: map[int]*pendingCall{}, emit: emit}
+		err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
+			if err := turn.event(ev); err != nil {
+				return false, err
+			}
+			return turn.stopped, nil
+		}, turn.whole)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		return turn.stopped, nil
-	})
-	if ctx.Err() != nil {
-		return ctx.Err()
+		if err == nil || turn.emitted || !m.endpoint.retryStream(ctx, err, attempt) {
+			break
+		}
 	}
 	if err != nil {
 		return err
@@ -80,7 +110,11 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 		return errors.New("anthropic: the response stream ended before message_stop")
 	}
 	emit(Event{Kind: EventUsage, Usage: turn.usage})
-	emit(Event{Kind: EventDone, StopReason: turn.stop})
+	done := Event{Kind: EventDone, StopReason: turn.stop, Text: turn.explanation, Raw: turn.raw()}
+	if done.Raw != nil {
+		done.RawFrom = m.rawKey
+	}
+	emit(done)
 	return nil
 }
 
@@ -90,6 +124,7 @@ type pendingCall struct {
 	index    int // the provider's index of the call or block
 	args     strings.Builder
 	initial  json.RawMessage // the input in content_block_start, used when no fragment follows
+	extra    json.RawMessage // a Chat Completions call's extra_content, sent back with it
 }
 
 // Bounds on one turn's tool calls. A single event is already bounded (see
@@ -136,13 +171,33 @@ func (p *pendingCall) finish() (*ToolCall, error) {
 // anthropicTurn follows the event sequence of one Messages stream:
 // message_start, then per content block content_block_start,
 // content_block_delta… and content_block_stop, then message_delta with the
-// stop reason and final usage, then message_stop.
+// stop reason and final usage, then message_stop. It keeps every content
+// block as received, in order, for the raw message sent back next turn.
 type anthropicTurn struct {
-	calls   map[int]*pendingCall // open tool_use blocks by index
-	budget  callBudget
-	usage   Usage
-	stop    string
-	stopped bool
+	emit        func(Event)
+	emitted     bool                 // an event went to emit
+	calls       map[int]*pendingCall // open tool_use blocks by index
+	blocks      []*anthropicBlock    // every content block, in order
+	budget      callBudget
+	usage       Usage
+	stop        string
+	explanation string // a refusal's, from stop_details
+	stopped     bool
+}
+
+// anthropicBlock is one content block as it arrived.
+type anthropicBlock struct {
+	index int
+	typ   string
+	start json.RawMessage // content_block of content_block_start
+	text  strings.Builder // a text block's text, a thinking block's thinking
+	sig   string          // a thinking block's signature
+	call  *ToolCall       // a tool_use block's call, once complete
+}
+
+func (t *anthropicTurn) send(e Event) {
+	t.emitted = true
+	t.emit(e)
 }
 
 // anthropicEvent is the part of a Messages stream event that is read; which
@@ -153,20 +208,31 @@ type anthropicEvent struct {
 	Message struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
-	ContentBlock struct {
-		Type  string          `json:"type"`
-		Text  string          `json:"text"`
-		ID    string          `json:"id"`
-		Name  string          `json:"name"`
-		Input json.RawMessage `json:"input"`
-	} `json:"content_block"`
-	Delta struct {
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
+		StopDetails *struct {
+			Explanation string `json:"explanation"`
+			Category    string `json:"category"`
+		} `json:"stop_details"`
 	} `json:"delta"`
 	Usage anthropicUsage `json:"usage"`
+}
+
+// contentBlock is the part of a content block that is read.
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
 }
 
 type anthropicUsage struct {
@@ -184,7 +250,7 @@ func (u anthropicUsage) input() int {
 // event handles one event of the stream. Events are told apart by the type
 // in their data; an event without a name, a ping, and a type not known here
 // are skipped, and an error event ends the turn with an *APIError.
-func (t *anthropicTurn) event(ev sseEvent, emit func(Event)) error {
+func (t *anthropicTurn) event(ev sseEvent) error {
 	switch string(ev.name) {
 	case "", "ping":
 		return nil
@@ -201,24 +267,45 @@ func (t *anthropicTurn) event(ev sseEvent, emit func(Event)) error {
 	if err := json.Unmarshal(ev.data, &e); err != nil {
 		return fmt.Errorf("anthropic: reading the response stream: event %q: %w", clean(string(ev.name)), err)
 	}
-	if err := t.handle(&e, emit); err != nil {
+	if err := t.handle(&e); err != nil {
 		return fmt.Errorf("anthropic: %w", err)
 	}
 	return nil
 }
 
-func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
+func (t *anthropicTurn) block(index int) *anthropicBlock {
+	for i := len(t.blocks) - 1; i >= 0; i-- {
+		if t.blocks[i].index == index {
+			return t.blocks[i]
+		}
+	}
+	return nil
+}
+
+func (t *anthropicTurn) handle(ev *anthropicEvent) error {
 	switch ev.Type {
 	case "message_start":
 		u := ev.Message.Usage
 		t.usage.InputTokens = u.input()
 		t.usage.OutputTokens = u.OutputTokens
 	case "content_block_start":
-		b := ev.ContentBlock
+		var b contentBlock
+		if err := json.Unmarshal(ev.ContentBlock, &b); err != nil {
+			return fmt.Errorf("content block %d: %w", ev.Index, err)
+		}
+		blk := &anthropicBlock{index: ev.Index, typ: b.Type, start: append(json.RawMessage(nil), ev.ContentBlock...)}
+		t.blocks = append(t.blocks, blk)
 		switch b.Type {
 		case "text":
+			blk.text.WriteString(b.Text)
 			if b.Text != "" {
-				emit(Event{Kind: EventTextDelta, Text: b.Text})
+				t.send(Event{Kind: EventTextDelta, Text: b.Text})
+			}
+		case "thinking":
+			blk.text.WriteString(b.Thinking)
+			blk.sig = b.Signature
+			if b.Thinking != "" {
+				t.send(Event{Kind: EventThinking, Text: b.Thinking})
 			}
 		case "tool_use":
 			if err := t.budget.newCall(); err != nil {
@@ -230,10 +317,25 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 			t.calls[ev.Index] = &pendingCall{id: b.ID, name: b.Name, index: ev.Index, initial: b.Input}
 		}
 	case "content_block_delta":
+		blk := t.block(ev.Index)
 		switch ev.Delta.Type {
 		case "text_delta":
+			if blk != nil {
+				blk.text.WriteString(ev.Delta.Text)
+			}
 			if ev.Delta.Text != "" {
-				emit(Event{Kind: EventTextDelta, Text: ev.Delta.Text})
+				t.send(Event{Kind: EventTextDelta, Text: ev.Delta.Text})
+			}
+		case "thinking_delta":
+			if blk != nil {
+				blk.text.WriteString(ev.Delta.Thinking)
+			}
+			if ev.Delta.Thinking != "" {
+				t.send(Event{Kind: EventThinking, Text: ev.Delta.Thinking})
+			}
+		case "signature_delta":
+			if blk != nil {
+				blk.sig += ev.Delta.Signature
 			}
 		case "input_json_delta":
 			// Server tool blocks stream input too; only tool_use blocks are ours.
@@ -251,11 +353,17 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 			if err != nil {
 				return err
 			}
-			emit(Event{Kind: EventToolCall, Call: call})
+			if blk := t.block(ev.Index); blk != nil {
+				blk.call = call
+			}
+			t.send(Event{Kind: EventToolCall, Call: call})
 		}
 	case "message_delta":
 		if r := ev.Delta.StopReason; r != "" {
 			t.stop = r
+		}
+		if d := ev.Delta.StopDetails; d != nil {
+			t.explanation = clean(cmp.Or(d.Explanation, d.Category))
 		}
 		u := ev.Usage
 		// The counts in message_delta are cumulative; input counts are sent
@@ -267,10 +375,89 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 			t.usage.OutputTokens = u.OutputTokens
 		}
 	case "message_stop":
-		if len(t.calls) > 0 {
+		if len(t.calls) > 0 && !Truncated(t.stop) {
 			return errors.New("the message ended inside a tool_use block")
 		}
+		// A tool_use block the output limit cut off was never emitted and
+		// is left out of the raw message: it must not run, nor be echoed.
+		t.calls = map[int]*pendingCall{}
 		t.stopped = true
+	}
+	return nil
+}
+
+// raw returns the assistant message's content blocks as received, in
+// order, for the next request: thinking blocks with their signatures,
+// redacted_thinking blocks untouched, text and complete tool_use blocks.
+// A text block of nothing but white space is left out, because the API
+// refuses it when it is sent back. nil when there is nothing to send.
+func (t *anthropicTurn) raw() json.RawMessage {
+	var b bytes.Buffer
+	n := 0
+	add := func(v any) {
+		enc, err := marshal(v)
+		if err != nil {
+			return
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(enc)
+		n++
+	}
+	b.WriteByte('[')
+	for _, blk := range t.blocks {
+		switch blk.typ {
+		case "text":
+			if strings.TrimSpace(blk.text.String()) != "" {
+				add(textBlock{Type: "text", Text: blk.text.String()})
+			}
+		case "thinking":
+			add(thinkingBlock{Type: "thinking", Thinking: blk.text.String(), Signature: blk.sig})
+		case "tool_use":
+			if blk.call != nil {
+				add(toolUseBlock{Type: "tool_use", ID: blk.call.ID, Name: blk.call.Name, Input: blk.call.Args})
+			}
+		default:
+			// redacted_thinking and any block not known here: as received.
+			add(blk.start)
+		}
+	}
+	b.WriteByte(']')
+	if n == 0 {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// whole handles an answer that came as one JSON message instead of a
+// stream (a proxy that does not stream), by replaying it as the events a
+// stream would have carried.
+func (t *anthropicTurn) whole(data []byte) error {
+	var msg struct {
+		Content     []json.RawMessage `json:"content"`
+		StopReason  string            `json:"stop_reason"`
+		StopDetails json.RawMessage   `json:"stop_details"`
+		Usage       anthropicUsage    `json:"usage"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return fmt.Errorf("anthropic: reading the answer: %w", err)
+	}
+	evs := []anthropicEvent{{Type: "message_start"}}
+	evs[0].Message.Usage = msg.Usage
+	for i, c := range msg.Content {
+		evs = append(evs, anthropicEvent{Type: "content_block_start", Index: i, ContentBlock: c}, anthropicEvent{Type: "content_block_stop", Index: i})
+	}
+	end := anthropicEvent{Type: "message_delta", Usage: msg.Usage}
+	end.Delta.StopReason = msg.StopReason
+	if present(msg.StopDetails) {
+		_ = json.Unmarshal(msg.StopDetails, &end.Delta.StopDetails)
+	}
+	evs = append(evs, end, anthropicEvent{Type: "message_stop"})
+	for i := range evs {
+		if err := t.handle(&evs[i]); err != nil {
+			return fmt.Errorf("anthropic: %w", err)
+		}
 	}
 	return nil
 }
@@ -279,21 +466,38 @@ func (t *anthropicTurn) handle(ev *anthropicEvent, emit func(Event)) error {
 // order is the order on the wire; the tools follow them, added by
 // [withTools].
 type messagesRequest struct {
-	Model     string             `json:"model"`
-	MaxTokens int                `json:"max_tokens"`
-	System    []textBlock        `json:"system,omitempty"`
-	Messages  []anthropicMessage `json:"messages"`
-	Stream    bool               `json:"stream"`
+	Model        string             `json:"model"`
+	MaxTokens    int                `json:"max_tokens"`
+	System       []textBlock        `json:"system,omitempty"`
+	Messages     []anthropicMessage `json:"messages"`
+	Stream       bool               `json:"stream"`
+	Thinking     *thinkingConfig    `json:"thinking,omitempty"`
+	OutputConfig *outputConfig      `json:"output_config,omitempty"`
+}
+
+type thinkingConfig struct {
+	Type         string `json:"type"` // "enabled", "disabled", "adaptive"
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+type outputConfig struct {
+	Effort string `json:"effort"`
 }
 
 type anthropicMessage struct {
 	Role    Role  `json:"role"`
-	Content []any `json:"content"` // textBlock, toolUseBlock, toolResultBlock
+	Content []any `json:"content"` // textBlock, toolUseBlock, toolResultBlock, json.RawMessage
 }
 
 type textBlock struct {
 	Type string `json:"type"` // "text"
 	Text string `json:"text"`
+}
+
+type thinkingBlock struct {
+	Type      string `json:"type"` // "thinking"
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
 }
 
 type toolUseBlock struct {
@@ -310,44 +514,65 @@ type toolResultBlock struct {
 	IsError   bool        `json:"is_error,omitempty"`
 }
 
-// anthropicParams maps a request onto the Messages API. Tool results travel
-// as tool_result blocks in a user message; adjacent messages of the same
-// role are merged because the API wants the roles to alternate.
-func anthropicParams(model string, req *Request) *messagesRequest {
-	p := &messagesRequest{Model: model, MaxTokens: req.MaxTokens, Stream: true}
+// hasText reports whether s is text the API accepts in a text block: it
+// refuses blocks that are empty or nothing but white space.
+func hasText(s string) bool { return strings.TrimSpace(s) != "" }
+
+// params maps a request onto the Messages API. Tool results travel as
+// tool_result blocks in a user message; adjacent messages of the same role
+// are merged because the API wants the roles to alternate. An assistant
+// message this model produced goes back as its raw content blocks, thinking
+// and signatures unchanged, as the API requires of a turn that used tools.
+func (m *anthropicModel) params(req *Request) *messagesRequest {
+	p := &messagesRequest{Model: m.model, MaxTokens: req.MaxTokens, Stream: true}
 	if p.MaxTokens <= 0 {
-		p.MaxTokens = DefaultMaxTokens
+		p.MaxTokens = m.maxTokens
 	}
-	if req.System != "" {
+	switch m.thinking.mode {
+	case "off":
+		p.Thinking = &thinkingConfig{Type: "disabled"}
+	case "adaptive":
+		p.Thinking = &thinkingConfig{Type: "adaptive"}
+	case "effort":
+		p.Thinking = &thinkingConfig{Type: "adaptive"}
+		p.OutputConfig = &outputConfig{Effort: m.thinking.effort}
+	case "budget":
+		p.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: m.thinking.budget}
+	}
+	if hasText(req.System) {
 		p.System = []textBlock{{Type: "text", Text: req.System}}
 	}
 	var lastRole Role
-	for _, m := range req.Messages {
+	for _, msg := range req.Messages {
 		var blocks []any
 		role := RoleUser
-		switch m.Role {
+		switch msg.Role {
 		case RoleAssistant:
 			role = RoleAssistant
-			if m.Text != "" {
-				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
+			if raw := m.rawBlocks(msg); raw != nil {
+				blocks = raw
+				break
 			}
-			for _, c := range m.ToolCalls {
+			if hasText(msg.Text) {
+				blocks = append(blocks, textBlock{Type: "text", Text: msg.Text})
+			}
+			for _, c := range msg.ToolCalls {
 				blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: c.ID, Name: c.Name, Input: argsOrEmpty(c.Args)})
 			}
 		case RoleTool:
-			for _, r := range m.ToolResults {
+			for _, r := range msg.ToolResults {
 				b := toolResultBlock{Type: "tool_result", ToolUseID: r.CallID, IsError: r.IsError}
-				if r.Content != "" {
+				if hasText(r.Content) {
 					b.Content = []textBlock{{Type: "text", Text: r.Content}}
 				}
 				blocks = append(blocks, b)
 			}
-			if m.Text != "" {
-				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
+			if hasText(msg.Text) {
+				blocks = append(blocks, textBlock{Type: "text", Text: msg.Text})
 			}
 		default:
-			if m.Text != "" {
-				blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
+			if hasText(msg.Text) {
+				blocks = append(blocks, textBlock{Type: "text", Text: msg.Text})
 			}
 		}
 		if len(blocks) == 0 {
@@ -362,6 +587,23 @@ func anthropicParams(model string, req *Request) *messagesRequest {
 		lastRole = role
 	}
 	return p
+}
+
+// rawBlocks returns the content blocks of msg as this model received them,
+// or nil when msg is not its own.
+func (m *anthropicModel) rawBlocks(msg Message) []any {
+	if msg.RawFrom != m.rawKey || len(msg.Raw) == 0 {
+		return nil
+	}
+	var raw []json.RawMessage
+	if json.Unmarshal(msg.Raw, &raw) != nil || len(raw) == 0 {
+		return nil
+	}
+	out := make([]any, len(raw))
+	for i, r := range raw {
+		out[i] = r
+	}
+	return out
 }
 
 // encodeAnthropicTool appends t as a Messages API tool. The schema is sent
