@@ -138,15 +138,15 @@ func retryAfter(h http.Header) (time.Duration, bool) {
 	return 0, false
 }
 
-// asWait converts n units to a wait without overflowing: a number too
-// large for a Duration (or infinite) is a wait longer than maxRetryWait,
-// and NaN is no answer at all.
+// asWait converts n units to a wait without overflowing: a number over a
+// day (or infinite) is a day, longer than maxRetryWait either way, and NaN
+// is no answer at all.
 func asWait(n float64, unit time.Duration) (time.Duration, bool) {
 	switch {
 	case math.IsNaN(n):
 		return 0, false
-	case n*float64(unit) > float64(maxRetryWait):
-		return maxRetryWait + time.Second, true
+	case n*float64(unit) > float64(24*time.Hour):
+		return 24 * time.Hour, true
 	}
 	return time.Duration(n * float64(unit)), true
 }
