@@ -275,6 +275,10 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 		if c := m.cards[fmt.Sprintf("%d/%s", msg.run, ev.Call.ID)]; c != nil && c.onProgress(ev.Progress) {
 			m.invalidateCard(c)
 		}
+	case host.EvWarning:
+		// From the model's provider: a tool not offered, a description cut.
+		m.finishText()
+		m.notice(levelWarn, clean(ev.Text))
 	case host.EvDone:
 		m.finishText()
 		switch ev.Status {
