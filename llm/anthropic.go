@@ -537,7 +537,11 @@ func (m *anthropicModel) params(req *Request) *messagesRequest {
 		p.Thinking = &thinkingConfig{Type: "adaptive"}
 		p.OutputConfig = &outputConfig{Effort: m.thinking.effort}
 	case "budget":
-		p.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: m.thinking.budget}
+		// A request with a smaller limit of its own (a server's sampling
+		// request) cannot hold the budget: it gets the provider's default.
+		if m.thinking.budget < p.MaxTokens {
+			p.Thinking = &thinkingConfig{Type: "enabled", BudgetTokens: m.thinking.budget}
+		}
 	}
 	if hasText(req.System) {
 		p.System = []textBlock{{Type: "text", Text: req.System}}

@@ -236,6 +236,13 @@ func TestThinkingAndMaxTokensSent(t *testing.T) {
 			}
 		})
 	}
+	f := newFakeAPI(t, replay(t, "anthropic/max_tokens.sse"))
+	req := hello()
+	req.MaxTokens = 500
+	turnOf(t, model(t, "anthropic:claude-sonnet-4-5", f, Options{Thinking: "2048"}), req)
+	if raw := string(f.requests()[0].Raw); strings.Contains(raw, `"thinking"`) || !strings.Contains(raw, `"max_tokens":500,`) {
+		t.Errorf("request with a limit below the budget: %s; want no thinking parameter", raw)
+	}
 	for _, bad := range []struct{ spec, thinking, want string }{
 		{"openai:gpt-test", "8000", "a token budget is an Anthropic setting"},
 		{"anthropic:claude-test", "lots", `want "off", "adaptive", an effort`},
