@@ -158,10 +158,12 @@
 // smaller machines) and silently cuts a longer prompt, system prompt and
 // tool definitions first. Its OpenAI-compatible endpoint, which this package
 // speaks, has no way to set num_ctx per request (only the native /api/chat
-// does), so the context is the server's to set: OLLAMA_CONTEXT_LENGTH when
-// starting it, or PARAMETER num_ctx in a Modelfile. When Ollama reports
-// fewer than half the prompt tokens the request holds (estimated at four
-// bytes a token), the turn emits an EventWarning saying so.
+// does, and a num_ctx that changes reloads the model), so the context is
+// the server's to set: OLLAMA_CONTEXT_LENGTH when starting it, or PARAMETER
+// num_ctx in a Modelfile. After a turn whose request could overflow a
+// context, the model asks the server (GET /api/ps) with what context length
+// it runs the model, and when the request (estimated at four bytes a token)
+// does not fit, emits an EventWarning, once, naming the setting and a size.
 //
 // # Script files
 //

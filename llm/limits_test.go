@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -303,21 +306,48 @@ func TestLlamaCppErrorLine(t *testing.T) {
 	}
 }
 
-// Ollama's OpenAI-compatible endpoint cannot be given a context size; when
-// it reports far fewer prompt tokens than the request holds, it cut the
-// prompt, and the person is told how to raise the limit.
-func TestOllamaCutPromptWarned(t *testing.T) {
+// Ollama's OpenAI-compatible endpoint cannot be given a context size; a
+// request larger than the context Ollama runs the model with (as /api/ps
+// reports it) draws one warning naming OLLAMA_CONTEXT_LENGTH.
+func TestOllamaContextWarned(t *testing.T) {
 	stream := `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}` + "\n\n" +
-		`data: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n"
-	f := newFakeAPI(t, inline(stream))
-	m := model(t, "ollama:llama3", f, Options{APIKey: ""})
-	req := &Request{System: strings.Repeat("You are a careful assistant. ", 200), Messages: hello().Messages}
-	events, _ := turnOf(t, m, req)
-	found := false
-	for _, e := range events {
-		found = found || e.Kind == EventWarning && strings.Contains(e.Text, "OLLAMA_CONTEXT_LENGTH")
+		`data: {"choices":[],"usage":{"prompt_tokens":4096,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n"
+	var ps atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/ps":
+			ps.Add(1)
+			_, _ = io.WriteString(w, `{"models":[{"name":"llama3:latest","model":"llama3:latest","size":5137025024,"context_length":4096}]}`)
+		case "/v1/chat/completions":
+			_, _ = io.Copy(io.Discard, r.Body)
+			inline(stream)(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	m, err := New("ollama:llama3", Options{BaseURL: srv.URL + "/v1", Getenv: noEnv, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !found {
-		t.Errorf("events %v, want a warning naming OLLAMA_CONTEXT_LENGTH", events)
+	warnings := func(req *Request) (n int, text string) {
+		events, _ := turnOf(t, m, req)
+		for _, e := range events {
+			if e.Kind == EventWarning {
+				n, text = n+1, e.Text
+			}
+		}
+		return n, text
+	}
+	if n, _ := warnings(hello()); n != 0 || ps.Load() != 0 {
+		t.Errorf("a small request drew %d warnings and %d questions to the server, want none", n, ps.Load())
+	}
+	big := &Request{System: strings.Repeat("You are a careful assistant. ", 1000), Messages: hello().Messages}
+	n, text := warnings(big)
+	if n != 1 || !strings.Contains(text, "context of 4096 tokens") || !strings.Contains(text, "OLLAMA_CONTEXT_LENGTH=16384") {
+		t.Errorf("%d warnings, %q; want one naming the context and OLLAMA_CONTEXT_LENGTH", n, text)
+	}
+	if n, _ := warnings(big); n != 0 || ps.Load() != 1 {
+		t.Errorf("second large turn: %d warnings after %d questions, want none after one", n, ps.Load())
 	}
 }

@@ -31,6 +31,7 @@ type openaiModel struct {
 	// rawKey names the assistant messages this model produced, whose
 	// reasoning and thought signatures it sends back.
 	rawKey string
+	ollama ollamaCheck // for provider "ollama" only
 }
 
 func newOpenAI(spec, model string, o Options) (Model, error) {
@@ -171,8 +172,8 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 		// A refusal streams as delta.refusal and ends with "stop".
 		stop = StopRefusal
 	}
-	if m.provider == "ollama" && turn.usage.InputTokens > 0 && len(body)/4 > 2*turn.usage.InputTokens {
-		emit(Event{Kind: EventWarning, Text: fmt.Sprintf("ollama counted %d prompt tokens for a request of about %d: it seems to have cut the prompt to its context length; start Ollama with OLLAMA_CONTEXT_LENGTH=32768 (or more), or create a model with PARAMETER num_ctx", turn.usage.InputTokens, len(body)/4)})
+	if m.provider == "ollama" {
+		m.ollama.check(ctx, m.endpoint, m.model, len(body), emit)
 	}
 	var explanation string
 	if stop == StopRefusal {
