@@ -54,9 +54,17 @@ func parseThinking(provider, s string) (thinking, error) {
 		return thinking{mode: s}, nil
 	}
 	for _, e := range efforts {
-		if s == e {
-			return thinking{mode: "effort", effort: s}, nil
+		if s != e {
+			continue
 		}
+		// The two APIs name their efforts differently at the ends.
+		switch {
+		case provider == "anthropic" && s == "minimal":
+			return thinking{}, configErrorf("anthropic: thinking %q: Anthropic's efforts are low, medium, high, xhigh and max", s)
+		case provider == "openai" && s == "max":
+			return thinking{}, configErrorf("openai: thinking %q: OpenAI's efforts are minimal, low, medium, high and xhigh", s)
+		}
+		return thinking{mode: "effort", effort: s}, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil && n > 0 {
 		if provider != "anthropic" {

@@ -247,6 +247,8 @@ func TestThinkingAndMaxTokensSent(t *testing.T) {
 		{"openai:gpt-test", "8000", "a token budget is an Anthropic setting"},
 		{"anthropic:claude-test", "lots", `want "off", "adaptive", an effort`},
 		{"anthropic:claude-3-5-haiku-latest", "9000", "must be less than maxTokens 8192"},
+		{"anthropic:claude-test", "minimal", "Anthropic's efforts are low, medium"},
+		{"openai:gpt-test", "max", "OpenAI's efforts are minimal, low"},
 	} {
 		_, err := New(bad.spec, Options{APIKey: "k", Getenv: noEnv, Thinking: bad.thinking})
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
