@@ -89,7 +89,11 @@ func checkKeyTransport(provider, base, keyName, key string, o Options) error {
 	if err != nil || u.Scheme != "http" || isLoopback(u.Hostname()) {
 		return nil
 	}
-	return configErrorf("%s: refusing to send %s over plain http to %s, which is not this machine: use an https URL, or pass --allow-plain-http if the network is yours", provider, keyName, clean(u.Host))
+	unset := ""
+	if provider == "openai-compatible" && keyName == "OPENAI_API_KEY" {
+		unset = ", or unset OPENAI_API_KEY if the server needs no key"
+	}
+	return configErrorf("%s: refusing to send %s over plain http to %s, which is not this machine: use an https URL, or pass --allow-plain-http if the network is yours%s", provider, keyName, clean(u.Host), unset)
 }
 
 func isLoopback(host string) bool {

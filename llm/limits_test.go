@@ -157,6 +157,10 @@ func TestKeyNotSentOverPlainHTTP(t *testing.T) {
 		{"openai-compatible:x", "https://gpu.example.com/v1", "sk", false, ""},
 		{"ollama:llama3", "http://gpu.example.com:11434/v1", "", false, ""},
 	}
+	_, err := New("openai-compatible:x", Options{BaseURL: "http://gpu.example.com/v1", Getenv: envOf(map[string]string{"OPENAI_API_KEY": "sk"})})
+	if err == nil || !strings.Contains(err.Error(), "refusing to send OPENAI_API_KEY") || !strings.Contains(err.Error(), "unset OPENAI_API_KEY") {
+		t.Errorf("key from the environment: err = %v, want a refusal that says how to do without the key", err)
+	}
 	for _, tt := range tests {
 		_, err := New(tt.spec, Options{BaseURL: tt.base, APIKey: tt.key, Getenv: noEnv, AllowPlainHTTP: tt.allow})
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrConfig)) {
