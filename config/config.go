@@ -117,7 +117,10 @@ type Config struct {
 	Rules       []RuleSpec // from the user's own config and flags only
 	AutoApprove string     // one of AutoApproveLevels; "" means the default
 	Model       string     // "provider:model"; "" means unset
-	Files       []string   // every file that was read, in the order read
+	// Models holds per-model settings by "provider:model" spec, from the
+	// user's own config only.
+	Models map[string]ModelSettings
+	Files  []string // every file that was read, in the order read
 }
 
 // Server returns the server with the given name.

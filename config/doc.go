@@ -20,8 +20,8 @@
 //	  "model": "anthropic:claude-sonnet-4-5"
 //	}
 //
-// Top-level keys: "mcpServers", "permissions", "model" ("$schema" is
-// accepted for editors).
+// Top-level keys: "mcpServers", "permissions", "model", "models" ("$schema"
+// is accepted for editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written
@@ -37,6 +37,12 @@
 //
 // Permission keys: "autoApprove" (one of AutoApproveLevels), and "allow",
 // "ask" and "deny", arrays of rules, each a glob string or an object.
+//
+// "models" maps a model spec ("anthropic:claude-sonnet-4-5") to its
+// settings (ModelSettings): "maxTokens", the output limit, and "thinking":
+// "off", "adaptive", an effort ("low", "medium", "high", …) or a token
+// budget as a number. The llm package checks them against the provider.
+// Like "model", it is read from the user's own config only.
 //
 // A null value is the same as leaving the key out. Of duplicate keys the
 // last one counts, as in JavaScript, and the others draw a warning.

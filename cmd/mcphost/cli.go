@@ -22,8 +22,11 @@ type globalOptions struct {
 	Deny       []string
 	Model      string
 	BaseURL    string
-	Audit      string
-	Demo       bool
+	// AllowPlainHTTP lets the model's key go to a plain-http --base-url
+	// that is not loopback.
+	AllowPlainHTTP bool
+	Audit          string
+	Demo           bool
 	// Server-initiated requests.
 	Elicit        string   // "decline" (default) or "defaults"
 	AllowSampling bool     // let servers use the model, headless
@@ -83,6 +86,7 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringArrayVar(&g.Deny, "deny", nil, "deny calls matching `RULE` (repeatable)")
 	f.StringVar(&g.Model, "model", "", "model as `PROVIDER:MODEL`")
 	f.StringVar(&g.BaseURL, "base-url", "", "base `URL` of an OpenAI-compatible endpoint")
+	f.BoolVar(&g.AllowPlainHTTP, "allow-plain-http", false, "send the model's API key to a plain-http --base-url that is not this machine")
 	f.StringVar(&g.Audit, "audit", "", "write the audit log to `FILE` (default: under $XDG_STATE_HOME/mcphost)")
 	f.BoolVar(&g.Demo, "demo", false, "run against the built-in demo servers")
 	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person by `MODE`: decline, or defaults (accept the defaults the form gives)")

@@ -126,6 +126,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 				if e.Kind == host.EvResult && e.Call != nil {
 					fmt.Fprintln(s.Err, callLine(e.Call))
 				}
+				if e.Kind == host.EvWarning {
+					fmt.Fprintln(s.Err, "mcphost: "+sanitize.Line(e.Text))
+				}
 			}
 		},
 	})
@@ -261,7 +264,9 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 	if spec == "" {
 		return nil, usageError(fmt.Errorf("no model: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", strings.Join(llm.Providers(), ", ")))
 	}
-	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv})
+	ms := st.cfg.Models[spec]
+	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv,
+		MaxTokens: ms.MaxTokens, Thinking: ms.Thinking, AllowPlainHTTP: g.AllowPlainHTTP})
 	if err != nil {
 		return nil, usageError(err)
 	}
