@@ -28,9 +28,11 @@ func killProcessGroup(pid int) {
 // The bounds of stopping a server: after its input is closed it has
 // exitGrace to exit on its own; then its process group gets SIGTERM, and
 // whatever is left after termGrace gets SIGKILL. A server that ignores both
-// end of input and SIGTERM is gone within their sum.
+// end of input and SIGTERM is gone within their sum, which is below the
+// SDK's own TerminateDuration (2s, see dial), so the SDK never needs to
+// signal the server itself.
 const (
-	exitGrace = time.Second
+	exitGrace = 500 * time.Millisecond
 	termGrace = time.Second
 )
 

@@ -23,7 +23,8 @@ import (
 // The test binary doubles as a stdio server that ignores the end of its
 // input and SIGTERM, answers initialize and tools/list, and never answers
 // tools/call, with a child of its own that ignores SIGTERM too: the worst
-// server mcphost can be asked to stop. The mode is chosen by the first
+// server mcphost can be asked to stop. Both count the SIGTERMs they get in
+// a file of the directory they are given (server-sigterm, child-sigterm). The mode is chosen by the first
 // argument, before the testing package reads the command line.
 const (
 	hangServerArg = "-mcphost-hang-server"
@@ -38,9 +39,25 @@ func init() {
 	case hangServerArg:
 		os.Exit(hangServer(os.Args[2]))
 	case hangChildArg:
-		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
+		countSIGTERM(filepath.Join(os.Args[2], "child-sigterm"))
 		hangForever()
 	}
+}
+
+// countSIGTERM makes SIGTERM do nothing but add a line to file.
+func countSIGTERM(file string) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGTERM)
+	go func() {
+		for range ch {
+			f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err == nil {
+				_, _ = f.WriteString("SIGTERM\n")
+				_ = f.Close()
+			}
+		}
+	}()
 }
 
 // hangForever blocks without ever ending; a sleeping loop, because a
@@ -53,9 +70,10 @@ func hangForever() {
 
 // hangServer serves MCP on stdin and stdout. It writes the pids of itself
 // and its child to dir/pids before it answers anything, and creates
-// dir/called when a tools/call arrives.
+// dir/called when a tools/call arrives. (A tools/call is never answered.)
 func hangServer(dir string) int {
-	signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	countSIGTERM(filepath.Join(dir, "server-sigterm"))
 	child := exec.Command(os.Args[0], hangChildArg, dir)
 	child.Stderr = os.Stderr // holds the stderr pipe too, as npx's node does
 	if err := child.Start(); err != nil {
@@ -134,6 +152,7 @@ func buildMcphost(t *testing.T) string {
 type hangingCall struct {
 	cmd           *exec.Cmd
 	stderr        bytes.Buffer
+	dir           string // the server's directory
 	audit         string
 	server, child int // pids
 }
@@ -147,7 +166,7 @@ func startHangingCall(t *testing.T, bin string) *hangingCall {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hangingCall{audit: filepath.Join(dir, "audit.jsonl")}
+	h := &hangingCall{dir: dir, audit: filepath.Join(dir, "audit.jsonl")}
 	h.cmd = exec.Command(bin, "--audit", h.audit, "--server", "hang="+self+" "+hangServerArg+" "+dir,
 		"call", "--yes", "hang/wait", "{}")
 	h.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir+"/config", "XDG_STATE_HOME="+dir+"/state",
@@ -333,6 +352,15 @@ func TestSignals(t *testing.T) {
 			// mcphost sent SIGKILL to the group before it exited; what is
 			// left can only be on its way out.
 			waitUntil(t, "the server's process group is gone", func() bool { return len(groupMembers(h.server)) == 0 })
+			// The whole group got SIGTERM once, and SIGKILL came before
+			// the SDK's own escalation would have signalled the server
+			// again.
+			for _, f := range []string{"server-sigterm", "child-sigterm"} {
+				data, _ := os.ReadFile(filepath.Join(h.dir, f))
+				if n := strings.Count(string(data), "SIGTERM"); n != 1 {
+					t.Errorf("%s: %d SIGTERMs, want 1", f, n)
+				}
+			}
 		})
 	}
 	t.Run("SIGKILL", func(t *testing.T) {
