@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -147,8 +148,8 @@ func buildMcphost(t *testing.T) string {
 	return bin
 }
 
-// hangingCall is `mcphost call hang/wait` running against the hang server,
-// its call in flight.
+// hangingCall is mcphost running a command that calls hang/wait on the hang
+// server, the call in flight.
 type hangingCall struct {
 	cmd           *exec.Cmd
 	stderr        bytes.Buffer
@@ -157,9 +158,11 @@ type hangingCall struct {
 	server, child int // pids
 }
 
-// startHangingCall starts the call and returns once the server has received
-// tools/call. Whatever of the server outlives the test is killed.
-func startHangingCall(t *testing.T, bin string) *hangingCall {
+// startHangingCall starts mcphost with args (a command that calls
+// hang/wait; $DIR in an argument is a directory for the test's files) and
+// returns once the server has received tools/call. Whatever of the server
+// outlives the test is killed.
+func startHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
 	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -167,11 +170,17 @@ func startHangingCall(t *testing.T, bin string) *hangingCall {
 		t.Fatal(err)
 	}
 	h := &hangingCall{dir: dir, audit: filepath.Join(dir, "audit.jsonl")}
-	h.cmd = exec.Command(bin, "--audit", h.audit, "--server", "hang="+self+" "+hangServerArg+" "+dir,
-		"call", "--yes", "hang/wait", "{}")
+	for i := range args {
+		args[i] = strings.ReplaceAll(args[i], "$DIR", dir)
+	}
+	h.cmd = exec.Command(bin, append([]string{"--audit", h.audit, "--server", "hang=" + self + " " + hangServerArg + " " + dir}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir+"/config", "XDG_STATE_HOME="+dir+"/state",
 		"NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
 	h.cmd.Stderr = &h.stderr
+	model := `{"toolCalls": [{"name": "hang__wait"}]}` + "\n" + `{"text": "never reached"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "model.jsonl"), []byte(model), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -331,12 +340,19 @@ func checkUnknownOutcome(t *testing.T, path string) {
 // parent-death signal), although it ignores the end of input and SIGTERM.
 func TestSignals(t *testing.T) {
 	bin := buildMcphost(t)
+	call := []string{"call", "--yes", "hang/wait", "{}"}
+	run := []string{"run", "-p", "wait", "--allow", "hang/wait", "--model", "script:$DIR/model.jsonl"}
 	for _, tc := range []struct {
 		name string
 		sig  syscall.Signal
-	}{{"SIGTERM", syscall.SIGTERM}, {"SIGHUP", syscall.SIGHUP}} {
+		args []string
+	}{
+		{"SIGTERM", syscall.SIGTERM, call},
+		{"SIGHUP", syscall.SIGHUP, call},
+		{"run/SIGTERM", syscall.SIGTERM, run},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := startHangingCall(t, bin)
+			h := startHangingCall(t, bin, tc.args...)
 			if err := h.cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -345,7 +361,7 @@ func TestSignals(t *testing.T) {
 			if code != exitUnknown {
 				t.Fatalf("exit code %d after %s, want %d (unknown)", code, tc.name, exitUnknown)
 			}
-			if !strings.Contains(h.stderr.String(), "outcome of hang/wait is unknown") {
+			if !regexp.MustCompile(`hang/wait: .*→ unknown`).MatchString(h.stderr.String()) {
 				t.Errorf("stderr does not say the outcome is unknown:\n%s", h.stderr.String())
 			}
 			checkUnknownOutcome(t, h.audit)
@@ -364,7 +380,7 @@ func TestSignals(t *testing.T) {
 		})
 	}
 	t.Run("SIGKILL", func(t *testing.T) {
-		h := startHangingCall(t, bin)
+		h := startHangingCall(t, bin, call...)
 		if err := h.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
