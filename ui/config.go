@@ -95,13 +95,18 @@ func isTerminal(s any) bool {
 // cfg.In and cfg.Out are both terminals. When it returns, every server it
 // started is stopped and no call is running, so the caller may close the
 // audit log.
+//
+// Signals are the caller's: Bubble Tea's own handler (SIGINT and SIGTERM,
+// not SIGHUP) is off, so that every signal ends the TUI the same way, by
+// ending ctx: the terminal is restored, then the running call is cancelled
+// and recorded, then the servers stop.
 func Run(ctx context.Context, cfg Config) error {
 	if !isTerminal(cfg.In) || !isTerminal(cfg.Out) {
 		return ErrNotTerminal
 	}
 	m := NewModel(cfg)
 	defer m.Close()
-	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx)}
+	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx), tea.WithoutSignalHandler()}
 	if cfg.NoColor {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}

@@ -160,9 +160,19 @@ type hangingCall struct {
 
 // startHangingCall starts mcphost with args (a command that calls
 // hang/wait; $DIR in an argument is a directory for the test's files) and
-// returns once the server has received tools/call. Whatever of the server
-// outlives the test is killed.
+// returns once the server has received tools/call.
 func startHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
+	t.Helper()
+	h := newHangingCall(t, bin, args...)
+	h.cmd.Stderr = &h.stderr
+	h.start(t)
+	h.waitCalled(t)
+	return h
+}
+
+// newHangingCall prepares mcphost with args, and the scripted model
+// $DIR/model.jsonl, which calls hang/wait.
+func newHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
 	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -176,11 +186,17 @@ func startHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
 	h.cmd = exec.Command(bin, append([]string{"--audit", h.audit, "--server", "hang=" + self + " " + hangServerArg + " " + dir}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+dir+"/config", "XDG_STATE_HOME="+dir+"/state",
 		"NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
-	h.cmd.Stderr = &h.stderr
 	model := `{"toolCalls": [{"name": "hang__wait"}]}` + "\n" + `{"text": "never reached"}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "model.jsonl"), []byte(model), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+// start starts mcphost. Whatever of it and of the server outlives the test
+// is killed.
+func (h *hangingCall) start(t *testing.T) {
+	t.Helper()
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,27 +205,40 @@ func startHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
 			_ = h.cmd.Process.Kill()
 			_ = h.cmd.Wait()
 		}
+		_ = h.readPIDs()
 		for _, pid := range []int{h.server, h.child} {
 			if ours(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})
-	waitUntil(t, "the server received tools/call", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "called"))
-		return err == nil
-	})
-	data, err := os.ReadFile(filepath.Join(dir, "pids"))
+}
+
+// readPIDs reads the pids the server wrote when it started.
+func (h *hangingCall) readPIDs() error {
+	data, err := os.ReadFile(filepath.Join(h.dir, "pids"))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := fmt.Sscan(string(data), &h.server, &h.child); err != nil {
-		t.Fatalf("pids file %q: %v", data, err)
+		return fmt.Errorf("pids file %q: %w", data, err)
+	}
+	return nil
+}
+
+// waitCalled waits until the server has received tools/call.
+func (h *hangingCall) waitCalled(t *testing.T) {
+	t.Helper()
+	waitUntil(t, "the server received tools/call", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "called"))
+		return err == nil
+	})
+	if err := h.readPIDs(); err != nil {
+		t.Fatal(err)
 	}
 	if !ours(h.server) || !ours(h.child) {
 		t.Fatalf("the server (%d) and its child (%d) should be running", h.server, h.child)
 	}
-	return h
 }
 
 // wait waits for mcphost to exit and returns its exit code and how long
@@ -217,7 +246,16 @@ func startHangingCall(t *testing.T, bin string, args ...string) *hangingCall {
 func (h *hangingCall) wait(t *testing.T) (int, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	err := h.cmd.Wait()
+	exited := make(chan error, 1)
+	go func() { exited <- h.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(time.Minute): // only keeps a broken build from hanging the suite
+		_ = h.cmd.Process.Kill()
+		<-exited
+		t.Fatalf("mcphost did not exit within a minute; output:\n%s", h.stderr.String())
+	}
 	took := time.Since(start)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
