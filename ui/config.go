@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
@@ -81,6 +83,25 @@ type ProjectServer struct {
 var ErrNotTerminal = errors.New("the interactive interface needs a terminal on standard input and output; " +
 	"use `mcphost run -p PROMPT` for a model run or `mcphost call SERVER/TOOL [ARGS]` for one call")
 
+// ErrUnknownOutcome is returned by Run when the end of ctx (a signal)
+// stopped the TUI and a call of the session ended with an unknown outcome.
+var ErrUnknownOutcome = errors.New("stopped with a call whose outcome is unknown: it may or may not have taken effect; " +
+	"check the server's state (mcphost audit tail shows the call) before running it again")
+
+// outcomeWatch passes records to the audit log and notes an unknown
+// outcome.
+type outcomeWatch struct {
+	host.AuditLog
+	unknown atomic.Bool
+}
+
+func (w *outcomeWatch) Append(r *audit.Record) error {
+	if r.Kind == audit.Outcome && r.Status == audit.StatusUnknown {
+		w.unknown.Store(true)
+	}
+	return w.AuditLog.Append(r)
+}
+
 // fder is what a terminal stream is.
 type fder interface{ Fd() uintptr }
 
@@ -91,7 +112,9 @@ func isTerminal(s any) bool {
 }
 
 // Run runs the TUI until the person quits or ctx ends; either way it
-// returns nil. It returns ErrNotTerminal, before touching anything, unless
+// returns nil, except ErrUnknownOutcome when ctx ended and a call's outcome
+// is unknown (known only with an audit log: the outcome records tell). It
+// returns ErrNotTerminal, before touching anything, unless
 // cfg.In and cfg.Out are both terminals. When it returns, every server it
 // started is stopped and no call is running, so the caller may close the
 // audit log.
@@ -104,6 +127,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if !isTerminal(cfg.In) || !isTerminal(cfg.Out) {
 		return ErrNotTerminal
 	}
+	var watch *outcomeWatch
+	if cfg.Gate.Audit != nil {
+		watch = &outcomeWatch{AuditLog: cfg.Gate.Audit}
+		cfg.Gate.Audit = watch
+	}
 	m := NewModel(cfg)
 	defer m.Close()
 	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx), tea.WithoutSignalHandler()}
@@ -112,11 +140,17 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
+	m.Close() // the terminal is restored: cancel the running call, record it, stop the servers
 	switch {
 	case err == nil, errors.Is(err, tea.ErrInterrupted):
 		return nil
 	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
-		return nil // the caller (a signal) ended the session: not a failure
+		// The caller (a signal) ended the session: not a failure, but a
+		// call that may have run must be said.
+		if watch != nil && watch.unknown.Load() {
+			return ErrUnknownOutcome
+		}
+		return nil
 	}
 	return fmt.Errorf("terminal interface: %w", err)
 }

@@ -83,8 +83,8 @@ func (p *pty) cooked(t *testing.T) bool {
 
 // TestSignalsTUI: SIGTERM and SIGHUP end the interactive interface while
 // the model's call is in flight: the terminal is restored (cooked mode,
-// main screen), the call is recorded as unknown, and the server's process
-// group is gone once mcphost has exited.
+// main screen), the call is recorded as unknown, mcphost exits 6, and the
+// server's process group is gone once it has exited.
 func TestSignalsTUI(t *testing.T) {
 	bin := buildMcphost(t)
 	for _, tc := range []struct {
@@ -114,6 +114,9 @@ func TestSignalsTUI(t *testing.T) {
 			}
 			code, took := h.wait(t)
 			t.Logf("exit %d %v after %s", code, took, tc.name)
+			if code != exitUnknown {
+				t.Errorf("exit code %d after %s, want %d (unknown); the terminal shows:\n%q", code, tc.name, exitUnknown, p.output()[mark:])
+			}
 			if !p.cooked(t) {
 				t.Error("the terminal was left in raw mode")
 			}
