@@ -121,8 +121,10 @@ func isTerminal(s any) bool {
 //
 // Signals are the caller's: Bubble Tea's own handler (SIGINT and SIGTERM,
 // not SIGHUP) is off, so that every signal ends the TUI the same way, by
-// ending ctx: the terminal is restored, then the running call is cancelled
-// and recorded, then the servers stop.
+// ending ctx. The end of ctx quits the program as the person's quit does
+// (Bubble Tea's WithContext would kill it instead, which closes the
+// terminal's reader while it still reads): the terminal is restored, then
+// the running call is cancelled and recorded, then the servers stop.
 func Run(ctx context.Context, cfg Config) error {
 	if !isTerminal(cfg.In) || !isTerminal(cfg.Out) {
 		return ErrNotTerminal
@@ -134,22 +136,24 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	m := NewModel(cfg)
 	defer m.Close()
-	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx), tea.WithoutSignalHandler()}
+	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithoutSignalHandler()}
 	if cfg.NoColor {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, opts...)
+	stopQuit := context.AfterFunc(ctx, p.Quit)
+	defer stopQuit()
 	_, err := p.Run()
 	m.Close() // the terminal is restored: cancel the running call, record it, stop the servers
-	switch {
-	case err == nil, errors.Is(err, tea.ErrInterrupted):
-		return nil
-	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+	if ctx.Err() != nil {
 		// The caller (a signal) ended the session: not a failure, but a
 		// call that may have run must be said.
 		if watch != nil && watch.unknown.Load() {
 			return ErrUnknownOutcome
 		}
+		return nil
+	}
+	if err == nil || errors.Is(err, tea.ErrInterrupted) {
 		return nil
 	}
 	return fmt.Errorf("terminal interface: %w", err)

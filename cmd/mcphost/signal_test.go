@@ -402,6 +402,9 @@ func TestSignals(t *testing.T) {
 			if !regexp.MustCompile(`hang/wait: .*→ unknown`).MatchString(h.stderr.String()) {
 				t.Errorf("stderr does not say the outcome is unknown:\n%s", h.stderr.String())
 			}
+			if strings.Contains(h.stderr.String(), "DATA RACE") {
+				t.Error("the race detector reported a race")
+			}
 			checkUnknownOutcome(t, h.audit)
 			// mcphost sent SIGKILL to the group before it exited; what is
 			// left can only be on its way out.

@@ -123,6 +123,10 @@ func TestSignalsTUI(t *testing.T) {
 			if after := p.output()[mark:]; !bytes.Contains(after, []byte("\x1b[?1049l")) {
 				t.Errorf("the TUI did not leave the alternate screen; it wrote after the signal: %q", after)
 			}
+			// A race found by the detector changes only an exit code 0.
+			if bytes.Contains(p.output(), []byte("DATA RACE")) {
+				t.Errorf("the race detector reported a race:\n%q", p.output()[mark:])
+			}
 			checkUnknownOutcome(t, h.audit)
 			waitUntil(t, "the server's process group is gone", func() bool { return len(groupMembers(h.server)) == 0 })
 		})
