@@ -17,6 +17,13 @@
 // a malformed entry is isolated with a [Finding], and listing is bounded in
 // pages, tools and description length.
 //
+// A stdio server runs in its own process group. [Manager.Close] closes each
+// server's input, gives it half a second to exit, then sends SIGTERM to its
+// group and SIGKILL to what is left a second later, so that a server that
+// ignores both, and its children, are gone within 1.5 seconds. On Linux a
+// server is also started with a parent-death signal, so that it dies with
+// mcphost even when mcphost is killed with SIGKILL.
+//
 // [Manager.Call] executes one call and classifies its outcome into the failure
 // classes of the design (not sent, rejected, throttled, outcome unknown, tool
 // error, success). It decides nothing: policy, retries and auditing belong to

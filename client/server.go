@@ -466,11 +466,20 @@ func (s *server) stop() {
 	}
 }
 
-// close ends the connection and whatever is left of its process.
+// close ends the connection and whatever is left of its process: a stdio
+// server's process group is gone within exitGrace+termGrace, even if it
+// ignores the end of its input and SIGTERM.
 func (l *live) close() {
-	_ = l.session.Close()
-	l.cancel()
-	l.dialed.proc.kill()
+	closed := make(chan struct{})
+	go func() {
+		_ = l.session.Close() // closes the server's input, waits for its exit
+		l.cancel()
+		close(closed)
+	}()
+	if p := l.dialed.proc; p != nil {
+		stopProcessGroup(int(p.pid.Load()), closed)
+	}
+	<-closed
 }
 
 func (s *server) status() Status {

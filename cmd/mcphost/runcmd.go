@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/decide"
@@ -217,8 +218,13 @@ func callLine(c *host.CallEntry) string {
 }
 
 // runExit maps a run to its exit code: blocked calls first (the answer is
-// likely incomplete), then unknown outcomes, then rule denials.
+// likely incomplete), then unknown outcomes, then rule denials. A run that
+// failed or was stopped (a signal) with a call whose outcome is unknown
+// exits 6 too: that call may have run.
 func runExit(out *host.RunOutcome, err error, allowBlocked bool) int {
+	if err != nil && out != nil && slices.ContainsFunc(out.Calls, func(c *host.CallEntry) bool { return c.Status == host.StatusUnknown }) {
+		return exitUnknown
+	}
 	if err != nil {
 		var ce *codeError
 		if errors.As(err, &ce) {
