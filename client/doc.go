@@ -4,7 +4,11 @@
 // A [Manager] starts every configured server in parallel (stdio, streamable
 // HTTP or SSE, or an in-process transport), bounds each start with a timeout
 // so that one slow or broken server never delays the others, restarts
-// servers that crash, and follows tools/list_changed notifications.
+// servers that crash, and follows tools/list_changed notifications. A server
+// run by a package launcher (npx, uvx, …) may download its package first and
+// gets a longer default start timeout ([DefaultLauncherStartTimeout]); a start
+// that times out asks the server's process group to end (SIGTERM) before it
+// is killed, so that a launcher can clean up what it downloaded.
 //
 // The catalog is read from the raw tools/list JSON rather than through the
 // SDK's typed decoding, for two reasons: the SDK's annotation type cannot tell
@@ -12,6 +16,13 @@
 // entry is malformed. Here each tool keeps its hints as true, false or absent,
 // a malformed entry is isolated with a [Finding], and listing is bounded in
 // pages, tools and description length.
+//
+// A stdio server runs in its own process group. [Manager.Close] closes each
+// server's input, gives it half a second to exit, then sends SIGTERM to its
+// group and SIGKILL to what is left a second later, so that a server that
+// ignores both, and its children, are gone within 1.5 seconds. On Linux a
+// server is also started with a parent-death signal, so that it dies with
+// mcphost even when mcphost is killed with SIGKILL.
 //
 // [Manager.Call] executes one call and classifies its outcome into the failure
 // classes of the design (not sent, rejected, throttled, outcome unknown, tool

@@ -34,6 +34,16 @@ const (
 	// procOnce serves the fixture on its first start and behaves as procDie
 	// on every later one: a server that crashes and then cannot come back.
 	procOnce = "once"
+	// procFetch says on stderr that it fetches a package and never answers,
+	// as a launcher does while it downloads; on SIGTERM it says that it
+	// cleaned up and exits. Only SIGKILL ends it without that line.
+	procFetch = "fetch"
+)
+
+// Lines procFetch writes to stderr: at its start, and on SIGTERM.
+const (
+	fetchMessage   = "fetching package @example/slow-server"
+	cleanedMessage = "interrupted: removed the partial download"
 )
 
 // dieMessage is what procDie writes to stderr.
@@ -51,6 +61,22 @@ func maybeServeFixture() {
 		os.Exit(1)
 	case procDie:
 		die()
+	case procFetch:
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+		fmt.Fprintln(os.Stderr, fetchMessage)
+		go func() { _, _ = io.Copy(io.Discard, os.Stdin) }()
+		parent := os.Getppid()
+		for os.Getppid() == parent {
+			select {
+			case <-term:
+				fmt.Fprintln(os.Stderr, cleanedMessage)
+				os.Exit(0)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		os.Exit(1)
 	case procOnce:
 		state := os.Getenv(stateEnv)
 		f, err := os.OpenFile(state, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)

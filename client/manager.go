@@ -16,7 +16,11 @@ import (
 type Options struct {
 	Limits Limits
 
-	StartTimeout time.Duration // connect, initialize and first listing (default 30s)
+	// StartTimeout bounds connecting, initializing and the first listing
+	// of a server whose Spec sets none (default DefaultStartTimeout, or
+	// DefaultLauncherStartTimeout for a server started by a package
+	// launcher, see Spec.Launcher).
+	StartTimeout time.Duration
 	CallTimeout  time.Duration // a call's idle timeout; progress resets it (default 60s)
 	CallCeiling  time.Duration // a call's absolute limit; nothing extends it (default 10m)
 
@@ -59,9 +63,6 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	o.Limits = o.Limits.withDefaults()
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 30 * time.Second
-	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 60 * time.Second
 	}

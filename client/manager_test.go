@@ -16,7 +16,9 @@ import (
 
 func TestMain(m *testing.M) {
 	maybeServeFixture() // the test binary doubles as a fixture server for subprocess tests
-	goleak.VerifyTestMain(m)
+	// The thread that starts stdio servers lives as long as the process
+	// (see client/proc_linux.go).
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/mcphost/mcphost/client.starterLoop"))
 }
 
 // testServer is a small real MCP server whose tools exercise the client.

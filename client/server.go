@@ -93,7 +93,10 @@ func (s *server) startTimeout() time.Duration {
 	if s.spec.StartTimeout > 0 {
 		return s.spec.StartTimeout
 	}
-	return s.m.opts.StartTimeout
+	if s.m.opts.StartTimeout > 0 {
+		return s.m.opts.StartTimeout
+	}
+	return defaultStartTimeout(&s.spec)
 }
 
 // start connects and lists tools, within the start timeout.
@@ -118,19 +121,23 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	connCtx, cancel := context.WithCancel(s.m.ctx)
 	var timedOut, abandoned bool
 	var tmu sync.Mutex
-	// A process that does not answer in time is killed at once, so the
-	// start timeout is a bound and not the beginning of a polite shutdown.
+	// A process that does not answer in time is asked to end (SIGTERM to
+	// its group), so that a launcher still downloading the package can
+	// clean up. Closing the connection then gives it the transport's
+	// TerminateDuration twice before the SDK kills it, and fail kills
+	// whatever is left of the group. A start abandoned by the caller is
+	// killed at once.
 	var proc *procTransport
-	giveUp := func(flag *bool) {
+	giveUp := func(flag *bool, stop func(*procTransport)) {
 		tmu.Lock()
 		*flag = true
 		p := proc
 		tmu.Unlock()
 		cancel()
-		p.kill()
+		stop(p)
 	}
-	timer := time.AfterFunc(s.startTimeout(), func() { giveUp(&timedOut) })
-	stopWatch := context.AfterFunc(ctx, func() { giveUp(&abandoned) })
+	timer := time.AfterFunc(s.startTimeout(), func() { giveUp(&timedOut, (*procTransport).terminate) })
+	stopWatch := context.AfterFunc(ctx, func() { giveUp(&abandoned, (*procTransport).kill) })
 	fail := func(err error, d *dialed) (*live, *listing, error) {
 		timer.Stop()
 		stopWatch()
@@ -141,7 +148,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		tmu.Lock()
 		switch {
 		case timedOut:
-			err = fmt.Errorf("no answer within %s (start timeout): %w", s.startTimeout(), err)
+			err = fmt.Errorf("no answer within %s (start timeout%s): %w", s.startTimeout(), raiseWith(s.spec.StartTimeoutSetting), err)
 		case abandoned:
 			err = fmt.Errorf("start abandoned: %w", err)
 		}
@@ -459,11 +466,20 @@ func (s *server) stop() {
 	}
 }
 
-// close ends the connection and whatever is left of its process.
+// close ends the connection and whatever is left of its process: a stdio
+// server's process group is gone within exitGrace+termGrace, even if it
+// ignores the end of its input and SIGTERM.
 func (l *live) close() {
-	_ = l.session.Close()
-	l.cancel()
-	l.dialed.proc.kill()
+	closed := make(chan struct{})
+	go func() {
+		_ = l.session.Close() // closes the server's input, waits for its exit
+		l.cancel()
+		close(closed)
+	}()
+	if p := l.dialed.proc; p != nil {
+		stopProcessGroup(int(p.pid.Load()), closed)
+	}
+	<-closed
 }
 
 func (s *server) status() Status {

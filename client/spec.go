@@ -44,6 +44,9 @@ type Spec struct {
 	ProtocolVersion string        // "" selects DefaultProtocolVersion
 	StartTimeout    time.Duration // 0 selects Options.StartTimeout
 	CallTimeout     time.Duration // 0 selects Options.CallTimeout
+	// StartTimeoutSetting says how a person raises StartTimeout, such as a
+	// flag or a key in a file; a start that times out names it.
+	StartTimeoutSetting string
 
 	// Dial, when set, provides the transport instead of Command or URL: an
 	// in-process server. It is called once per connection attempt.

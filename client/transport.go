@@ -177,7 +177,9 @@ type procTransport struct {
 }
 
 func (p *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := p.inner.Connect(ctx)
+	var c mcp.Connection
+	var err error
+	onStarterThread(func() { c, err = p.inner.Connect(ctx) }) // see setParentDeathSignal
 	if err == nil && p.inner.Command.Process != nil {
 		p.pid.Store(int64(p.inner.Command.Process.Pid))
 	}

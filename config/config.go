@@ -13,9 +13,6 @@ const (
 	// DefaultProtocolVersion is the MCP protocol version a server is asked
 	// to speak unless its entry sets "protocolVersion".
 	DefaultProtocolVersion = "2025-11-25"
-	// DefaultStartTimeout bounds starting and initializing a server unless
-	// its entry sets "startTimeout".
-	DefaultStartTimeout = 30 * time.Second
 )
 
 // Transports a Server can use.
@@ -79,7 +76,7 @@ type Server struct {
 
 	Trust           bool // annotations from this server are believed
 	ProtocolVersion string
-	StartTimeout    time.Duration
+	StartTimeout    time.Duration // 0: the caller's default
 	CallTimeout     time.Duration // 0: the caller's default
 	Disabled        bool
 
@@ -120,7 +117,10 @@ type Config struct {
 	Rules       []RuleSpec // from the user's own config and flags only
 	AutoApprove string     // one of AutoApproveLevels; "" means the default
 	Model       string     // "provider:model"; "" means unset
-	Files       []string   // every file that was read, in the order read
+	// Models holds per-model settings by "provider:model" spec, from the
+	// user's own config only.
+	Models map[string]ModelSettings
+	Files  []string // every file that was read, in the order read
 }
 
 // Server returns the server with the given name.

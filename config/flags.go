@@ -38,7 +38,6 @@ func ParseServerFlag(s string) (Server, error) {
 	srv := Server{
 		Name:            name,
 		ProtocolVersion: DefaultProtocolVersion,
-		StartTimeout:    DefaultStartTimeout,
 		Source:          SourceFlag,
 	}
 	if looksLikeURL(words[0]) {

@@ -63,7 +63,7 @@ func TestSplitWords(t *testing.T) {
 
 func TestParseServerFlag(t *testing.T) {
 	flag := func(name, transport string) Server {
-		return Server{Name: name, Transport: transport, ProtocolVersion: DefaultProtocolVersion, StartTimeout: DefaultStartTimeout, Source: SourceFlag}
+		return Server{Name: name, Transport: transport, ProtocolVersion: DefaultProtocolVersion, Source: SourceFlag}
 	}
 	with := func(s Server, f func(*Server)) Server { f(&s); return s }
 	tests := []struct {

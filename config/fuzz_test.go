@@ -73,7 +73,7 @@ func FuzzParse(f *testing.F) {
 			default:
 				t.Errorf("server %q: transport %q", s.Name, s.Transport)
 			}
-			if s.StartTimeout <= 0 || s.CallTimeout < 0 {
+			if s.StartTimeout < 0 || s.CallTimeout < 0 {
 				t.Errorf("server %q: timeouts %v, %v", s.Name, s.StartTimeout, s.CallTimeout)
 			}
 			if !slices.IsSorted(s.Vars) {

@@ -90,6 +90,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Rules = r.cfg.Rules
 		cfg.AutoApprove = r.cfg.AutoApprove
 		cfg.Model = r.cfg.Model
+		cfg.Models = r.cfg.Models
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -319,7 +319,7 @@ func TestLoadFlagServerDetails(t *testing.T) {
 	}
 	want := []Server{{
 		Name: "fs", Transport: "stdio", Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp/a dir"},
-		Trust: true, ProtocolVersion: DefaultProtocolVersion, StartTimeout: DefaultStartTimeout, Source: SourceFlag,
+		Trust: true, ProtocolVersion: DefaultProtocolVersion, Source: SourceFlag,
 	}}
 	if diff := cmp.Diff(want, cfg.Servers); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

@@ -16,7 +16,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "startTimeout", "callTimeout", "disabled", "oauth"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -182,6 +182,12 @@ func (p *parser) parse() error {
 				continue
 			}
 			p.cfg.Model, err = p.str(m.val, quote(m.key), where)
+		case "models":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"models" is ignored in a project file: only your own config sets model limits`)
+				continue
+			}
+			err = p.models(m)
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}
@@ -256,7 +262,6 @@ func (p *parser) server(m member) (Server, error) {
 	s := Server{
 		Name:            name,
 		ProtocolVersion: DefaultProtocolVersion,
-		StartTimeout:    DefaultStartTimeout,
 		Source:          p.src,
 		File:            p.file,
 	}

@@ -44,19 +44,16 @@ func TestParseExample(t *testing.T) {
 		Servers: []Server{
 			{
 				Name: "legacy", Transport: "sse", URL: "http://127.0.0.1:9000/sse",
-				ProtocolVersion: "2025-11-25", StartTimeout: 30 * time.Second,
-				Source: SourceUser, File: "config.json",
+				ProtocolVersion: "2025-11-25", Source: SourceUser, File: "config.json",
 			},
 			{
 				Name: "remote", Transport: "http", URL: "https://example.com/mcp", Headers: map[string]string{"X-Team": "a"},
-				ProtocolVersion: "2025-11-25", StartTimeout: 30 * time.Second,
-				Source: SourceUser, File: "config.json",
+				ProtocolVersion: "2025-11-25", Source: SourceUser, File: "config.json",
 			},
 			{
 				Name: "tasks", Transport: "stdio", Command: "tasks-server", Args: []string{"--db", "x.db"},
 				Env: map[string]string{"K": "v"}, Cwd: "/srv", Trust: true,
-				ProtocolVersion: "2025-11-25", StartTimeout: 30 * time.Second,
-				Source: SourceUser, File: "config.json",
+				ProtocolVersion: "2025-11-25", Source: SourceUser, File: "config.json",
 			},
 		},
 		Rules: []RuleSpec{
@@ -74,7 +71,7 @@ func TestParseExample(t *testing.T) {
 }
 
 func TestParseDetails(t *testing.T) {
-	base := Server{ProtocolVersion: DefaultProtocolVersion, StartTimeout: DefaultStartTimeout, Source: SourceUser, File: "c.json"}
+	base := Server{ProtocolVersion: DefaultProtocolVersion, Source: SourceUser, File: "c.json"}
 	with := func(f func(*Server)) Server {
 		s := base
 		f(&s)
@@ -364,7 +361,7 @@ func TestParseProjectFile(t *testing.T) {
 	want := &Config{
 		Servers: []Server{{
 			Name: "p", Transport: "stdio", Command: "p", ProtocolVersion: DefaultProtocolVersion,
-			StartTimeout: DefaultStartTimeout, Source: SourceProject, File: ".mcp.json",
+			Source: SourceProject, File: ".mcp.json",
 		}},
 		Files: []string{".mcp.json"},
 	}

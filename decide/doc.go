@@ -6,8 +6,8 @@
 // uses no randomness and imports no MCP or UI package; conversion from MCP
 // types happens in the caller. Besides the standard library it uses
 // golang.org/x/text (NFKC) and github.com/mtibben/confusables (Unicode's
-// confusables table, UTS #39), both pure, for look-alike names. Rules are compiled once with Compile and a
-// *Policy evaluates any number of calls, concurrently, with Decide. Every
+// confusables table, UTS #39), both pure, for look-alike names. Rules are
+// compiled once with Compile and a *Policy evaluates any number of calls, concurrently, with Decide. Every
 // zero value is the most restrictive one: a zero Verdict denies, a zero
 // Class is Unknown, a zero Mode is Headless, a zero AutoApprove asks for
 // everything.
@@ -20,7 +20,13 @@
 // and is well formed, and the tool's definition hash equals its pin (or
 // the tool was never pinned). Otherwise the tool is the worst case: not
 // read-only, destructive, not idempotent, open-world, class Unknown, tier
-// T3. When they count, absent hints take the spec defaults
+// T3. The pin itself is the caller's: mcphost pins every tool the first
+// time it lists it, before a model is offered it (package host), so
+// Tool.PinnedHash is set for every listed tool and a later change always
+// shows here as "definition-changed". Likewise the caller resolves
+// argument paths on disk (Input.Bases, Input.Paths), binds project consent
+// and handles signals; this package only decides. When they count, absent
+// hints take the spec defaults
 // (readOnlyHint false, destructiveHint true, idempotentHint false,
 // openWorldHint true), and a read-only claim is not believed when
 // destructiveHint is also true (reason "contradiction") or when the name

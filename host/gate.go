@@ -148,6 +148,11 @@ type Call struct {
 	// It may be called from another goroutine, and (rarely) after Call has
 	// returned.
 	Progress func(client.Progress)
+	// OnDecision, if set, is called once the call may run — decided and,
+	// if asked, approved — and before it is sent, with the decision and who
+	// made it. It is called on Call's goroutine. A call that does not run
+	// (denied, blocked, not found) ends without it.
+	OnDecision func(d decide.Decision, decidedBy string)
 }
 
 // Status is how a call through the gate ended.
@@ -368,6 +373,9 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 				g.setPin(ident, t, trusted) // approving the call accepts the new definition
 			}
 			g.grant(ans.Scope, ident, c.Server, t, c.Args)
+		}
+		if c.OnDecision != nil {
+			c.OnDecision(r.Decision, r.DecidedBy)
 		}
 		g.execute(ctx, callID, c, spec, trusted, t, r)
 		return r

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -59,6 +60,8 @@ const (
 	EvResult    LoopEventKind = "result"    // the call ended, or was refused
 	EvBlocked   LoopEventKind = "blocked"   // the call needed a person and none could be asked
 	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
+	EvThinking  LoopEventKind = "thinking"  // the model's visible thinking, not part of its answer
+	EvWarning   LoopEventKind = "warning"   // something the person should know (a tool not offered, a cut description)
 	EvDone      LoopEventKind = "done"
 )
 
@@ -105,18 +108,105 @@ type CallEntry struct {
 	ResultBytes int           `json:"resultBytes,omitempty"`
 	Truncated   bool          `json:"truncated,omitempty"`
 	IsError     bool          `json:"isError,omitempty"`
-	Duration    time.Duration `json:"durationNs"`
+	Duration    time.Duration `json:"durationNs,omitempty"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
 	Result *mcp.CallToolResult `json:"-"`
 }
 
+// decision fills in the gate's decision on the call and who made it.
+func (e *CallEntry) decision(d decide.Decision, by string) {
+	e.Verdict, e.Tier, e.Class, e.DecidedBy = d.Verdict.String(), int(d.Tier), d.Class.String(), by
+	e.Reasons = nil
+	for _, rs := range d.Reasons {
+		e.Reasons = append(e.Reasons, rs.Code)
+	}
+}
+
+// MarshalJSON leaves the tier out while nothing is decided (no verdict):
+// tier 0 is a real tier, not "none yet".
+func (e CallEntry) MarshalJSON() ([]byte, error) {
+	type plain CallEntry
+	if e.Verdict != "" {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		Tier *int `json:"tier,omitempty"`
+	}{plain: plain(e)})
+}
+
 // RunOutcome is how a Run ended.
 type RunOutcome struct {
-	Text   string // the model's final text
-	Steps  int    // model turns taken
-	Calls  []*CallEntry
-	Status string // "done", "step-limit", "cancelled"
+	Text  string // the model's final text
+	Steps int    // model turns taken
+	Calls []*CallEntry
+	// Status is "done", "step-limit", "cancelled", "error", "refused",
+	// "max_tokens" or "model_context_window_exceeded".
+	Status string
+}
+
+// StopError ends a Run whose last turn the model did not finish: it
+// refused, or its answer was cut off at the output limit or by a full
+// context window. The text that was kept is in the outcome.
+type StopError struct {
+	Reason string // the llm stop reason
+	Calls  int    // tool calls in the cut-off turn, none of which ran
+	Detail string // a refusal's explanation
+}
+
+func (e *StopError) Error() string {
+	switch e.Reason {
+	case llm.StopRefusal:
+		return e.Detail
+	case llm.StopContextFull:
+		return "the conversation filled the model's context window and its answer was cut off" + e.notRun() + "; start a new conversation"
+	}
+	return "the model's answer was cut off at its output limit" + e.notRun() + "; raise \"maxTokens\" for the model in the config, or ask for a shorter answer"
+}
+
+func (e *StopError) notRun() string {
+	if e.Calls == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d tool call(s) in it were not run)", e.Calls)
+}
+
+// truncatedNote tells the model, in the next turn, that its last answer was
+// cut off and what became of its calls.
+func truncatedNote(reason string, calls int) string {
+	why := "your previous answer was cut off at the output limit"
+	if reason == llm.StopContextFull {
+		why = "your previous answer was cut off because the context window is full"
+	}
+	if calls > 0 {
+		why += "; the tool call(s) in it were not run"
+	}
+	return "[mcphost: " + why + "]"
+}
+
+// explainLimit adds to a provider's refusal of too many tools which servers
+// offer them, so the person knows what to turn off. (Offering a subset
+// through tool search is the other way out; a model that limits tools says
+// so with llm.ToolLimiter.)
+func (l *Loop) explainLimit(err error) error {
+	var tm *llm.TooManyToolsError
+	if !errors.As(err, &tm) {
+		return err
+	}
+	count := map[string]int{}
+	var servers []string
+	for _, t := range l.o.Tools {
+		if count[t.Server] == 0 {
+			servers = append(servers, t.Server)
+		}
+		count[t.Server]++
+	}
+	parts := make([]string, len(servers))
+	for i, s := range servers {
+		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
+	}
+	return fmt.Errorf("%w: the tools come from %s; disable a server (\"disabled\": true in its config entry) to offer fewer", err, strings.Join(parts, ", "))
 }
 
 // ErrStepLimit ends a Run that reached MaxSteps with the model still calling
@@ -195,22 +285,33 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
-			return out, fmt.Errorf("%w: the model was still calling tools after %d turns (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps)
+			turns := "turns"
+			if l.o.MaxSteps == 1 {
+				turns = "turn"
+			}
+			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
 		var text strings.Builder
 		var calls []llm.ToolCall
+		var done llm.Event
 		err := l.o.Model.Stream(ctx, &llm.Request{System: l.o.System, Messages: l.messages, Tools: tools}, func(e llm.Event) {
 			switch e.Kind {
 			case llm.EventTextDelta:
 				text.WriteString(e.Text)
 				l.emit(LoopEvent{Kind: EvTextDelta, Step: step, Text: e.Text})
+			case llm.EventThinking:
+				l.emit(LoopEvent{Kind: EvThinking, Step: step, Text: e.Text})
+			case llm.EventWarning:
+				l.emit(LoopEvent{Kind: EvWarning, Step: step, Text: e.Text})
 			case llm.EventToolCall:
 				calls = append(calls, *e.Call)
 			case llm.EventUsage:
 				l.Usage.InputTokens += e.Usage.InputTokens
 				l.Usage.OutputTokens += e.Usage.OutputTokens
+			case llm.EventDone:
+				done = e
 			}
 		})
 		if err != nil {
@@ -219,12 +320,43 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 				out.Status = "cancelled"
 			}
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
+			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), l.explainLimit(err))
+		}
+		switch stop := done.StopReason; {
+		case stop == llm.StopRefusal:
+			// The refused text is no answer: it stays out of the history
+			// and of the outcome; the provider's explanation is shown.
+			out.Status, out.Text = "refused", ""
+			why := "the model refused to answer"
+			if done.Text != "" {
+				why += ": " + done.Text
+			}
+			l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: "[" + why + "]"})
+			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: why, Usage: &l.Usage})
+			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), &StopError{Reason: stop, Detail: why})
+		case llm.Truncated(stop):
+			// The answer was cut off. Its text is kept; its tool calls,
+			// whose arguments may end anywhere, are never run, and the
+			// model hears why on the next turn.
+			l.messages = append(l.messages,
+				llm.Message{Role: llm.RoleAssistant, Text: text.String()},
+				llm.Message{Role: llm.RoleUser, Text: truncatedNote(stop, len(calls))})
+			if text.Len() > 0 {
+				l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: text.String()})
+				out.Text = text.String()
+			}
+			err := &StopError{Reason: stop, Calls: len(calls)}
+			out.Status = stop
+			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
 			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
 		}
-		l.messages = append(l.messages, llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls})
+		l.messages = append(l.messages, llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls, Raw: done.Raw, RawFrom: done.RawFrom})
 		if text.Len() > 0 {
 			l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: text.String()})
 			out.Text = text.String()
+		}
+		if done.StopReason == llm.StopPauseTurn && len(calls) == 0 {
+			continue // the provider paused a long turn: send it back as it is to continue
 		}
 		if len(calls) == 0 {
 			out.Status = "done"
@@ -260,9 +392,10 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	entry := &CallEntry{ID: c.ID, ModelName: c.Name, Args: c.Args}
 	t, ok := l.o.Names.Lookup(c.Name)
 	if !ok {
+		asked := *entry // what the model asked for; the outcome is the result's
 		entry.Status, entry.IsError = StatusError, true
 		entry.Message = fmt.Sprintf("there is no tool named %q", c.Name)
-		l.emit(LoopEvent{Kind: EvToolCall, Call: entry})
+		l.emit(LoopEvent{Kind: EvToolCall, Call: &asked})
 		l.emit(LoopEvent{Kind: EvResult, Call: entry})
 		return entry, llm.ToolResult{CallID: c.ID, Content: "mcphost: " + entry.Message + "; use one of the tools offered", IsError: true}
 	}
@@ -288,22 +421,37 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		e := snap
 		l.emit(LoopEvent{Kind: EvProgress, Call: &e, Progress: &p})
 	}
+	// The decision event comes when the decision is made: before the call
+	// is sent, so before any progress, and carrying only the decision. A
+	// call that does not run gets it when the gate returns.
+	decided := false
+	onDecision := func(d decide.Decision, by string) {
+		mu.Lock()
+		defer mu.Unlock()
+		decided = true
+		e := snap
+		e.Args = nil // the decision only
+		e.decision(d, by)
+		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
+	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress})
+	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision})
 	mu.Lock()
 	ended = true
 	mu.Unlock()
 	entry.Duration = time.Since(start)
 	entry.Args = r.Args
-	entry.Verdict = r.Decision.Verdict.String()
-	entry.Tier = int(r.Decision.Tier)
-	entry.Class = r.Decision.Class.String()
-	for _, rs := range r.Decision.Reasons {
-		entry.Reasons = append(entry.Reasons, rs.Code)
+	if r.DecidedBy != "" { // else the gate failed before deciding
+		entry.decision(r.Decision, r.DecidedBy)
 	}
-	entry.DecidedBy, entry.Status, entry.Attempts, entry.Message, entry.Result = r.DecidedBy, r.Status, r.Attempts, r.Message(), r.Result
+	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Stale = r.Stale
-	l.emit(LoopEvent{Kind: EvDecision, Call: entry})
+	if !decided && r.DecidedBy != "" {
+		e := snap
+		e.Args = nil
+		e.decision(r.Decision, r.DecidedBy)
+		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
+	}
 	if r.Status == StatusBlocked {
 		l.emit(LoopEvent{Kind: EvBlocked, Call: entry})
 	}

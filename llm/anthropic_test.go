@@ -52,7 +52,7 @@ func TestAnthropicStream(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Stream: %v", err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreRaw); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})

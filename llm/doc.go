@@ -34,52 +34,136 @@
 // events it reads as plain structs, and has no work to do when the program
 // starts.
 //
-// Tool names and input schemas are sent as given (a schema keeps its keywords,
-// key order and values; only insignificant whitespace may go); a schema over
-// [MaxSchemaBytes] is refused before anything is sent. A tool without a
-// schema is sent {"type":"object","properties":{}}.
+// Tool names are sent as given, and so are input schemas that every
+// provider accepts (a schema keeps its keywords, key order and values;
+// only insignificant whitespace may go); a schema over [MaxSchemaBytes] is
+// refused before anything is sent. A tool without a schema is sent
+// {"type":"object","properties":{}}.
 //
 // Anthropic: the system prompt is the system parameter; tool calls of an
 // assistant message are tool_use blocks; tool results are tool_result blocks
 // (tool_use_id, is_error) in a user message; adjacent messages of one role
-// are merged and empty ones left out, as the API requires. Usage counts
-// cached input tokens as input.
+// are merged and empty ones left out, as the API requires. No text block
+// that is empty or only white space is ever sent (the API refuses one, and
+// one in the history would fail every later turn). Usage counts cached input
+// tokens as input. max_tokens is Request.MaxTokens, else Options.MaxTokens
+// ("maxTokens" in the config), else [MaxTokensFor] the model: 32,000 for
+// current Claude models, 8,192 for Claude 3.5, 4,096 for Claude 3.
 //
 // OpenAI and compatible servers: the system prompt is a system message; tool
 // calls are the assistant message's tool_calls; each tool result is a message
 // of role tool with its tool_call_id, its content prefixed "Error: " when it
 // failed (the API has no error flag); text on a tool message follows as a
 // user message. Streams ask for a final usage chunk.
-// OpenAI gets max_completion_tokens, compatible servers max_tokens. A call
-// without an id gets "call_<index>"; a finish reason of "stop" after tool
-// calls is reported as tool_use.
+// OpenAI gets max_completion_tokens, compatible servers max_tokens, each
+// only when set. A call without an id gets "call_<index>"; a finish reason
+// of "stop" after tool calls is reported as tool_use.
+//
+// # Thinking and reasoning
+//
+// Models that think send their thinking with the answer, and some providers
+// require it back, unchanged, with the assistant message that called tools.
+// Every turn ends with an EventDone that carries the assistant message as
+// the provider sent it (Raw, and RawFrom naming the provider and endpoint);
+// a host keeps both in the [Message], and the same model sends Raw back
+// instead of rebuilding the message, while any other model ignores it:
+//
+//   - Anthropic: the content blocks in the order received: thinking blocks
+//     with their signatures, redacted_thinking blocks byte for byte, text
+//     (white-space-only blocks left out), and complete tool_use blocks.
+//   - DeepSeek: reasoning_content. OpenRouter: reasoning_details, the
+//     streamed pieces of each entry joined by index. Gemini: each tool
+//     call's extra_content (google.thought_signature). Raw is set only when
+//     one of these arrived; a plain answer is rebuilt as before.
+//
+// Visible thinking is emitted as EventThinking, for display only. Raw
+// depends on nothing but the message it came with, so a tool list that
+// changes between turns leaves the echoed blocks valid.
+//
+// Options.Thinking ("thinking" in a model's config entry) chooses how much
+// a model thinks: Anthropic gets thinking {type: disabled} for "off",
+// {type: adaptive} for "adaptive", {type: adaptive} with output_config
+// {effort} for an effort, and {type: enabled, budget_tokens} for a number
+// (at least 1,024 and below max_tokens). OpenAI and compatible servers get
+// reasoning_effort (the effort, or "none" for "off"); a token budget is an
+// error there. Unset, nothing is sent and the provider's default holds.
+//
+// # Limits and schemas
+//
+// OpenAI accepts at most 128 tools and 1,024-character descriptions. More
+// tools fail the turn before anything is sent with a [TooManyToolsError]
+// (it matches [ErrConfig]; models with limits implement [ToolLimiter], the
+// hook for a host that offers a subset instead); a longer description is cut
+// with a marker, and an EventWarning says so once per tool list. Compatible
+// servers and Anthropic get descriptions whole.
+//
+// Both APIs want an object schema at the top level: Anthropic refuses a
+// missing "type": "object" and a top-level anyOf, oneOf or allOf; OpenAI
+// refuses an object without "properties". Such schemas are normalised for
+// every provider: the type and empty properties are added; allOf branches
+// are merged; anyOf and oneOf branches are merged with their properties
+// optional, the branches kept as text in the schema's description. A tool
+// whose top-level type is not an object cannot be offered: it is left out
+// and an EventWarning names it. The host's gate validates calls against
+// the server's own schema, never the normalised one.
+//
+// # Stop reasons
 //
 // Stop reasons are normalised to "end_turn", "tool_use", "max_tokens",
-// "stop_sequence" and "refusal"; others pass through unchanged.
+// "stop_sequence", "refusal", "pause_turn" and
+// "model_context_window_exceeded"; others pass through unchanged. A turn
+// that stops for max_tokens (finish_reason "length") or a full context
+// window is cut off ([Truncated]): a tool call still open is dropped, and
+// a Chat Completions turn emits no call at all, since its arguments may end
+// anywhere; a caller must not run the calls of such a turn. A refusal's
+// explanation (Anthropic's stop_details, OpenAI's refusal text) comes in the
+// EventDone's Text, not as answer text. pause_turn asks the caller to send
+// the message back to continue.
 //
 // # Errors and retries
 //
 // An error status from the provider becomes an [*APIError] carrying the
-// status, the provider's error type and message, and a hint: "rate limited
-// by the provider … wait a moment and try again" for 429, "check
-// ANTHROPIC_API_KEY" (or OPENAI_API_KEY) for 401 and 403. An error event
-// inside a stream is an *APIError with StatusCode 0.
+// status, the provider's error type and message, the request id (request-id
+// or x-request-id) and a hint: "rate limited by the provider … wait a
+// moment and try again" for 429, "check ANTHROPIC_API_KEY" (or
+// OPENAI_API_KEY) for 401 and 403. An error event inside a stream is an
+// *APIError with StatusCode 0, and so is llama.cpp's older "error:" line. A
+// 200 answer with a JSON body is read as a whole answer (a server or proxy
+// that does not stream), or as an error when it holds one.
 //
 // A request that fails before any output arrived (connection error, 408,
-// 409, 429, 5xx) is retried at most [DefaultMaxRetries] times
-// (Options.MaxRetries changes that; negative disables), as the providers'
-// SDKs do: an x-should-retry header from the server overrides the status;
-// the wait is the server's Retry-After-Ms or Retry-After, or else an
-// exponential backoff from half a second up to 8 seconds, less up to a
-// quarter at random. When the server asks for a wait longer than 30 seconds
-// the error is reported at once. Once a stream has started nothing is
-// retried, because its text and tool calls have already been emitted.
-// Cancelling the context ends any wait.
+// 409, 429, 5xx, or an overloaded_error event at the start of a stream) is
+// retried at most [DefaultMaxRetries] times (Options.MaxRetries changes
+// that; negative disables), as the providers' SDKs do: an x-should-retry
+// header from the server overrides the status; the wait is the server's
+// Retry-After-Ms or Retry-After, or else an exponential backoff from half a
+// second up to 8 seconds, less up to a quarter at random. When the server
+// asks for a wait longer than a minute the error is reported at once and
+// says how long it asked for. Once output has been emitted nothing is
+// retried. Cancelling the context ends any wait.
+//
+// A provider key never goes over plain http to a host that is not loopback
+// unless Options.AllowPlainHTTP (the --allow-plain-http flag) says so; [New]
+// refuses with an error naming the flag.
 //
 // An event stream is read by the rules of the HTML standard (lines end in
-// LF, CRLF or CR; data lines join; comments and the id and retry fields are
-// ignored). A line or event over 4 MiB ends the turn with an error, so a
+// LF, CRLF or CR; data lines join; the id and retry fields are ignored).
+// Every line, a ": keep-alive" comment included, resets the idle bound of
+// ten minutes. A line or event over 4 MiB ends the turn with an error, so a
 // broken server cannot grow memory without end.
+//
+// # Ollama's context size
+//
+// Ollama runs a model with a context of its own choosing (4,096 tokens on
+// smaller machines) and silently cuts a longer prompt, system prompt and
+// tool definitions first. Its OpenAI-compatible endpoint, which this package
+// speaks, has no way to set num_ctx per request (only the native /api/chat
+// does, and a num_ctx that changes reloads the model), so the context is
+// the server's to set: OLLAMA_CONTEXT_LENGTH when starting it, or PARAMETER
+// num_ctx in a Modelfile. After a turn whose request could overflow a
+// context, the model asks the server (GET /api/ps) with what context length
+// it runs the model, and when the request (estimated at four bytes a token)
+// does not fit, emits an EventWarning, once, naming the setting and a size.
 //
 // # Script files
 //

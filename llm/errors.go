@@ -43,6 +43,12 @@ type APIError struct {
 	// Message is the provider's explanation, with control characters removed
 	// and cut to a few hundred characters.
 	Message string
+	// RequestID is the provider's id for the request (its request-id or
+	// x-request-id header), which its support asks for.
+	RequestID string
+	// RetryAfter is the wait the provider asked for when it was longer
+	// than mcphost waits (maxRetryWait), so the error was not retried.
+	RetryAfter time.Duration
 
 	hint string // what to check, for authentication failures
 }
@@ -85,7 +91,12 @@ func (e *APIError) Error() string {
 	if e.Message != "" {
 		b.WriteString(": " + strings.TrimRight(e.Message, ". "))
 	}
+	if e.RequestID != "" {
+		b.WriteString(" (request id " + e.RequestID + ")")
+	}
 	switch {
+	case e.RetryAfter > 0:
+		fmt.Fprintf(&b, "; the provider asked to wait %v before trying again, longer than mcphost waits within a turn (%v): try again later", e.RetryAfter.Round(time.Second), maxRetryWait)
 	case e.RateLimited():
 		b.WriteString("; wait a moment and try again")
 	case e.QuotaExhausted():
@@ -98,8 +109,11 @@ func (e *APIError) Error() string {
 
 // maxRetryWait is the longest a provider may ask us to wait before a retry
 // (Retry-After). A longer wait is not a retry but an outage: the error is
-// reported at once instead.
-const maxRetryWait = 30 * time.Second
+// reported at once instead, saying how long the provider asked for. The
+// Anthropic SDK waits as long as it is told and the OpenAI SDK at most 8
+// seconds; a minute keeps a person at the prompt informed instead of
+// staring at a silent turn.
+const maxRetryWait = 60 * time.Second
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
@@ -124,15 +138,15 @@ func retryAfter(h http.Header) (time.Duration, bool) {
 	return 0, false
 }
 
-// asWait converts n units to a wait without overflowing: a number too
-// large for a Duration (or infinite) is a wait longer than maxRetryWait,
-// and NaN is no answer at all.
+// asWait converts n units to a wait without overflowing: a number over a
+// day (or infinite) is a day, longer than maxRetryWait either way, and NaN
+// is no answer at all.
 func asWait(n float64, unit time.Duration) (time.Duration, bool) {
 	switch {
 	case math.IsNaN(n):
 		return 0, false
-	case n*float64(unit) > float64(maxRetryWait):
-		return maxRetryWait + time.Second, true
+	case n*float64(unit) > float64(24*time.Hour):
+		return 24 * time.Hour, true
 	}
 	return time.Duration(n * float64(unit)), true
 }

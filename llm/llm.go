@@ -25,11 +25,19 @@ const (
 // Message is one entry of a conversation. Text is what a person or the model
 // wrote; ToolCalls is set only on assistant messages, ToolResults only on tool
 // messages.
+//
+// Raw and RawFrom keep an assistant message as its provider sent it, thinking
+// and reasoning included (see the EventDone event). A model whose RawFrom
+// they are sends Raw back unchanged instead of rebuilding the message from
+// Text and ToolCalls; every other model ignores them. A caller that changes
+// Text or ToolCalls of such a message must clear Raw.
 type Message struct {
 	Role        Role
 	Text        string
 	ToolCalls   []ToolCall
 	ToolResults []ToolResult
+	Raw         json.RawMessage
+	RawFrom     string
 }
 
 // ToolCall is one complete call the model asked for. Args is a JSON object.
@@ -55,8 +63,9 @@ type Tool struct {
 }
 
 // Request is everything one turn needs. MaxTokens of 0 means
-// [DefaultMaxTokens] for providers that require a limit (Anthropic) and the
-// server's default for the others.
+// Options.MaxTokens, and when that is 0 too the model's own limit from a
+// table for providers that require one (Anthropic; see [MaxTokensFor]) and
+// the server's default for the others.
 type Request struct {
 	System    string
 	Messages  []Message
@@ -81,9 +90,18 @@ const (
 	// EventToolCall carries one complete tool call in Call, its arguments
 	// assembled from every fragment the provider streamed.
 	EventToolCall EventKind = "tool_call"
+	// EventThinking carries the next piece of the model's visible thinking
+	// or reasoning in Text, for display only: it is not part of the answer.
+	EventThinking EventKind = "thinking"
+	// EventWarning carries something the person should know about the turn
+	// in Text: a tool that could not be offered, a description that was
+	// cut, a prompt the server seems to have cut off.
+	EventWarning EventKind = "warning"
 	// EventUsage carries the turn's token counts in Usage.
 	EventUsage EventKind = "usage"
-	// EventDone ends the turn; StopReason says why.
+	// EventDone ends the turn; StopReason says why, Text carries the
+	// provider's explanation when it gave one (a refusal's), and Raw and
+	// RawFrom the assistant message as received, for [Message].
 	EventDone EventKind = "done"
 )
 
@@ -95,7 +113,20 @@ const (
 	StopMaxTokens = "max_tokens"
 	StopSequence  = "stop_sequence"
 	StopRefusal   = "refusal"
+	// StopPauseTurn: the provider paused a long turn; send the assistant
+	// message back as it is, with no new message, to let it continue.
+	StopPauseTurn = "pause_turn"
+	// StopContextFull: the conversation filled the model's context window;
+	// like StopMaxTokens the answer is cut off.
+	StopContextFull = "model_context_window_exceeded"
 )
+
+// Truncated reports whether a turn that stopped for reason was cut off
+// before the model finished: its text is partial and its tool calls must
+// not run.
+func Truncated(reason string) bool {
+	return reason == StopMaxTokens || reason == StopContextFull
+}
 
 // Event is one step of a streamed turn. A successful turn emits any number of
 // EventTextDelta and EventToolCall events, then exactly one EventUsage and
@@ -106,6 +137,8 @@ type Event struct {
 	Call       *ToolCall
 	Usage      Usage
 	StopReason string
+	Raw        json.RawMessage
+	RawFrom    string
 }
 
 // Model is a language model behind one provider. Models are safe for
@@ -142,12 +175,26 @@ type Options struct {
 	// arrived (connection error, 408, 409, 429, 5xx) is sent again. 0 means
 	// DefaultMaxRetries; a negative value disables retries.
 	MaxRetries int
+	// MaxTokens is the model's output limit ("maxTokens" in the config);
+	// 0 means the table of [MaxTokensFor] for Anthropic and the server's
+	// default for the others.
+	MaxTokens int
+	// Thinking sets how much the model thinks before it answers, where
+	// the provider lets a caller choose ("thinking" in the config): "" for
+	// the provider's default, "off", "adaptive", an effort ("minimal",
+	// "low", "medium", "high", "xhigh", "max") or a number of tokens
+	// (Anthropic only). See the package documentation for what each
+	// provider is sent.
+	Thinking string
+	// AllowPlainHTTP lets a key travel over plain http to a host that is
+	// not loopback (the --allow-plain-http flag). Without it [New] refuses.
+	AllowPlainHTTP bool
 }
 
 const (
-	// DefaultMaxTokens is the output limit sent when Request.MaxTokens is 0
-	// and the provider requires one.
-	DefaultMaxTokens = 4096
+	// DefaultMaxTokens is the output limit sent to a model the table of
+	// [MaxTokensFor] does not know, when the provider requires one.
+	DefaultMaxTokens = 8192
 	// DefaultMaxRetries is the number of retries when Options.MaxRetries is
 	// 0. It is the default of the providers' own SDKs, so that leaving them
 	// changed nothing.

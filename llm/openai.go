@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -27,6 +26,12 @@ type openaiModel struct {
 	// legacyMaxTokens sends max_tokens, which compatible servers understand,
 	// instead of max_completion_tokens, which OpenAI wants.
 	legacyMaxTokens bool
+	maxTokens       int    // Options.MaxTokens; 0 sends none
+	effort          string // reasoning_effort; "" sends none
+	// rawKey names the assistant messages this model produced, whose
+	// reasoning and thought signatures it sends back.
+	rawKey string
+	ollama ollamaCheck // for provider "ollama" only
 }
 
 func newOpenAI(spec, model string, o Options) (Model, error) {
@@ -38,7 +43,7 @@ func newOpenAI(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newChat(spec, "openai", model, base, key, "check OPENAI_API_KEY", false, o)
+	return newChat(spec, "openai", model, base, key, "OPENAI_API_KEY", false, o)
 }
 
 // newOllama never reads OPENAI_API_KEY: that key belongs to OpenAI and has
@@ -48,7 +53,7 @@ func newOllama(spec, model string, o Options) (Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newChat(spec, "ollama", model, base, o.APIKey, "", true, o)
+	return newChat(spec, "ollama", model, base, o.APIKey, "the API key", true, o)
 }
 
 func newOpenAICompatible(spec, model string, o Options) (Model, error) {
@@ -60,15 +65,37 @@ func newOpenAICompatible(spec, model string, o Options) (Model, error) {
 		return nil, err
 	}
 	key := cmp.Or(o.APIKey, o.getenv("OPENAI_API_KEY"))
-	return newChat(spec, "openai-compatible", model, base, key, "check OPENAI_API_KEY", true, o)
+	keyName := "OPENAI_API_KEY"
+	if o.APIKey != "" {
+		keyName = "the API key"
+	}
+	return newChat(spec, "openai-compatible", model, base, key, keyName, true, o)
 }
 
 // newChat reads nothing from the environment itself: the key and base URL
 // come from the caller, so OPENAI_ORG_ID and the like never reach a request.
-func newChat(spec, provider, model, base, key, hint string, legacyMaxTokens bool, o Options) (Model, error) {
+func newChat(spec, provider, model, base, key, keyName string, legacyMaxTokens bool, o Options) (Model, error) {
+	if err := checkKeyTransport(provider, base, keyName, key, o); err != nil {
+		return nil, err
+	}
+	th, err := parseThinking(provider, o.Thinking)
+	if err != nil {
+		return nil, err
+	}
+	var effort string
+	switch th.mode {
+	case "effort":
+		effort = th.effort
+	case "off":
+		effort = "none"
+	}
 	header := http.Header{}
 	if key != "" {
 		header.Set("Authorization", "Bearer "+key)
+	}
+	hint := ""
+	if strings.HasSuffix(keyName, "_KEY") {
+		hint = "check " + keyName
 	}
 	e, err := newEndpoint(provider, hint, base, "chat/completions", header, o)
 	if err != nil {
@@ -80,6 +107,9 @@ func newChat(spec, provider, model, base, key, hint string, legacyMaxTokens bool
 		model:           model,
 		endpoint:        e,
 		legacyMaxTokens: legacyMaxTokens,
+		maxTokens:       max(o.MaxTokens, 0),
+		effort:          effort,
+		rawKey:          provider + " " + e.url,
 	}, nil
 }
 
@@ -89,21 +119,35 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	if err := req.checkMessages(); err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
+	limits := m.ToolLimits()
+	if limits.MaxTools > 0 && len(req.Tools) > limits.MaxTools {
+		return &TooManyToolsError{Provider: m.provider, Max: limits.MaxTools, Got: len(req.Tools)}
+	}
 	body, err := marshal(m.params(req))
+	var warnings []string
 	if err == nil && len(req.Tools) > 0 {
 		var tools []byte
-		tools, err = m.tools.encoded(req.Tools, encodeChatTool)
+		tools, warnings, err = m.tools.encoded(req.Tools, limits, encodeChatTool)
 		body = withTools(body, tools)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
-	turn := openaiTurn{open: map[int]*pendingCall{}}
-	err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
-		return turn.event(ev.data, m.provider, emit)
-	})
-	if ctx.Err() != nil {
-		return ctx.Err()
+	for _, w := range warnings {
+		emit(Event{Kind: EventWarning, Text: w})
+	}
+	var turn *openaiTurn
+	for attempt := 0; ; attempt++ {
+		turn = &openaiTurn{open: map[int]*pendingCall{}, emit: emit}
+		err = m.endpoint.stream(ctx, body, func(ev sseEvent) (bool, error) {
+			return turn.event(ev, m.provider)
+		}, func(data []byte) error { return turn.whole(data, m.provider) })
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil || turn.emitted || !m.endpoint.retryStream(ctx, err, attempt) {
+			break
+		}
 	}
 	if err != nil {
 		return err
@@ -111,165 +155,36 @@ func (m *openaiModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	if turn.finish == "" {
 		return fmt.Errorf("%s: the response stream ended without a finish_reason", m.provider)
 	}
-	if err := turn.flush(emit); err != nil {
+	stop := openaiStopReason(turn.finish)
+	if Truncated(stop) {
+		// The output limit cut the turn off: a call's arguments may end
+		// anywhere, so none is emitted, complete-looking or not.
+		turn.calls, turn.open = nil, map[int]*pendingCall{}
+	}
+	if err := turn.flush(); err != nil {
 		return fmt.Errorf("%s: %w", m.provider, err)
 	}
-	stop := openaiStopReason(turn.finish)
 	switch {
-	case stop == StopEndTurn && turn.emitted > 0:
+	case stop == StopEndTurn && turn.emittedCalls > 0:
 		// Some compatible servers say "stop" after a turn of tool calls.
 		stop = StopToolUse
 	case stop == StopEndTurn && turn.refused:
 		// A refusal streams as delta.refusal and ends with "stop".
 		stop = StopRefusal
 	}
+	if m.provider == "ollama" {
+		m.ollama.check(ctx, m.endpoint, m.model, len(body), emit)
+	}
+	var explanation string
+	if stop == StopRefusal {
+		explanation = clean(turn.refusal.String())
+	}
 	emit(Event{Kind: EventUsage, Usage: turn.usage})
-	emit(Event{Kind: EventDone, StopReason: stop})
-	return nil
-}
-
-// openaiTurn assembles one Chat Completions stream. Tool calls arrive as
-// fragments keyed by index (several calls may interleave); they are emitted
-// in index order once the choice has a finish_reason. Usage arrives in a last
-// chunk without choices.
-type openaiTurn struct {
-	calls   []*pendingCall       // in the order they started
-	open    map[int]*pendingCall // the call each index is filling
-	budget  callBudget
-	finish  string
-	refused bool // the model sent refusal text
-	usage   Usage
-	emitted int
-}
-
-// chatChunk is the part of a streamed chat.completion.chunk that is read.
-type chatChunk struct {
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   string `json:"content"`
-			Refusal   string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
-}
-
-// event handles the data of one event: a chunk, an error, or "[DONE]",
-// which is the last event.
-func (t *openaiTurn) event(data []byte, provider string, emit func(Event)) (last bool, err error) {
-	if bytes.HasPrefix(data, []byte("[DONE]")) {
-		return true, nil
+	done := Event{Kind: EventDone, StopReason: stop, Text: explanation, Raw: turn.raw()}
+	if done.Raw != nil {
+		done.RawFrom = m.rawKey
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return false, nil
-	}
-	var chunk chatChunk
-	if err := json.Unmarshal(data, &chunk); err != nil {
-		// An error chunk need not fit the chunk's shape.
-		var e struct {
-			Error json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || !present(e.Error) {
-			return false, fmt.Errorf("%s: reading the response stream: %w", provider, err)
-		}
-		chunk.Error = e.Error
-	}
-	if present(chunk.Error) {
-		// An error inside a stream that started with 200.
-		typ, msg := parseErrorBody(data)
-		return false, &APIError{Provider: provider, Type: typ, Message: msg}
-	}
-	if err := t.handle(&chunk, emit); err != nil {
-		return false, fmt.Errorf("%s: %w", provider, err)
-	}
-	return false, nil
-}
-
-// present reports whether a member was sent with a value other than null.
-func present(raw json.RawMessage) bool {
-	return len(raw) > 0 && string(raw) != "null"
-}
-
-func (t *openaiTurn) handle(chunk *chatChunk, emit func(Event)) error {
-	if chunk.Usage != nil {
-		t.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
-	}
-	for _, choice := range chunk.Choices {
-		if choice.Index != 0 {
-			continue // only one choice is asked for
-		}
-		d := choice.Delta
-		if d.Content != "" {
-			emit(Event{Kind: EventTextDelta, Text: d.Content})
-		}
-		if d.Refusal != "" {
-			t.refused = true
-			emit(Event{Kind: EventTextDelta, Text: d.Refusal})
-		}
-		for _, tc := range d.ToolCalls {
-			p := t.open[tc.Index]
-			// Some servers (Ollama among them) send every call whole, each
-			// with index 0: a fragment with another id starts another call.
-			if p == nil || tc.ID != "" && p.id != "" && tc.ID != p.id {
-				if err := t.budget.newCall(); err != nil {
-					return err
-				}
-				p = &pendingCall{index: tc.Index}
-				t.calls = append(t.calls, p)
-				t.open[tc.Index] = p
-			}
-			if tc.ID != "" {
-				p.id = tc.ID
-			}
-			if tc.Function.Name != "" && p.name == "" {
-				p.name = tc.Function.Name
-			}
-			if err := t.budget.addArgs(len(tc.Function.Arguments)); err != nil {
-				return err
-			}
-			p.args.WriteString(tc.Function.Arguments)
-		}
-		if choice.FinishReason != "" {
-			t.finish = choice.FinishReason
-		}
-	}
-	return nil
-}
-
-// flush emits the assembled tool calls in index order, calls that shared
-// an index in the order they started.
-func (t *openaiTurn) flush(emit func(Event)) error {
-	slices.SortStableFunc(t.calls, func(a, b *pendingCall) int { return a.index - b.index })
-	for i, p := range t.calls {
-		if p.name == "" {
-			return fmt.Errorf("tool call %d: the model sent no function name", p.index)
-		}
-		if p.id == "" {
-			// Some compatible servers leave the id out; the result still
-			// needs one to refer to.
-			p.id = fmt.Sprintf("call_%d", i)
-		}
-		call, err := p.finish()
-		if err != nil {
-			return err
-		}
-		emit(Event{Kind: EventToolCall, Call: call})
-		t.emitted++
-	}
-	t.calls, t.open = nil, map[int]*pendingCall{}
+	emit(done)
 	return nil
 }
 
@@ -291,11 +206,12 @@ func openaiStopReason(finish string) string {
 // order is the order on the wire; the tools follow them, added by
 // [withTools].
 type chatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
-	MaxTokens           int           `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
-	Stream              bool          `json:"stream"`
+	Model               string `json:"model"`
+	Messages            []any  `json:"messages"` // chatMessage or json.RawMessage
+	MaxTokens           int    `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int    `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string `json:"reasoning_effort,omitempty"`
+	Stream              bool   `json:"stream"`
 	StreamOptions       struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -305,10 +221,12 @@ type chatRequest struct {
 // assistant message that has tool calls and no text; the other roles send
 // it even when it is empty, as the API requires.
 type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content,omitempty"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role             string            `json:"role"`
+	Content          *string           `json:"content,omitempty"`
+	ReasoningContent string            `json:"reasoning_content,omitempty"`
+	ReasoningDetails []json.RawMessage `json:"reasoning_details,omitempty"`
+	ToolCalls        []chatToolCall    `json:"tool_calls,omitempty"`
+	ToolCallID       string            `json:"tool_call_id,omitempty"`
 }
 
 type chatToolCall struct {
@@ -318,6 +236,7 @@ type chatToolCall struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+	ExtraContent json.RawMessage `json:"extra_content,omitempty"`
 }
 
 // encodeChatTool appends t as a Chat Completions function tool, with schema
@@ -329,15 +248,17 @@ func encodeChatTool(b *bytes.Buffer, t Tool, schema []byte) error {
 // params maps a request onto Chat Completions: the system prompt becomes a
 // system message, each tool result a message of role tool with its
 // tool_call_id. The API has no error flag on tool results, so a failed
-// result's content starts with "Error: ".
+// result's content starts with "Error: ". An assistant message this model
+// produced with reasoning or thought signatures goes back as received.
 func (m *openaiModel) params(req *Request) *chatRequest {
-	p := &chatRequest{Model: m.model, Stream: true}
+	p := &chatRequest{Model: m.model, Stream: true, ReasoningEffort: m.effort}
 	p.StreamOptions.IncludeUsage = true
-	if req.MaxTokens > 0 {
+	maxTokens := cmp.Or(max(req.MaxTokens, 0), m.maxTokens)
+	if maxTokens > 0 {
 		if m.legacyMaxTokens {
-			p.MaxTokens = req.MaxTokens
+			p.MaxTokens = maxTokens
 		} else {
-			p.MaxCompletionTokens = req.MaxTokens
+			p.MaxCompletionTokens = maxTokens
 		}
 	}
 	text := func(role, s string) chatMessage { return chatMessage{Role: role, Content: &s} }
@@ -347,6 +268,10 @@ func (m *openaiModel) params(req *Request) *chatRequest {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case RoleAssistant:
+			if msg.RawFrom == m.rawKey && isJSONObject(msg.Raw) {
+				p.Messages = append(p.Messages, msg.Raw)
+				continue
+			}
 			if msg.Text == "" && len(msg.ToolCalls) == 0 {
 				continue
 			}

@@ -27,11 +27,15 @@ type sseEvent struct {
 // it: lines end in "\n", "\r\n" or "\r"; a line "field: value" sets a field
 // (one space after the colon is dropped); a line starting with ":" is a
 // comment; a blank line dispatches the event when it has data. The id and
-// retry fields are ignored. A stream that ends without a blank line after
+// retry fields are ignored. One field the standard does not know is read:
+// "error", as older llama.cpp servers send it (see next). A stream that ends without a blank line after
 // its last event dispatches nothing more.
 type sseReader struct {
 	r     *bufio.Reader
 	limit int // maxEventBytes; smaller in tests
+	// onLine, if set, is called for every line read, comments included:
+	// a sign of life from the server.
+	onLine func()
 
 	started bool // the byte order mark has been checked for
 	skipLF  bool // the last line ended in "\r"; a "\n" right after it belongs to it
@@ -55,6 +59,9 @@ func (s *sseReader) next() (sseEvent, error) {
 		if err != nil {
 			return sseEvent{}, err
 		}
+		if s.onLine != nil {
+			s.onLine()
+		}
 		if len(line) == 0 {
 			if !s.hasData {
 				s.name = s.name[:0]
@@ -72,6 +79,12 @@ func (s *sseReader) next() (sseEvent, error) {
 		switch string(field) {
 		case "event":
 			s.name = append(s.name[:0], value...)
+		case "error":
+			// Not a field of the standard: older llama.cpp servers end a
+			// failed stream with "error: {…}". It becomes an event named
+			// "error" whose data is that value.
+			s.name = append(s.name[:0], "error"...)
+			fallthrough
 		case "data":
 			if len(s.data)+len(value)+1 > s.limit {
 				return sseEvent{}, fmt.Errorf("event stream: an event has more than %d bytes of data", s.limit)

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"sync"
 )
@@ -24,9 +25,13 @@ type toolCache struct {
 
 // encoded returns the JSON array of tools, encoding each with encode, which
 // appends one tool's JSON to a buffer. The tools are checked with
-// [checkTools] when they are not the ones of the last call. The returned
-// bytes must not be modified.
-func (c *toolCache) encoded(tools []Tool, encode func(b *bytes.Buffer, t Tool, schema []byte) error) ([]byte, error) {
+// [checkTools] when they are not the ones of the last call; each schema is
+// normalised for the providers (see [normalizeSchema]) and each description
+// cut to limits.MaxDescription. A tool whose schema cannot be offered is
+// left out. warnings says what was cut or left out; it is set only when the
+// tools were encoded afresh, so that a host hears of it once, not on every
+// turn. The returned bytes must not be modified.
+func (c *toolCache) encoded(tools []Tool, limits ToolLimits, encode func(b *bytes.Buffer, t Tool, schema []byte) error) (out []byte, warnings []string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.json == nil {
@@ -34,28 +39,40 @@ func (c *toolCache) encoded(tools []Tool, encode func(b *bytes.Buffer, t Tool, s
 	}
 	sum := c.hash(tools)
 	if c.json != nil && sum == c.sum && len(tools) == c.n {
-		return c.json, nil
+		return c.json, nil, nil
 	}
 	if err := checkTools(tools); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var b, schema bytes.Buffer
 	b.WriteByte('[')
-	for i, t := range tools {
-		if i > 0 {
-			b.WriteByte(',')
-		}
+	first := true
+	for _, t := range tools {
 		schema.Reset()
 		if err := json.Compact(&schema, schemaOrEmpty(t.InputSchema)); err != nil {
-			return nil, err // checkTools let through only valid objects
+			return nil, nil, err // checkTools let through only valid objects
 		}
-		if err := encode(&b, t, schema.Bytes()); err != nil {
-			return nil, err
+		norm, _, err := normalizeSchema(schema.Bytes())
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("tool %s is not offered to the model: %v", t.Name, err))
+			continue
+		}
+		var cut bool
+		t.Description, cut = cutDescription(t.Description, limits.MaxDescription)
+		if cut {
+			warnings = append(warnings, fmt.Sprintf("tool %s: its description was cut to the provider's limit of %d characters", t.Name, limits.MaxDescription))
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		if err := encode(&b, t, norm); err != nil {
+			return nil, nil, err
 		}
 	}
 	b.WriteByte(']')
 	c.sum, c.n, c.json = sum, len(tools), b.Bytes()
-	return c.json, nil
+	return c.json, warnings, nil
 }
 
 // hash is a hash of every field of every tool, each field prefixed with
@@ -75,11 +92,11 @@ func (c *toolCache) hash(tools []Tool) uint64 {
 }
 
 // withTools returns body, a JSON object, with a last member "tools": tools
-// when tools is not nil. Splicing keeps encoding/json from validating and
+// when tools is not nil or empty: OpenAI refuses an empty list. Splicing keeps encoding/json from validating and
 // compacting the cached schemas again, which it does to every
 // json.RawMessage it writes.
 func withTools(body, tools []byte) []byte {
-	if tools == nil || len(body) < 2 || body[len(body)-1] != '}' {
+	if tools == nil || string(tools) == "[]" || len(body) < 2 || body[len(body)-1] != '}' {
 		return body
 	}
 	out := make([]byte, 0, len(body)+len(tools)+len(`,"tools":`))

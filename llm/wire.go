@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,6 +159,9 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 			apiErr := e.apiError(res)
 			var retry bool
 			wait, retry = retryWait(res, attempt, rand.Float64())
+			if d, ok := retryAfter(res.Header); ok && d > maxRetryWait {
+				apiErr.RetryAfter = d
+			}
 			if last || !retry || apiErr.QuotaExhausted() {
 				return nil, apiErr
 			}
@@ -177,7 +181,13 @@ const drainWait = 100 * time.Millisecond
 // handle reports the last event, returns an error, or the stream ends.
 // A stream that ends without a last event is no error here: what that means
 // is the provider's to say. Cancelling ctx ends it with ctx's error.
-func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent) (last bool, err error)) error {
+//
+// A server that answers 200 with a JSON body instead of a stream did not
+// stream: whole gets that body when it is an answer, and an error member
+// becomes an *APIError. Every line of the stream, a keep-alive comment
+// included, resets the idle timer: a server that says it is still working
+// is waited for.
+func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent) (last bool, err error), whole func([]byte) error) error {
 	reqCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res, err := e.post(reqCtx, body)
@@ -185,19 +195,37 @@ func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent
 		return err
 	}
 	defer res.Body.Close()
-	if ct := res.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		// A gateway's error, or a server that does not stream, answering
-		// 200 with a JSON body: say what it says.
-		apiErr := e.apiError(res)
-		if apiErr.Message == "" {
-			apiErr.Message = "the answer was JSON, not an event stream"
+	requestID := requestID(res.Header)
+	withID := func(err error) error {
+		var apiErr *APIError
+		if errors.As(err, &apiErr) && apiErr.RequestID == "" {
+			apiErr.RequestID = requestID
 		}
-		return apiErr
+		return err
+	}
+	if ct := res.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		data, err := io.ReadAll(io.LimitReader(res.Body, maxEventBytes+1))
+		if err != nil {
+			return fmt.Errorf("%s: reading the answer: %w", e.provider, err)
+		}
+		var probe struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if len(data) > maxEventBytes || json.Unmarshal(data, &probe) != nil || present(probe.Error) || whole == nil {
+			// A gateway's error, or something that is no answer.
+			typ, msg := parseErrorBody(data)
+			if !present(probe.Error) && msg == "" {
+				msg = "the answer was JSON, not an event stream"
+			}
+			return &APIError{Provider: e.provider, Type: typ, Message: msg, RequestID: requestID}
+		}
+		return withID(whole(data))
 	}
 	var stalled atomic.Bool
 	idle := time.AfterFunc(e.idle, func() { stalled.Store(true); cancel() })
 	defer idle.Stop()
 	events := newSSEReader(res.Body)
+	events.onLine = func() { idle.Reset(e.idle) }
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err() // do not emit what is still buffered
@@ -215,10 +243,9 @@ func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent
 			}
 			return fmt.Errorf("%s: reading the response stream: %w", e.provider, err)
 		}
-		idle.Reset(e.idle)
 		last, err := handle(ev)
 		if err != nil {
-			return err
+			return withID(err)
 		}
 		if last {
 			t := time.AfterFunc(drainWait, cancel)
@@ -227,6 +254,25 @@ func (e *endpoint) stream(ctx context.Context, body []byte, handle func(sseEvent
 			return nil
 		}
 	}
+}
+
+// retryStream reports whether a turn that failed with err before emitting
+// anything may be sent again, and waits before it if so. Only an
+// overloaded_error event at the start of a stream qualifies: the provider
+// accepted the request and then found no capacity, which the SDKs retry
+// like a 529.
+func (e *endpoint) retryStream(ctx context.Context, err error, attempt int) bool {
+	var apiErr *APIError
+	if attempt >= e.retries || !errors.As(err, &apiErr) || apiErr.StatusCode != 0 || apiErr.Type != "overloaded_error" {
+		return false
+	}
+	return e.sleep(ctx, backoff(attempt, rand.Float64())) == nil
+}
+
+// requestID is the provider's id for a request, which its support asks
+// for: request-id from Anthropic, x-request-id from OpenAI and others.
+func requestID(h http.Header) string {
+	return clean(cmp.Or(h.Get("Request-Id"), h.Get("X-Request-Id")))
 }
 
 // marshal encodes a request body. Unlike json.Marshal it leaves <, > and &
@@ -262,7 +308,7 @@ func (e *endpoint) apiError(res *http.Response) *APIError {
 	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
 	discard(res)
 	typ, msg := parseErrorBody(body)
-	return &APIError{Provider: e.provider, StatusCode: res.StatusCode, Type: typ, Message: msg, hint: e.hint}
+	return &APIError{Provider: e.provider, StatusCode: res.StatusCode, Type: typ, Message: msg, RequestID: requestID(res.Header), hint: e.hint}
 }
 
 // maxDrain is how much of a response that is no longer wanted is read before

@@ -58,9 +58,9 @@ func TestRetryWait(t *testing.T) {
 		{"Retry-After-Ms before Retry-After", 429, map[string]string{"Retry-After-Ms": "10", "Retry-After": "20"}, 10 * time.Millisecond, true},
 		{"Retry-After seconds", 503, map[string]string{"Retry-After": "2"}, 2 * time.Second, true},
 		{"Retry-After zero", 503, map[string]string{"Retry-After": "0"}, 0, true},
-		{"Retry-After at the limit", 503, map[string]string{"Retry-After": "30"}, maxRetryWait, true},
-		{"Retry-After over the limit", 503, map[string]string{"Retry-After": "31"}, 0, false},
-		{"Retry-After-Ms over the limit", 429, map[string]string{"Retry-After-Ms": "30001"}, 0, false},
+		{"Retry-After at the limit", 503, map[string]string{"Retry-After": "60"}, maxRetryWait, true},
+		{"Retry-After over the limit", 503, map[string]string{"Retry-After": "61"}, 0, false},
+		{"Retry-After-Ms over the limit", 429, map[string]string{"Retry-After-Ms": "60001"}, 0, false},
 		{"long wait beats x-should-retry true", 429, map[string]string{"Retry-After": "3600", "X-Should-Retry": "true"}, 0, false},
 		{"Retry-After date an hour away", 503, map[string]string{"Retry-After": soon}, 0, false},
 		{"Retry-After date in the past backs off", 503, map[string]string{"Retry-After": past}, 500 * time.Millisecond, true},
@@ -501,23 +501,16 @@ func TestJSONInsteadOfStream(t *testing.T) {
 	}
 }
 
-// A stream that sends only comments is given up after the idle bound.
+// A stream that falls silent after a comment is given up after the idle
+// bound.
 func TestStreamIdle(t *testing.T) {
 	done := make(chan struct{})
 	f := newFakeAPI(t, func(w http.ResponseWriter, r *http.Request) {
 		defer close(done)
 		w.Header().Set("Content-Type", "text/event-stream")
-		for {
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
+		_, _ = io.WriteString(w, ": keep-alive\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // then silence
 	})
 	m, err := New("openai:gpt-test", Options{BaseURL: f.URL(), APIKey: "k", Getenv: noEnv, MaxRetries: -1})
 	if err != nil {
@@ -529,4 +522,18 @@ func TestStreamIdle(t *testing.T) {
 		t.Errorf("err = %v, want the stream given up as idle", err)
 	}
 	waitClosed(t, done, "the server seeing the stream closed")
+}
+
+// Every line, a keep-alive comment included, is a sign of life: the idle
+// timer of a stream is reset by it.
+func TestKeepAliveIsActivity(t *testing.T) {
+	r := newSSEReader(strings.NewReader(": keep-alive\n\n: ping\r\ndata: {}\n\n"))
+	lines := 0
+	r.onLine = func() { lines++ }
+	if _, err := r.next(); err != nil {
+		t.Fatal(err)
+	}
+	if lines != 5 {
+		t.Errorf("onLine called %d times for the 5 lines before the first event, want 5", lines)
+	}
 }

@@ -54,7 +54,7 @@ func (c *card) fromEntry(e *host.CallEntry) {
 	if e.Args != nil {
 		c.args = e.Args
 	}
-	if e.Verdict == "" && e.Status == "" {
+	if e.Status == "" { // a decision alone: the card stays live until the result
 		return
 	}
 	c.done = true

@@ -275,6 +275,17 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 		if c := m.cards[fmt.Sprintf("%d/%s", msg.run, ev.Call.ID)]; c != nil && c.onProgress(ev.Progress) {
 			m.invalidateCard(c)
 		}
+	case host.EvWarning:
+		// From the model's provider: a tool not offered, a description cut.
+		m.finishText()
+		m.notice(levelWarn, clean(ev.Text))
+	case host.EvThinking:
+		// Thinking is shown folded: one line for each stretch of it, never
+		// its text, which is the model's scratch work and not an answer.
+		if l := m.tr.last(); l == nil || l.kind != entryNotice || l.text != thinkingNote {
+			m.finishText()
+			m.notice(levelInfo, thinkingNote)
+		}
 	case host.EvDone:
 		m.finishText()
 		switch ev.Status {
@@ -286,6 +297,10 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// thinkingNote stands in the transcript for a stretch of the model's
+// thinking.
+const thinkingNote = "(the model thought; its thinking is folded)"
 
 // finishText ends the streamed message: from now on it is markdown.
 func (m *Model) finishText() {

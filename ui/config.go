@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
@@ -90,6 +92,25 @@ type ProjectServer struct {
 var ErrNotTerminal = errors.New("the interactive interface needs a terminal on standard input and output; " +
 	"use `mcphost run -p PROMPT` for a model run or `mcphost call SERVER/TOOL [ARGS]` for one call")
 
+// ErrUnknownOutcome is returned by Run when the end of ctx (a signal)
+// stopped the TUI and a call of the session ended with an unknown outcome.
+var ErrUnknownOutcome = errors.New("stopped with a call whose outcome is unknown: it may or may not have taken effect; " +
+	"check the server's state (mcphost audit tail shows the call) before running it again")
+
+// outcomeWatch passes records to the audit log and notes an unknown
+// outcome.
+type outcomeWatch struct {
+	host.AuditLog
+	unknown atomic.Bool
+}
+
+func (w *outcomeWatch) Append(r *audit.Record) error {
+	if r.Kind == audit.Outcome && r.Status == audit.StatusUnknown {
+		w.unknown.Store(true)
+	}
+	return w.AuditLog.Append(r)
+}
+
 // fder is what a terminal stream is.
 type fder interface{ Fd() uintptr }
 
@@ -100,27 +121,49 @@ func isTerminal(s any) bool {
 }
 
 // Run runs the TUI until the person quits or ctx ends; either way it
-// returns nil. It returns ErrNotTerminal, before touching anything, unless
+// returns nil, except ErrUnknownOutcome when ctx ended and a call's outcome
+// is unknown (known only with an audit log: the outcome records tell). It
+// returns ErrNotTerminal, before touching anything, unless
 // cfg.In and cfg.Out are both terminals. When it returns, every server it
 // started is stopped and no call is running, so the caller may close the
 // audit log.
+//
+// Signals are the caller's: Bubble Tea's own handler (SIGINT and SIGTERM,
+// not SIGHUP) is off, so that every signal ends the TUI the same way, by
+// ending ctx. The end of ctx quits the program as the person's quit does
+// (Bubble Tea's WithContext would kill it instead, which closes the
+// terminal's reader while it still reads): the terminal is restored, then
+// the running call is cancelled and recorded, then the servers stop.
 func Run(ctx context.Context, cfg Config) error {
 	if !isTerminal(cfg.In) || !isTerminal(cfg.Out) {
 		return ErrNotTerminal
 	}
+	var watch *outcomeWatch
+	if cfg.Gate.Audit != nil {
+		watch = &outcomeWatch{AuditLog: cfg.Gate.Audit}
+		cfg.Gate.Audit = watch
+	}
 	m := NewModel(cfg)
 	defer m.Close()
-	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithContext(ctx)}
+	opts := []tea.ProgramOption{tea.WithInput(cfg.In), tea.WithOutput(cfg.Out), tea.WithoutSignalHandler()}
 	if cfg.NoColor {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	p := tea.NewProgram(m, opts...)
+	stopQuit := context.AfterFunc(ctx, p.Quit)
+	defer stopQuit()
 	_, err := p.Run()
-	switch {
-	case err == nil, errors.Is(err, tea.ErrInterrupted):
+	m.Close() // the terminal is restored: cancel the running call, record it, stop the servers
+	if ctx.Err() != nil {
+		// The caller (a signal) ended the session: not a failure, but a
+		// call that may have run must be said.
+		if watch != nil && watch.unknown.Load() {
+			return ErrUnknownOutcome
+		}
 		return nil
-	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
-		return nil // the caller (a signal) ended the session: not a failure
+	}
+	if err == nil || errors.Is(err, tea.ErrInterrupted) {
+		return nil
 	}
 	return fmt.Errorf("terminal interface: %w", err)
 }

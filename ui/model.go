@@ -439,7 +439,7 @@ func (m *Model) reportServers() {
 			ready++
 		}
 	}
-	m.notice(levelInfo, fmt.Sprintf("%d of %d servers ready, %d tools · ctrl+t lists and calls them · f1 help", ready, len(m.servers), tools))
+	m.notice(levelInfo, fmt.Sprintf("%d of %d server%s ready, %d tool%s · ctrl+t lists and calls them · f1 help", ready, len(m.servers), plural(len(m.servers)), tools, plural(tools)))
 	for _, s := range m.servers {
 		if s.State != client.StateReady {
 			m.notice(levelWarn, fmt.Sprintf("server %s is %s: %s (/servers shows its stderr)", cleanLine(s.Name), s.State, cleanLine(s.LastError)))

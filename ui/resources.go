@@ -342,7 +342,8 @@ func (d *resDetail) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		body := d.body(m, w)
 		shown := append([]string(nil), d.sc.window(body, room)...)
 		if d.sc.off+len(shown) < len(body) && len(shown) > 0 {
-			shown[len(shown)-1] = st.Muted.Render(fmt.Sprintf("… %d more lines (pgdown)", len(body)-d.sc.off-len(shown)+1))
+			more := len(body) - d.sc.off - len(shown) + 1
+			shown[len(shown)-1] = st.Muted.Render(fmt.Sprintf("… %d more line%s (pgdown)", more, plural(more)))
 		}
 		out = append(out, shown...)
 	}

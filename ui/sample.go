@@ -64,7 +64,7 @@ func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessag
 		m.post(noticeMsg{levelError, name + " could not use the model: " + cleanLine(err.Error())})
 		return nil, err
 	}
-	m.post(noticeMsg{levelInfo, fmt.Sprintf("%s used the model: %d input and %d output tokens", name, usage.InputTokens, usage.OutputTokens)})
+	m.post(noticeMsg{levelInfo, fmt.Sprintf("%s used the model: %d input and %d output token%s", name, usage.InputTokens, usage.OutputTokens, plural(usage.OutputTokens))})
 	return res, nil
 }
 

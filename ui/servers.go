@@ -114,7 +114,7 @@ func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 			trust = " · trusted"
 		}
 		line := mark + style.Render(stateMark(s.State)+" "+string(s.State)) + "  " + st.Bold.Render(cleanLine(s.Name)) +
-			st.Muted.Render(fmt.Sprintf("  %s · %d tools%s", s.Transport, s.Tools, trust))
+			st.Muted.Render(fmt.Sprintf("  %s · %d tool%s%s", s.Transport, s.Tools, plural(s.Tools), trust))
 		out = append(out, trunc(line, w))
 	}
 	out = append(out, "")
@@ -137,7 +137,7 @@ func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		}
 		if len(s.Log) > 0 {
 			logs := s.Log[max(len(s.Log)-maxServerLog, 0):]
-			detail = append(detail, st.Muted.Render(fmt.Sprintf("log (the last %d messages):", len(logs))))
+			detail = append(detail, st.Muted.Render(fmt.Sprintf("log (the last %d message%s):", len(logs), plural(len(logs)))))
 			for _, l := range logs {
 				for _, x := range hang(cleanLine(l), max(w-2, 1), "  ") {
 					detail = append(detail, "  "+x)

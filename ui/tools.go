@@ -341,7 +341,8 @@ func (f *callForm) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 			f.resultH = room
 			shown := f.sc.window(body, room)
 			if f.sc.off+len(shown) < len(body) && len(shown) > 0 {
-				shown[len(shown)-1] = st.Muted.Render(fmt.Sprintf("    … %d more lines (pgdown)", len(body)-f.sc.off-len(shown)+1))
+				more := len(body) - f.sc.off - len(shown) + 1
+				shown[len(shown)-1] = st.Muted.Render(fmt.Sprintf("    … %d more line%s (pgdown)", more, plural(more)))
 			}
 			out = append(out, shown...)
 		}

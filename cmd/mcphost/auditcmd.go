@@ -177,8 +177,9 @@ func verifyLog(s *streams, path, expect string) error {
 		fmt.Fprintf(s.Out, "%s:%s\n", path, sanitize.Line(fmt.Sprint(p)))
 	}
 	fmt.Fprintf(s.Out, "head: %s\n", audit.Head{Seq: rep.LastSeq, Hash: rep.LastHash})
-	fmt.Fprintf(s.Out, "%d records (%d intents, %d outcomes), %d open intents, %d problems\n",
-		rep.Records, rep.Intents, rep.Outcomes, len(rep.OpenIntents), len(rep.Problems))
+	fmt.Fprintf(s.Out, "%s (%s, %s), %s, %s\n",
+		nounCount(rep.Records, "record"), nounCount(rep.Intents, "intent"), nounCount(rep.Outcomes, "outcome"),
+		nounCount(len(rep.OpenIntents), "open intent"), nounCount(len(rep.Problems), "problem"))
 	if len(rep.Problems) > 0 {
 		return withCode(exitError, fmt.Errorf("%s does not verify: %s", path, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
 	}

@@ -55,7 +55,7 @@ for the browser to come back to a one-time address on 127.0.0.1.`,
 		},
 	}
 	login.Flags().BoolVar(&lo.NoBrowser, "no-browser", false, "only print the authorization URL; do not open a browser")
-	login.Flags().DurationVar(&lo.Timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the browser")
+	login.Flags().DurationVar(&lo.Timeout, "timeout", oauth.DefaultLoginTimeout, "wait at most `DURATION` (such as 90s) for the browser")
 	so := &authStatusOptions{}
 	status := &cobra.Command{
 		Use:   "status",
@@ -155,7 +155,18 @@ func runAuthLogin(ctx context.Context, g *globalOptions, s *streams, o *authLogi
 	}
 	sp := st.specs[i]
 	if sp.Transport != client.TransportHTTP {
-		return usageError(fmt.Errorf("server %q is not a streamable HTTP server (its transport is %s); only those log in with OAuth", name, sp.Transport))
+		transport := sp.Transport
+		if transport == "" { // as the client names it
+			transport = client.TransportStdio
+			if sp.Dial != nil {
+				transport = client.TransportInMemory
+			}
+		}
+		why := "only streamable HTTP servers log in with OAuth"
+		if transport == client.TransportStdio {
+			why += "; a stdio server takes its credentials from its environment (\"env\" in its config)"
+		}
+		return usageError(fmt.Errorf("server %q uses the %s transport: %s", name, transport, why))
 	}
 	cfg := oauth.Config{Server: name, URL: sp.URL, Store: tokenStore(st.stateDir), Client: oauthClient(st, name), Headers: sp.Headers}
 	prompt := func(_ context.Context, authURL string) error {

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 )
@@ -23,14 +26,51 @@ type batchCall struct {
 }
 
 // expectation is what a batch line requires of its call; every field set
-// must hold.
+// must hold. A line without expectations requires status success.
 type expectation struct {
 	Verdict  string `json:"verdict,omitempty"`  // allow, ask, deny: the gate's decision
-	Status   string `json:"status,omitempty"`   // success, tool-error, denied, blocked, unknown, …
+	Status   string `json:"status,omitempty"`   // one of batchStatuses
 	IsError  *bool  `json:"isError,omitempty"`  // the tool returned isError
 	Class    string `json:"class,omitempty"`    // read, additive, destructive, unknown
 	Tier     *int   `json:"tier,omitempty"`     // 0–3
 	Contains string `json:"contains,omitempty"` // the result's text contains this
+}
+
+// batchStatuses are the values of a call's status, as a batch line can
+// expect them (README, "call --batch").
+var batchStatuses = []host.Status{
+	host.StatusSuccess, host.StatusToolError, host.StatusDenied, host.StatusBlocked,
+	host.StatusUnknown, host.StatusNotSent, host.StatusRejected, host.StatusThrottled, host.StatusError,
+}
+
+// check reports the first value of e that no call can have.
+func (e *expectation) check() error {
+	if e == nil {
+		return nil
+	}
+	if e.Verdict != "" {
+		var v decide.Verdict
+		if v.UnmarshalText([]byte(e.Verdict)) != nil {
+			return fmt.Errorf("unknown verdict %q (want allow, ask or deny)", e.Verdict)
+		}
+	}
+	if e.Class != "" {
+		var c decide.Class
+		if c.UnmarshalText([]byte(e.Class)) != nil {
+			return fmt.Errorf("unknown class %q (want read, additive, destructive or unknown)", e.Class)
+		}
+	}
+	if e.Status != "" && !slices.Contains(batchStatuses, host.Status(e.Status)) {
+		var want []string
+		for _, st := range batchStatuses {
+			want = append(want, string(st))
+		}
+		return fmt.Errorf("unknown status %q (want one of %s)", e.Status, strings.Join(want, ", "))
+	}
+	if e.Tier != nil && (*e.Tier < 0 || *e.Tier > 3) {
+		return fmt.Errorf("tier %d is not 0, 1, 2 or 3", *e.Tier)
+	}
+	return nil
 }
 
 // readBatch parses a JSON Lines file of calls; blank lines and lines
@@ -59,6 +99,9 @@ func readBatch(path string, r io.Reader) ([]batchCall, error) {
 				return nil, usageError(fmt.Errorf("%s:%d: %v", path, n, err))
 			}
 		}
+		if err := c.Expect.check(); err != nil {
+			return nil, usageError(fmt.Errorf("%s:%d: expect: %v", path, n, err))
+		}
 		c.line = n
 		calls = append(calls, c)
 	}
@@ -68,10 +111,32 @@ func readBatch(path string, r io.Reader) ([]batchCall, error) {
 	return calls, nil
 }
 
-// unmet lists the expectations r does not meet.
+// checkTools fails, naming the line, when a line's tool is not listed by
+// its server: before any call of the file runs.
+func checkTools(m *client.Manager, path string, calls []batchCall) error {
+	for _, c := range calls {
+		server, tool, _ := splitRef(c.Tool)
+		if _, ok := m.Tool(server, tool); ok {
+			continue
+		}
+		if _, ok := m.Spec(server); !ok {
+			return usageError(fmt.Errorf("%s:%d: no server named %q", path, c.line, server))
+		}
+		for _, ss := range m.Servers() {
+			if ss.Name == server && ss.State != client.StateReady {
+				return withCode(exitError, fmt.Errorf("%s:%d: server %q is %s, so its tools cannot be checked: %s", path, c.line, server, ss.State, sanitize.Line(ss.LastError)))
+			}
+		}
+		return withCode(exitUsage, fmt.Errorf("%s:%d: %w", path, c.line, noSuchTool(m, server, tool)))
+	}
+	return nil
+}
+
+// unmet lists the expectations r does not meet. A line without
+// expectations must succeed.
 func (e *expectation) unmet(r *host.Result) []string {
-	if e == nil {
-		return nil
+	if e == nil || *e == (expectation{}) {
+		e = &expectation{Status: string(host.StatusSuccess)}
 	}
 	var out []string
 	check := func(what, want, got string) {
@@ -95,32 +160,84 @@ func (e *expectation) unmet(r *host.Result) []string {
 	return out
 }
 
+// batchLineJSON is the --json object of one batch line.
+type batchLineJSON struct {
+	Type      string       `json:"type"` // "call"
+	Line      int          `json:"line"`
+	Tool      string       `json:"tool"`
+	Verdict   string       `json:"verdict"`
+	Tier      int          `json:"tier"`
+	Class     string       `json:"class"`
+	DecidedBy string       `json:"decidedBy"`
+	Status    string       `json:"status"`
+	IsError   bool         `json:"isError"`
+	Message   string       `json:"message,omitempty"`
+	Expect    *expectation `json:"expect,omitempty"` // as the line gave it; none means status success
+	Passed    bool         `json:"passed"`
+	Unmet     []string     `json:"unmet"` // each expectation not met, as "verdict allow, got deny"
+}
+
+// batchSummaryJSON is the --json object that ends a batch.
+type batchSummaryJSON struct {
+	Type     string `json:"type"` // "summary"
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	ExitCode int    `json:"exitCode"`
+}
+
 // runBatch runs every call of the file in order through the gate and
-// prints one line per call and a summary; it fails when an expectation is
-// not met.
-func runBatch(ss *session, s *streams, path string, calls []batchCall, ctx context.Context) error {
+// prints one line per call and a summary (with asJSON, one JSON object per
+// line: each call, then the summary); it fails when an expectation is not
+// met.
+func runBatch(ss *session, s *streams, path string, calls []batchCall, ctx context.Context, asJSON bool) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetEscapeHTML(false)
 	passed, failed := 0, 0
 	for _, c := range calls {
 		server, tool, _ := splitRef(c.Tool)
 		r := ss.gate.Call(ctx, host.Call{Server: server, Tool: tool, Args: c.Args})
 		bad := c.Expect.unmet(r)
-		mark := "ok  "
 		if len(bad) > 0 {
-			mark = "FAIL"
 			failed++
 		} else {
 			passed++
+		}
+		if asJSON {
+			out := batchLineJSON{Type: "call", Line: c.line, Tool: c.Tool, Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier),
+				Class: r.Decision.Class.String(), DecidedBy: r.DecidedBy, Status: string(r.Status),
+				IsError: r.Result != nil && r.Result.IsError, Expect: c.Expect, Passed: len(bad) == 0, Unmet: append([]string{}, bad...)}
+			if r.Status != host.StatusSuccess {
+				out.Message = r.Message()
+			}
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+			continue
+		}
+		mark := "ok  "
+		if len(bad) > 0 {
+			mark = "FAIL"
 		}
 		fmt.Fprintf(s.Out, "%s %s:%d %s: %s by %s → %s\n", mark, path, c.line, sanitize.Line(c.Tool), r.Decision.Verdict, r.DecidedBy, r.Status)
 		for _, b := range bad {
 			fmt.Fprintf(s.Out, "       want %s\n", sanitize.Line(b))
 		}
+		if len(bad) > 0 && r.Status != host.StatusSuccess {
+			fmt.Fprintf(s.Out, "       %s\n", sanitize.Line(r.Message()))
+		}
+	}
+	var err error
+	if failed > 0 {
+		err = withCode(exitError, fmt.Errorf("%d of %d call%s did not meet %s expectations", failed, len(calls), plural(len(calls)), yesNo(len(calls) == 1, "its", "their")))
+	}
+	if asJSON {
+		if e := enc.Encode(batchSummaryJSON{Type: "summary", Passed: passed, Failed: failed, ExitCode: exitCode(err)}); e != nil {
+			return e
+		}
+		return err
 	}
 	fmt.Fprintf(s.Out, "%d passed, %d failed\n", passed, failed)
-	if failed > 0 {
-		return withCode(exitError, fmt.Errorf("%d of %d calls did not meet their expectations", failed, len(calls)))
-	}
-	return nil
+	return err
 }
 
 func openBatch(path string) ([]batchCall, error) {

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
@@ -35,13 +37,17 @@ full result with the decision and every attempt. A summary line goes to stderr.
 With --batch FILE, each line of FILE is a call, optionally with expectations:
   {"tool": "tasks/get_task", "args": {"id": "T-1"}, "expect": {"verdict": "allow", "isError": false}}
 Expectations: verdict, status, class, tier, isError, contains (text in the
-result). The calls run in order; a line per call and "N passed, N failed" are
-printed, and any unmet expectation exits 1 — a test of a server's annotations
-and behaviour for its CI.
+result); a line without any must end in status success. The whole file is
+checked before anything runs: an unknown field or value, or a tool its server
+does not list, exits 2 naming the line. The calls run in order; a line per
+call and "N passed, N failed" are printed (with --json, one JSON object per
+call, then a summary object), and any unmet expectation exits 1 — a test of a
+server's annotations and behaviour for its CI.
 
 Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
 an error, 6 the outcome is unknown (the call may or may not have taken effect;
-it was not retried automatically), 1 anything else.`,
+it was not retried automatically), 2 a usage mistake (such as a tool the
+server does not list, or a bad batch file), 1 anything else.`,
 		Example: `  mcphost call tasks/list_tasks
   mcphost call --yes tasks/delete_task '{"id": "T-3"}'`,
 		Args: cobra.RangeArgs(0, 2),
@@ -107,6 +113,12 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		opened.discard()
 		return err
 	}
+	if _, ok := m.Tool(server, tool); !ok {
+		err := noSuchTool(m, server, tool)
+		m.Close()
+		opened.discard()
+		return err
+	}
 	sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
 	defer sess.Close()
 
@@ -164,6 +176,39 @@ func changedWhat(fields []string) string {
 	return " (what changed: " + strings.Join(fields, ", ") + ")"
 }
 
+// noSuchTool is the usage error for a tool the server does not list: the
+// near names first ("did you mean"), then what the server has.
+func noSuchTool(m *client.Manager, server, tool string) error {
+	var have []string
+	for _, t := range m.Tools() {
+		if t.Server == server {
+			have = append(have, t.Name)
+		}
+	}
+	if len(have) > 12 {
+		have = append(have[:12], "…")
+	}
+	msg := fmt.Sprintf("server %q has no tool %q; it has: %s", server, sanitize.Name(tool), sanitize.Name(strings.Join(have, ", ")))
+	if near := nearNames(tool, have); len(near) > 0 {
+		msg += "\ndid you mean " + orList(quoteAll(prefixAll(server+"/", near))) + "?"
+	}
+	return usageError(errors.New(msg))
+}
+
+// prefixAll puts p before each of ss, shown as sanitize.Name shows names.
+func prefixAll(p string, ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = sanitize.Name(p + s)
+	}
+	return out
+}
+
+// nounCount is n with the noun in the number n needs: "1 tool", "2 tools".
+func nounCount(n int, noun string) string {
+	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -178,9 +223,9 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 		case *mcp.TextContent:
 			fmt.Fprintln(s.Out, sanitize.Text(c.Text))
 		case *mcp.ImageContent:
-			fmt.Fprintf(s.Out, "[image %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+			fmt.Fprintf(s.Out, "[image %s, %s]\n", sanitize.Line(c.MIMEType), nounCount(len(c.Data), "byte"))
 		case *mcp.AudioContent:
-			fmt.Fprintf(s.Out, "[audio %s, %d bytes]\n", sanitize.Line(c.MIMEType), len(c.Data))
+			fmt.Fprintf(s.Out, "[audio %s, %s]\n", sanitize.Line(c.MIMEType), nounCount(len(c.Data), "byte"))
 		case *mcp.ResourceLink:
 			fmt.Fprintf(s.Out, "[resource link %s]\n", sanitize.Line(c.URI))
 		case *mcp.EmbeddedResource:
@@ -188,7 +233,7 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 				if c.Resource.Text != "" {
 					fmt.Fprintf(s.Out, "[resource %s]\n%s\n", sanitize.Line(c.Resource.URI), sanitize.Text(c.Resource.Text))
 				} else {
-					fmt.Fprintf(s.Out, "[resource %s, %d bytes]\n", sanitize.Line(c.Resource.URI), base64.StdEncoding.EncodedLen(len(c.Resource.Blob)))
+					fmt.Fprintf(s.Out, "[resource %s, %s]\n", sanitize.Line(c.Resource.URI), nounCount(base64.StdEncoding.EncodedLen(len(c.Resource.Blob)), "byte"))
 				}
 			}
 		default:
@@ -217,7 +262,10 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 		return err
 	}
 	defer sess.Close()
-	return runBatch(sess, s, o.Batch, calls, cmd.Context())
+	if err := checkTools(sess.m, o.Batch, calls); err != nil {
+		return err
+	}
+	return runBatch(sess, s, o.Batch, calls, cmd.Context(), o.JSON)
 }
 
 // cliAsker is who answers when a command line call needs approval: nobody

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -21,12 +22,18 @@ type globalOptions struct {
 	Deny       []string
 	Model      string
 	BaseURL    string
-	Audit      string
-	Demo       bool
+	// AllowPlainHTTP lets the model's key go to a plain-http --base-url
+	// that is not loopback.
+	AllowPlainHTTP bool
+	Audit          string
+	Demo           bool
 	// Server-initiated requests.
 	Elicit        string   // "decline" (default) or "defaults"
 	AllowSampling bool     // let servers use the model, headless
 	Roots         []string // directories offered to servers as roots
+	// StartTimeout bounds the start of servers that set no startTimeout
+	// of their own; 0 selects the client's defaults.
+	StartTimeout time.Duration
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -71,19 +78,21 @@ Without a configuration it runs against built-in demo servers.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 
 	f := root.PersistentFlags()
-	f.StringVar(&g.ConfigFile, "config", "", "config `file` (default: $XDG_CONFIG_HOME/mcphost/config.json)")
-	f.StringArrayVar(&g.Servers, "server", nil, "add a server: `NAME=COMMAND [ARGS…]` or NAME=URL (repeatable)")
+	f.StringVar(&g.ConfigFile, "config", "", "read the configuration from `FILE` (default: $XDG_CONFIG_HOME/mcphost/config.json)")
+	f.StringArrayVar(&g.Servers, "server", nil, "add a server: `NAME=COMMAND [ARGS...]` or NAME=URL (repeatable)")
 	f.StringArrayVar(&g.Trust, "trust", nil, "believe the annotations of server `NAME` (repeatable)")
 	f.StringArrayVar(&g.Allow, "allow", nil, "allow calls matching `RULE`, e.g. 'fs/read_*' (repeatable)")
 	f.StringArrayVar(&g.Ask, "ask", nil, "ask before calls matching `RULE` (repeatable)")
 	f.StringArrayVar(&g.Deny, "deny", nil, "deny calls matching `RULE` (repeatable)")
 	f.StringVar(&g.Model, "model", "", "model as `PROVIDER:MODEL`")
 	f.StringVar(&g.BaseURL, "base-url", "", "base `URL` of an OpenAI-compatible endpoint")
-	f.StringVar(&g.Audit, "audit", "", "audit log `file` (default: under $XDG_STATE_HOME/mcphost)")
+	f.BoolVar(&g.AllowPlainHTTP, "allow-plain-http", false, "send the model's API key to a plain-http --base-url that is not this machine")
+	f.StringVar(&g.Audit, "audit", "", "write the audit log to `FILE` (default: under $XDG_STATE_HOME/mcphost)")
 	f.BoolVar(&g.Demo, "demo", false, "run against the built-in demo servers")
-	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person: decline, or defaults (accept the defaults the form gives)")
+	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person by `MODE`: decline, or defaults (accept the defaults the form gives)")
 	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
 	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
+	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "let servers start for up to `DURATION` unless their config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
 
 	root.AddCommand(
 		newServersCmd(g, s),
@@ -100,10 +109,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
 	)
-	for _, c := range root.Commands() {
-		c.SilenceUsage = true
-		c.SilenceErrors = true
-	}
+	strictUsage(root)
 	_ = ctx
 	return root
 }

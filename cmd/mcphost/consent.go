@@ -26,6 +26,10 @@ func consentKey(srv config.Server) string {
 	return srv.File + "#" + srv.Name
 }
 
+// legacyStartTimeout is the start timeout the configuration used to fill in
+// for an entry without one; consent hashes still count it in.
+const legacyStartTimeout = 30 * time.Second
+
 // consentHash covers everything a person approves when they consent to a
 // project server: the whole parsed entry, every field of config.Server
 // (command, arguments, environment, working directory, URL, headers, OAuth
@@ -40,6 +44,11 @@ func consentKey(srv config.Server) string {
 // applies in the other.
 func consentHash(srv config.Server) string {
 	srv.Consented = false
+	if srv.StartTimeout == 0 {
+		// An entry without "startTimeout" hashes as it did when the
+		// configuration filled in 30s, so that consents given then hold.
+		srv.StartTimeout = legacyStartTimeout
+	}
 	raw, err := json.Marshal(srv)
 	if err != nil {
 		// config.Server holds strings, numbers, booleans, slices and maps

@@ -67,15 +67,9 @@ func findTool(cmd *cobra.Command, st *setup, ref string) (*client.Manager, *clie
 	}
 	t, ok := m.Tool(server, tool)
 	if !ok {
-		var have []string
-		for _, t := range m.Tools() {
-			have = append(have, t.Name)
-		}
-		if len(have) > 12 {
-			have = append(have[:12], "…")
-		}
+		err := noSuchTool(m, server, tool)
 		m.Close()
-		return nil, nil, usageError(fmt.Errorf("server %q has no tool %q; it has: %s", server, sanitize.Name(tool), sanitize.Name(strings.Join(have, ", "))))
+		return nil, nil, err
 	}
 	return m, t, nil
 }

@@ -138,7 +138,8 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Name(where), f.Code, sanitize.Line(f.Message))
 		}
 		tw.Flush()
-		fmt.Fprintf(s.Err, "%d tools checked: %d errors, %d warnings, %d notes\n", len(m.Tools()), out.Errors, out.Warnings, out.Infos)
+		fmt.Fprintf(s.Err, "%s checked: %s, %s, %s\n", nounCount(len(m.Tools()), "tool"),
+			nounCount(out.Errors, "error"), nounCount(out.Warnings, "warning"), nounCount(out.Infos, "note"))
 	}
 	if out.Errors > 0 {
 		return withCode(exitError, nil)

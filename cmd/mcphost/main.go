@@ -6,10 +6,18 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
+// stopSignals end mcphost the way Ctrl-C does: SIGTERM is what timeout,
+// docker stop and CI cancellation send, SIGHUP what a closed terminal
+// sends. Each cancels the command's context, so the running call is
+// cancelled and recorded (unknown), every server's process group is
+// stopped, and the exit code says what became of the call.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	code := run(ctx, os.Args[1:], systemStreams())
 	stop()
 	os.Exit(code)

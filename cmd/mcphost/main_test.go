@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,6 +50,9 @@ func TestScripts(t *testing.T) {
 			"waitfor": waitFor,
 			// consent SERVER CHOICE: record a choice as the consent dialog does.
 			"consent": consentAsTheDialogDoes,
+			// exits CODE PROG ARGS...: run PROG as exec does and require
+			// exit code CODE.
+			"exits": exits,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {
@@ -64,6 +69,25 @@ func TestScripts(t *testing.T) {
 			return true, nil
 		},
 	})
+}
+
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
 }
 
 func editLine(ts *testscript.TestScript, args []string, drop bool) {

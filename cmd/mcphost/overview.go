@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -33,7 +34,7 @@ func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
 			ready++
 		}
 	}
-	fmt.Fprintf(s.Out, "mcphost %s: %d of %d servers ready, %d tools.\n", version, ready, len(statuses), tools)
+	fmt.Fprintf(s.Out, "mcphost %s: %d of %s ready, %s.\n", version, ready, nounCount(len(statuses), "server"), nounCount(tools, "tool"))
 	if st.demo && !g.Demo {
 		fmt.Fprintln(s.Out, "No configuration found: these are the built-in demo servers (see mcphost --help for --config and --server).")
 	}
@@ -84,8 +85,12 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	// handlers (a form, and a dialog asking before a server uses the
 	// model), replacing the headless ones, which would print over the
 	// screen.
-	return ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
+	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != ""})
+	if errors.Is(err, ui.ErrUnknownOutcome) {
+		return withCode(exitUnknown, err)
+	}
+	return err
 }

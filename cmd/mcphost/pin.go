@@ -56,7 +56,7 @@ a person accepts the change: by approving a call to it, or with pin accept.`,
 			}
 			if tool != "" && n == 0 {
 				if _, ok := m.Tool(server, tool); !ok {
-					return usageError(fmt.Errorf("server %q has no tool %q", server, sanitize.Line(tool)))
+					return noSuchTool(m, server, tool)
 				}
 			}
 			fmt.Fprintf(s.Err, "%d pin%s updated\n", n, plural(n))

@@ -80,7 +80,7 @@ data: untrusted, like a tool result.`,
 				if c.Text != "" || c.Blob == nil {
 					fmt.Fprintln(s.Out, sanitize.Text(c.Text))
 				} else {
-					fmt.Fprintf(s.Out, "[%s, %d bytes]\n", dash(sanitize.Line(c.MIMEType)), len(c.Blob))
+					fmt.Fprintf(s.Out, "[%s, %s]\n", dash(sanitize.Line(c.MIMEType)), nounCount(len(c.Blob), "byte"))
 				}
 			}
 			return nil

@@ -37,11 +37,13 @@ Output (--output):
   text         the final answer on stdout; one line per tool call on stderr
   json         one object at the end: final text, every call with its decision,
                reasons, attempts and outcome, the blocked calls, token usage
-  stream-json  one JSON object per event as it happens (see the README)
+  stream-json  one JSON object per event as it happens: for each call,
+               tool_call, decision (before the call is sent), progress while
+               it runs, then result with the outcome (see the README)
 
 Exit codes: 0 ok; 3 a call was blocked for approval (the result is likely
 incomplete; --allow-blocked makes this 0); 6 a call's outcome is unknown;
-4 a call was denied by a rule; 2 usage or configuration (no model, missing
+4 a call was denied by a rule (for 6 and 4 the run names the calls); 2 usage or configuration (no model, missing
 key); 1 anything else, such as a model error or the step limit.`,
 		Example: `  mcphost run -p "Which tasks are blocked?" --model anthropic:claude-sonnet-4-5
   echo "Summarise T-1" | mcphost run --model ollama:llama3.2 --output json
@@ -52,9 +54,9 @@ key); 1 anything else, such as a model error or the step limit.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Prompt, "prompt", "p", "", "the prompt (default: read standard input)")
-	f.StringVar(&o.Output, "output", "text", "output format: text, json or stream-json")
-	f.IntVar(&o.MaxSteps, "max-steps", 25, "most model turns")
+	f.StringVarP(&o.Prompt, "prompt", "p", "", "send `PROMPT` to the model (default: read standard input)")
+	f.StringVar(&o.Output, "output", "text", "print in `FORMAT`: text, json or stream-json")
+	f.IntVar(&o.MaxSteps, "max-steps", 25, "at most `N` model turns")
 	f.BoolVar(&o.AllowBlocked, "allow-blocked", false, "exit 0 even if a call was blocked for approval")
 	return cmd
 }
@@ -128,6 +130,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 						fmt.Fprintln(s.Err, "  "+note)
 					}
 				}
+				if e.Kind == host.EvWarning {
+					fmt.Fprintln(s.Err, "mcphost: "+sanitize.Line(e.Text))
+				}
 			}
 		},
 	})
@@ -166,9 +171,28 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	case code == exitBlocked:
 		return withCode(code, errors.New("a call needed approval and was refused; the answer is likely incomplete (--allow-blocked accepts this)"))
 	case code != exitOK:
-		return withCode(code, nil)
+		return withCode(code, runFailure(out, code))
 	}
 	return nil
+}
+
+// runFailure names the calls behind a run's exit code 6 (outcome unknown)
+// or 4 (denied by a rule), as runExit found them; nil for other codes.
+func runFailure(out *host.RunOutcome, code int) error {
+	var lines []string
+	for _, c := range out.Calls {
+		ref := sanitize.Line(c.Server + "/" + c.Tool)
+		switch {
+		case code == exitUnknown && c.Status == host.StatusUnknown:
+			lines = append(lines, fmt.Sprintf("call %s: %s", sanitize.Line(c.ID), sanitize.Line(c.Message)))
+		case code == exitDenied && c.Status == host.StatusDenied && strings.HasPrefix(c.DecidedBy, "rule:"):
+			lines = append(lines, fmt.Sprintf("%s (call %s) was denied by the rule %s", ref, sanitize.Line(c.ID), strings.TrimPrefix(c.DecidedBy, "rule:")))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // warmModel connects to the model's provider in the background while the
@@ -206,8 +230,13 @@ func callNote(c *host.CallEntry) string {
 }
 
 // runExit maps a run to its exit code: blocked calls first (the answer is
-// likely incomplete), then unknown outcomes, then rule denials.
+// likely incomplete), then unknown outcomes, then rule denials. A run that
+// failed or was stopped (a signal) with a call whose outcome is unknown
+// exits 6 too: that call may have run.
 func runExit(out *host.RunOutcome, err error, allowBlocked bool) int {
+	if err != nil && out != nil && slices.ContainsFunc(out.Calls, func(c *host.CallEntry) bool { return c.Status == host.StatusUnknown }) {
+		return exitUnknown
+	}
 	if err != nil {
 		var ce *codeError
 		if errors.As(err, &ce) {
@@ -253,7 +282,9 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 	if spec == "" {
 		return nil, usageError(fmt.Errorf("no model: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", strings.Join(llm.Providers(), ", ")))
 	}
-	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv})
+	ms := st.cfg.Models[spec]
+	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv,
+		MaxTokens: ms.MaxTokens, Thinking: ms.Thinking, AllowPlainHTTP: g.AllowPlainHTTP})
 	if err != nil {
 		return nil, usageError(err)
 	}

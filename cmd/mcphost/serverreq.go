@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -59,7 +60,11 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 			res := host.ElicitDefaults(req.Params)
 			past := map[string]string{"accept": "accepted", "decline": "declined", "cancel": "cancelled"}[res.Action]
 			if notes.count(server, "elicitation", past) {
-				fmt.Fprintf(s.Err, "mcphost: %s a question from %s: %s\n", past, sanitize.Line(server),
+				why := ""
+				if res.Action == "decline" {
+					why = " (" + elicitDeclineReason(req.Params) + "; --elicit defaults answers only a form whose every required field has a default)"
+				}
+				fmt.Fprintf(s.Err, "mcphost: %s a question from %s%s: %s\n", past, sanitize.Line(server), why,
 					sanitize.Line(sanitize.Truncate(req.Params.Message, 200)))
 			}
 			return res, nil
@@ -79,7 +84,7 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 				return nil, err
 			}
 			if notes.count(server, "sampling", "answered") {
-				fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %d output tokens\n", sanitize.Line(server), usage.InputTokens, usage.OutputTokens)
+				fmt.Fprintf(s.Err, "mcphost: %s used the model: %d input and %s\n", sanitize.Line(server), usage.InputTokens, nounCount(usage.OutputTokens, "output token"))
 			}
 			return res, nil
 		}
@@ -172,4 +177,44 @@ func (n *requestNotes) flush(w io.Writer) {
 		}
 	}
 	n.servers, n.counts, n.printed = nil, map[string]map[string]map[string]int{}, map[string]map[string]bool{}
+}
+
+// elicitDeclineReason says why host.ElicitDefaults declines p, in the
+// person's words.
+func elicitDeclineReason(p *mcp.ElicitParams) string {
+	if p == nil {
+		return "the question was empty"
+	}
+	if p.Mode == "url" || p.URL != "" {
+		return "it asks to open a web page, which needs a person"
+	}
+	var schema struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err == nil {
+		err = json.Unmarshal(raw, &schema)
+	}
+	if err != nil {
+		return "its form could not be read"
+	}
+	var missing []string
+	for _, r := range schema.Required {
+		if prop, ok := schema.Properties[r]; !ok || len(prop.Default) == 0 {
+			missing = append(missing, fmt.Sprintf("%q", sanitize.Line(sanitize.Truncate(r, 40))))
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return "its form has no usable defaults"
+	case 1:
+		return "the required field " + missing[0] + " has no default"
+	}
+	if len(missing) > 5 {
+		missing = append(missing[:5], "…")
+	}
+	return "the required fields " + strings.Join(missing, ", ") + " have no default"
 }

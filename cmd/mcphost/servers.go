@@ -113,7 +113,7 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 		return err
 	}
 	if failed > 0 {
-		return withCode(exitError, fmt.Errorf("%d of %d servers failed to start", failed, len(statuses)))
+		return withCode(exitError, fmt.Errorf("%d of %s failed to start", failed, nounCount(len(statuses), "server")))
 	}
 	return nil
 }

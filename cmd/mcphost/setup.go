@@ -35,6 +35,9 @@ type setup struct {
 	// clientOpts holds how servers' own requests are answered.
 	clientOpts client.Options
 	sampler    *sampler // nil unless --allow-sampling
+	// slow tells which servers are still starting after a while (the
+	// commands' start; the TUI shows states itself).
+	slow *slowStart
 }
 
 // States of servers that are configured but not started.
@@ -53,7 +56,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	var storeErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { store, storeErr = host.OpenStateStore(filepath.Join(stateDir, "state.json"), nil) })
-	cfg, warnings, err := config.Load(loadOptions(g, s))
+	cfg, warnings, err := loadConfig(g, s)
 	wg.Wait()
 	for _, w := range warnings {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
@@ -71,12 +74,17 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if copts.CallCeiling <= 0 {
 		copts.CallCeiling = callCeiling
 	}
-	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
+	if g.StartTimeout < 0 {
+		return nil, usageError(fmt.Errorf("--start-timeout must be positive, got %s", g.StartTimeout))
+	}
+	copts.StartTimeout = g.StartTimeout
+	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp,
+		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()
 		st.trusted["tasks"] = true // in-process code of this program: its hints are honest by construction
-		return st, nil
+		return st, st.trustDemo(g.Trust)
 	}
 	for _, srv := range cfg.Servers {
 		if srv.Disabled {
@@ -128,7 +136,17 @@ func specFromConfig(srv config.Server) client.Spec {
 		Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
 		URL: srv.URL, Headers: srv.Headers,
 		ProtocolVersion: srv.ProtocolVersion, StartTimeout: srv.StartTimeout, CallTimeout: srv.CallTimeout,
+		StartTimeoutSetting: startTimeoutSetting(srv),
 	}
+}
+
+// startTimeoutSetting is how a person raises srv's start timeout: the
+// entry's own "startTimeout" where it sets one, else --start-timeout.
+func startTimeoutSetting(srv config.Server) string {
+	if srv.StartTimeout > 0 && srv.File != "" {
+		return fmt.Sprintf(`"startTimeout" of server %q in %s`, srv.Name, srv.File)
+	}
+	return "--start-timeout"
 }
 
 // demoSpecs are the in-process demo servers: an honest task tracker and the
@@ -148,15 +166,16 @@ func demoSpecs() []client.Spec {
 }
 
 // start starts every server and returns the running manager; the caller
-// closes it.
+// closes it. Each server's start timeout bounds its start; a server still
+// starting after a while is named on stderr (see slowStart).
 func (st *setup) start(ctx context.Context) *client.Manager {
 	opts := st.clientOpts
 	opts.ClientVersion = version
 	opts.OnListing = st.pins.Hook(func(name string) bool { return st.trusted[name] })
 	m := client.New(st.specs, opts)
-	startCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	m.Start(startCtx)
+	stop := st.slow.watch(m)
+	m.Start(ctx)
+	stop()
 	return m
 }
 

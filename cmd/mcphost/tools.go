@@ -149,18 +149,19 @@ func hint(b *bool) string {
 	}
 }
 
-// startFailures reports servers that failed to start on stderr-bound error.
+// startFailures reports servers that failed to start, each with why, in
+// a stderr-bound error.
 func startFailures(st *setup, m *client.Manager) error {
 	var failed []string
 	for _, ss := range m.Servers() {
 		if ss.State == client.StateFailed {
-			failed = append(failed, ss.Name)
+			failed = append(failed, sanitize.Line(ss.Name)+": "+indent(indent(sanitize.Text(ss.LastError))))
 		}
 	}
 	if len(failed) == 0 {
 		return nil
 	}
-	return withCode(exitError, fmt.Errorf("server(s) failed to start: %s (run mcphost servers for details)", sanitize.Line(fmt.Sprint(failed))))
+	return withCode(exitError, fmt.Errorf("server(s) failed to start:\n  %s", strings.Join(failed, "\n  ")))
 }
 
 // readsAs is the ASCII name a look-alike name imitates, or "".
