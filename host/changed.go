@@ -1,6 +1,10 @@
 package host
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcphost/mcphost/decide"
+)
 
 // ChangeNote says, for a tool whose definition changed since a person
 // accepted it, what changed and how to accept the change. fields are the
@@ -16,4 +20,21 @@ func ChangeNote(server, tool string, fields []string) string {
 	}
 	return "the definition of " + ref + " changed since it was accepted (" + what + "); until a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
 		"Accept it with mcphost pin accept " + ref + ", or by approving a call to it"
+}
+
+// unliftable says why no allow rule can let a call run without a person,
+// or "" when one could: its arguments lead to mcphost's own files, its
+// description gives the model orders, or its arguments cannot be read.
+func unliftable(d decide.Decision) string {
+	for _, r := range d.Reasons {
+		switch {
+		case r.Code == decide.CodeProtectedPath:
+			return "its arguments lead to mcphost's own files"
+		case strings.HasPrefix(r.Code, decide.CodePoisonedPrefix):
+			return "the tool's description gives the model orders"
+		case r.Code == decide.CodeInvalidArguments:
+			return "its arguments are not a valid JSON object"
+		}
+	}
+	return ""
 }

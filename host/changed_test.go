@@ -43,3 +43,34 @@ func TestChangedDefinitionSaysWhatAndHowToAccept(t *testing.T) {
 		t.Errorf("wipe ran %d times", r.runs("wipe"))
 	}
 }
+
+// A blocked call's message offers an allow rule only when one could lift
+// the block.
+func TestBlockedMessageOffersOnlyRulesThatLift(t *testing.T) {
+	blocked := func(codes ...string) *Result {
+		r := &Result{Server: "s", Tool: "t", Status: StatusBlocked}
+		for _, c := range codes {
+			r.Decision.Reasons = append(r.Decision.Reasons, decide.Reason{Code: c})
+		}
+		return r
+	}
+	cases := []struct {
+		r        *Result
+		wantRule bool
+		want     string
+	}{
+		{blocked(decide.CodeDestructive, decide.CodeNeedsApproval), true, "allow it with a rule"},
+		{blocked(decide.CodeUntrustedServer, decide.CodeNeedsApproval), true, "allow it with a rule"},
+		{blocked(decide.CodeDefinitionChanged, decide.CodeNeedsApproval), false, "mcphost pin accept s/t"},
+		{blocked(decide.CodeUntrustedServer, decide.CodeDefinitionChanged, decide.CodeNeedsApproval), false, "mcphost pin accept s/t"},
+		{blocked(decide.CodeReadOnly, decide.CodeProtectedPath, decide.CodeNeedsApproval), false, "mcphost's own files"},
+		{blocked(decide.CodePoisonedPrefix+decide.PoisonConceal, decide.CodeNeedsApproval), false, "gives the model orders"},
+		{blocked(decide.CodeInvalidArguments, decide.CodeNeedsApproval), false, "not a valid JSON object"},
+	}
+	for _, c := range cases {
+		msg := c.r.Message()
+		if strings.Contains(msg, "allow it with a rule") != c.wantRule || !strings.Contains(msg, c.want) {
+			t.Errorf("reasons %v: message %q; want %q, a rule offered: %v", c.r.Decision.Reasons, msg, c.want, c.wantRule)
+		}
+	}
+}

@@ -236,6 +236,9 @@ func (r *Result) Message() string {
 		if r.Decision.Has(decide.CodeDefinitionChanged) {
 			return ref + " needs approval and no one could be asked (headless): " + ChangeNote(r.Server, r.Tool, r.ChangedFields)
 		}
+		if why := unliftable(r.Decision); why != "" {
+			return ref + " needs approval and no one could be asked (headless); no allow rule lifts this (" + why + "): run it interactively and approve it"
+		}
 		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
 	case StatusUnknown:
 		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
