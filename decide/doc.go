@@ -33,16 +33,25 @@
 // says the tool writes (reason "name-suggests-write"). An absent
 // destructiveHint next to readOnlyHint:true is no contradiction.
 //
-// A name says the tool writes when, after splitting it into words at '_',
-// '-', '.', '/', ':', spaces and camelCase boundaries and comparing words
-// without regard to ASCII case, any word is a strongly destructive verb
-// (delete, remove, drop, purge, overwrite, truncate, wipe, kill, exec, ...),
-// or its first word is a write verb (also reset, send, post, write, update,
-// create, set, put, insert, clear, run, ...), or its first word is not a
-// read verb (get, list, read, search, fetch, show, ...) and a later word is
-// a write verb. So "delete_file", "file_delete", "bulkDelete" and
-// "get_and_delete" say they write; "get_update_status" and "list_posts" do
-// not. A name with characters outside ASCII, or with ASCII look-alikes
+// A name says the tool writes according to its verb. It is split into
+// words at '_', '-', '.', '/', ':', spaces and camelCase boundaries, and
+// words are compared without regard to ASCII case. Any strongly destructive
+// verb (delete, remove, drop, purge, overwrite, truncate, wipe, kill, exec,
+// ...) says it writes wherever it stands. Otherwise the verb stands first
+// or last: the first of those two words that is a plain verb decides, a
+// write verb (send, update, set, create, write, start, cancel, ...) saying
+// it writes and a read verb (get, list, read, search, show, ...) that it
+// does not; failing that, the first plain verb among the middle words
+// decides ("github_create_issue"). Words that name things as often as
+// actions (run, eval, record, diff, report, log, status, query, ...) are
+// the verb only when no plain verb is in the name: then one that does not
+// write (diff, report) may be the verb and the others its objects, so the
+// name says nothing ("run_diff", "eval_report"), and otherwise the first
+// that writes says it writes ("run_tests", "observation_record"). So
+// "delete_file", "file_delete", "bulkDelete", "get_and_delete" and
+// "purge_cache" say they write; "get_update_status", "list_posts",
+// "agent_run_show" and "run_diff" do not. A name with characters outside
+// ASCII, or with ASCII look-alikes
 // ("de1ete"), is checked a second time with each word compared by its
 // lower-case confusable skeleton (see Skeleton), so "dеlete_all" with a
 // Cyrillic е and the fullwidth "ｄｅｌｅｔｅ" say they write too. A false
