@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(hostFixtureEnv); args != "" {
 		os.Exit(fixtures.Main(strings.Fields(args), os.Stdin, os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	// client.starterLoop lives as long as the process: servers are started from its thread.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/mcphost/mcphost/client.starterLoop"))
 }
 
 // world is a gate over in-process fixtures, with an audit log and the
