@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/mcphost/mcphost/config"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/mcphost/mcphost/config"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
