@@ -16,16 +16,17 @@ func suggest(key string, candidates []string) string {
 	}
 	best, bestDist := "", limit+1
 	for _, c := range candidates {
-		if d := editDistance(k, strings.ToLower(c)); d < bestDist {
+		if d := EditDistance(k, strings.ToLower(c)); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
 	return best
 }
 
-// editDistance counts the insertions, deletions, substitutions and swaps of
-// adjacent code points that turn a into b (optimal string alignment).
-func editDistance(a, b string) int {
+// EditDistance counts the insertions, deletions, substitutions and swaps of
+// adjacent code points that turn a into b (optimal string alignment). It is
+// how every "did you mean" of mcphost measures nearness.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	// Three rows: two back (for swaps), one back, and the current one.
 	prev2 := make([]int, len(rb)+1)

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(hostFixtureEnv); args != "" {
 		os.Exit(fixtures.Main(strings.Fields(args), os.Stdin, os.Stdout, os.Stderr))
 	}
+	// client.starterLoop lives as long as the process: servers are started from its thread.
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/mcphost/mcphost/client.starterLoop"))
 }
 

@@ -81,15 +81,8 @@ func clean(s string, keepLayout bool) string {
 			b.WriteString(`\t`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r < 0x100:
-			b.WriteString(`\x`)
-			b.WriteString(hex2(byte(r)))
-		case r <= 0xffff:
-			b.WriteString(`\u`)
-			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
 		default:
-			b.WriteString(`\U`)
-			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+			escapeRune(&b, r)
 		}
 	}
 	return b.String()
@@ -175,15 +168,8 @@ func Name(s string) string {
 			b.WriteString(`\\`)
 		case r >= 0x20 && r < 0x7f:
 			b.WriteRune(r)
-		case r < 0x100:
-			b.WriteString(`\x`)
-			b.WriteString(hex2(byte(r)))
-		case r <= 0xffff:
-			b.WriteString(`\u`)
-			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
 		default:
-			b.WriteString(`\U`)
-			b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+			escapeRune(&b, r)
 		}
 		i += size
 	}
@@ -197,4 +183,20 @@ func plainName(s string) bool {
 		}
 	}
 	return true
+}
+
+// escapeRune writes r as a Go-style escape: \xHH below U+0100, \uHHHH in
+// the Basic Multilingual Plane, \UHHHHHHHH beyond.
+func escapeRune(b *strings.Builder, r rune) {
+	switch {
+	case r < 0x100:
+		b.WriteString(`\x`)
+		b.WriteString(hex2(byte(r)))
+	case r <= 0xffff:
+		b.WriteString(`\u`)
+		b.WriteString(pad(strconv.FormatInt(int64(r), 16), 4))
+	default:
+		b.WriteString(`\U`)
+		b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
+	}
 }

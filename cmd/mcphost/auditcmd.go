@@ -32,12 +32,18 @@ $XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
 		Short: "Show the last records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			recs, err := audit.Tail(auditFile(g, s), n)
-			if err != nil {
+			path := auditFile(g, s)
+			recs, err := audit.Tail(path, n)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			if asJSON {
-				return writeJSON(s, recs)
+				return writeJSON(s, append([]audit.Record{}, recs...))
+			}
+			if len(recs) == 0 {
+				// Not an error: nothing has been called through the gate yet.
+				fmt.Fprintf(s.Err, "mcphost: no audit records yet in %s; the first tool call writes them\n", path)
+				return nil
 			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tKIND\tCALL\tTOOL\tCLASS\tTIER\tVERDICT\tBY\tSTATUS")

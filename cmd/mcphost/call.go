@@ -185,10 +185,15 @@ func noSuchTool(m *client.Manager, server, tool string) error {
 			have = append(have, t.Name)
 		}
 	}
-	if len(have) > 12 {
-		have = append(have[:12], "…")
+	shown := make([]string, 0, min(len(have), 12)+1)
+	for i, name := range have {
+		if i == 12 {
+			shown = append(shown, "…")
+			break
+		}
+		shown = append(shown, sanitize.Name(name))
 	}
-	msg := fmt.Sprintf("server %q has no tool %q; it has: %s", server, sanitize.Name(tool), sanitize.Name(strings.Join(have, ", ")))
+	msg := fmt.Sprintf("server \"%s\" has no tool \"%s\"; it has: %s", sanitize.Name(server), sanitize.Name(tool), strings.Join(shown, ", "))
 	if near := nearNames(tool, have); len(near) > 0 {
 		msg += "\ndid you mean " + orList(quoteAll(prefixAll(server+"/", near))) + "?"
 	}

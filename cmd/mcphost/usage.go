@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcphost/mcphost/config"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -170,7 +171,7 @@ func nearNames(name string, have []string) []string {
 	}
 	var ns []near
 	for _, h := range have {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(h)); d <= 2 && d < len([]rune(h)) {
+		if d := config.EditDistance(strings.ToLower(name), strings.ToLower(h)); d <= 2 && d < len([]rune(h)) {
 			ns = append(ns, near{h, d})
 		}
 	}
@@ -180,26 +181,4 @@ func nearNames(name string, have []string) []string {
 		out[i] = n.name
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
