@@ -177,14 +177,20 @@ func TestReadRetriedAtMostTwice(t *testing.T) {
 // A call that times out is cancelled, and its outcome is unknown.
 func TestTimedOutReadIsUnknown(t *testing.T) {
 	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 30 * time.Millisecond})
-	w.gate.o.RetryBudget = 1 // one retry, then the budget stops it
+	w.gate.o.RetryBudget = 1 // at most one retry, so the test stays short
 	r := w.call("hang", `{}`)
-	if r.Status != StatusUnknown || len(r.Attempts) != 2 {
-		t.Fatalf("hang: %s after %d attempts, want unknown after 2", r.Status, len(r.Attempts))
+	if r.Status != StatusUnknown || len(r.Attempts) == 0 || len(r.Attempts) > 2 {
+		t.Fatalf("hang: %s after %+v, want unknown after one or two attempts", r.Status, r.Attempts)
 	}
-	// Each attempt was cancelled; wait until the server has logged both,
-	// so nothing writes to the test's files after it ends.
-	w.waitCount(fixtures.EventCancelled, "hang", 2)
+	for _, a := range r.Attempts {
+		if a.Outcome != client.OutcomeUnknown {
+			t.Errorf("attempt %+v, want every timed-out attempt unknown", a)
+		}
+	}
+	// Each attempt that reached the server is cancelled there; wait until
+	// the server has logged them, so nothing writes to the test's files
+	// after it ends.
+	w.waitCount(fixtures.EventCancelled, "hang", w.count(fixtures.EventExec, "hang"))
 }
 
 func TestIdempotentWriteRetriedAtMostOnce(t *testing.T) {
