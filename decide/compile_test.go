@@ -166,3 +166,16 @@ func TestFirstMatchOrder(t *testing.T) {
 		t.Errorf("after reordering: Rule = %q, want allow[2]", got)
 	}
 }
+
+// An argument path may have 16 parts, and no more.
+func TestArgPathLimit(t *testing.T) {
+	rule := func(path string) decide.RuleSpec {
+		return decide.RuleSpec{Effect: decide.Deny, Source: "test", Raw: json.RawMessage(`{"tool":"fs/x","args":{"` + path + `":{"equals":"x"}}}`)}
+	}
+	if _, err := decide.Compile([]decide.RuleSpec{rule("a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p")}, decide.Options{}); err != nil {
+		t.Errorf("16 parts: %v, want accepted", err)
+	}
+	if _, err := decide.Compile([]decide.RuleSpec{rule("a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q")}, decide.Options{}); err == nil || !strings.Contains(err.Error(), "more than 16 parts") {
+		t.Errorf("17 parts: %v, want the limit named", err)
+	}
+}

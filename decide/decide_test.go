@@ -271,6 +271,7 @@ var table = []row{
 	{"deny prefix", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/etc/passwd"}`, "", I, "deny T1 additive", "rule:no-etc"},
 	{"allow prefix", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/tmp/x"}`, "", I, "allow T1 additive", "rule:tmp-ok"},
 	{"neither prefix", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/home/u/x"}`, "", I, "ask T1 additive", "additive open-world"},
+	{"deny prefix, the prefix itself", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/etc/"}`, "", I, "deny T1 additive", "rule:no-etc"},
 	{"deny prefix through ..", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/tmp/../etc/passwd"}`, "", I, "deny T1 additive", "rule:no-etc"},
 	{"allow prefix not through ..", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/tmp/../home/u/x"}`, "", I, "ask T1 additive", "open-world"},
 	{"deny on duplicate key", "rules", tr, "fs/write_file", "ff-t", "", `{"path":"/tmp/a","path":"/etc/shadow"}`, "", I, "deny T1 additive", "rule:no-etc"},
