@@ -382,6 +382,7 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.run = nil
+	cancelled := m.cancelling
 	if !m.busy() {
 		m.cancelling = false
 	}
@@ -395,6 +396,15 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	}
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.notice(levelError, "model: "+cleanLine(msg.err.Error()))
+	}
+	if cancelled && len(m.queue) > 0 {
+		// After a cancel the person decides again: what they queued comes
+		// back to the input instead of going to the model.
+		text := strings.Join(append(m.queue, m.input.Value()), "\n\n")
+		m.queue = nil
+		m.setInput(strings.TrimSpace(text))
+		m.flash = "cancelled: your queued messages are back in the input"
+		return nil
 	}
 	return m.sendQueued()
 }
