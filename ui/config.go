@@ -130,6 +130,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	p := tea.NewProgram(m, opts...)
 	_, err := p.Run()
+	_ = m.printScrollback(cfg.Out) // best effort: the session is over either way
 	switch {
 	case err == nil, errors.Is(err, tea.ErrInterrupted):
 		return nil
