@@ -85,7 +85,16 @@ type Confirm struct {
 
 	answer host.Answer
 	done   bool
+
+	// check, when set, tests edited arguments against the tool's input
+	// schema before they go back to the gate.
+	check func([]byte) error
 }
+
+// SetArgsCheck sets how edited arguments are checked (against the tool's
+// input schema) before the edit is returned; an error is shown under the
+// editor and the edit stays open.
+func (c *Confirm) SetArgsCheck(f func([]byte) error) { c.check = f }
 
 // NewConfirm returns a dialog for q. A nil q, or one without scopes, can
 // only be denied.
@@ -416,6 +425,12 @@ func (c *Confirm) submitEdit() {
 	if err := checkObject(text); err != nil {
 		c.hint = sanitize.Line(err.Error())
 		return
+	}
+	if c.check != nil {
+		if err := c.check(text); err != nil {
+			c.hint = sanitize.Line(err.Error())
+			return
+		}
 	}
 	orig := c.q.Args
 	if len(bytes.TrimSpace(orig)) == 0 {
