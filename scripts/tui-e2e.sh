@@ -86,6 +86,25 @@ on_screen() {
   done
 }
 
+# wait_gone TEXT polls the screen until TEXT has left it.
+wait_gone() {
+  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
+  while [[ "$(screen)" == *"$1"* ]]; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
+    sleep 0.2
+  done
+}
+
+# wait_exit waits for mcphost to end; wait_exit ok also wants status 0.
+wait_exit() {
+  for _ in $(seq 1 100); do
+    [ -f "$work/exit" ] && break
+    sleep 0.1
+  done
+  [ -f "$work/exit" ] || fail "mcphost did not quit: $*"
+  [ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+}
+
 type_line() {
   tm send-keys -t "$session" -l "$1"
   tm send-keys -t "$session" Enter
@@ -156,27 +175,11 @@ tm send-keys -t "$session" Enter
 wait_for "saved mcphost-tasks-update_task.txt"
 grep -q "Renamed twice" "$work/mcphost-tasks-update_task.txt" || fail "the saved file lacks the result"
 tm send-keys -t "$session" -l q
+wait_gone "result of tasks/update_task"
+# A key typed right after Esc would arrive as Alt and that key: wait for
+# the focus to be back on the input first.
 tm send-keys -t "$session" Escape
-wait_for "Write to the model"
-
-# wait_gone TEXT polls the screen until TEXT has left it.
-wait_gone() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while [[ "$(screen)" == *"$1"* ]]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
-    sleep 0.2
-  done
-}
-
-# wait_exit waits for mcphost to end; wait_exit ok also wants status 0.
-wait_exit() {
-  for _ in $(seq 1 100); do
-    [ -f "$work/exit" ] && break
-    sleep 0.1
-  done
-  [ -f "$work/exit" ] || fail "mcphost did not quit: $*"
-  [ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
-}
+wait_gone "TRANSCRIPT"
 
 echo "tui-e2e: ctrl+c clears a draft; a second one two seconds later does not quit" >&2
 tm send-keys -t "$session" -l "a draft I keep"
