@@ -612,7 +612,17 @@ func (m *Model) View() tea.View {
 		dw, dh := lipgloss.Width(d), lipgloss.Height(d)
 		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(2))
 	}
-	content := lipgloss.NewCompositor(layers...).Render()
+	var content string
+	if len(layers) == 1 {
+		// Nothing to compose: the rows are already cut to the width. This
+		// halves the cost of a frame while the model streams.
+		for i, r := range rows {
+			rows[i] = strings.TrimRight(r, " ")
+		}
+		content = strings.Join(rows, "\n")
+	} else {
+		content = lipgloss.NewCompositor(layers...).Render()
+	}
 	v := tea.NewView(content)
 	v.AltScreen = true
 	if !m.mouseOff {

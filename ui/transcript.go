@@ -53,20 +53,29 @@ type entry struct {
 }
 
 // streamLines renders a message that is still streaming: its finished
-// blocks as markdown, kept from frame to frame, and the open block after
-// them as markdown too, so that nothing moves when the stream ends.
+// blocks as markdown, each rendered once as it completes and kept, and the
+// open block after them as markdown too, so that nothing moves when the
+// stream ends. A frame costs the open block, whatever the message's length.
 func (e *entry) streamLines(rc *renderCtx, width int) []string {
-	cut := blockBoundary(e.text)
 	style := rc.st.markdownStyle()
-	if cut != e.doneLen || width != e.doneW || style != e.doneStyle || (cut > 0 && e.doneLines == nil) {
-		e.doneLen, e.doneW, e.doneStyle, e.doneLines = cut, width, style, nil
-		if cut > 0 {
-			e.doneLines = rc.md.render(cleanModelMarkdown(e.text[:cut]), style, width)
+	if width != e.doneW || style != e.doneStyle || len(e.text) < e.doneLen {
+		e.doneLen, e.doneW, e.doneStyle, e.doneLines = 0, width, style, nil
+	}
+	// The text before doneLen is finished blocks: the scan starts there.
+	cut := e.doneLen + blockBoundary(e.text[e.doneLen:])
+	if cut > e.doneLen {
+		seg := rc.md.render(cleanModelMarkdown(e.text[e.doneLen:cut]), style, width)
+		if seg == nil {
+			return nil // too narrow for markdown: the caller wraps the text
 		}
+		if len(e.doneLines) > 0 && len(seg) > 0 {
+			e.doneLines = append(e.doneLines, "")
+		}
+		e.doneLines, e.doneLen = append(e.doneLines, seg...), cut
 	}
 	tail := rc.md.render(cleanModelMarkdown(e.text[cut:]), style, width)
-	if cut > 0 && e.doneLines == nil || tail == nil && strings.TrimSpace(e.text[cut:]) != "" {
-		return nil // too narrow for markdown: the caller wraps the text
+	if tail == nil && strings.TrimSpace(e.text[cut:]) != "" {
+		return nil
 	}
 	out := make([]string, 0, len(e.doneLines)+len(tail)+1)
 	out = append(out, e.doneLines...)
@@ -189,9 +198,15 @@ func (e *entry) lines(rc *renderCtx, width int, selected bool) []string {
 			out = append(out, prefix+st.Bold.Render(l))
 		}
 	case entryAssistant:
-		if e.done {
+		switch {
+		case e.done && e.doneLines != nil && e.doneW == width && e.doneStyle == st.markdownStyle():
+			// Just finished streaming: the finished blocks are kept and
+			// only the last one is rendered, not the whole message again.
+			out = e.streamLines(rc, width)
+			e.doneLines = nil
+		case e.done:
 			out = rc.md.render(cleanModelMarkdown(e.text), st.markdownStyle(), width)
-		} else {
+		default:
 			out = e.streamLines(rc, width)
 		}
 		if out == nil {
