@@ -564,7 +564,7 @@ func (m *Model) rule(w int) string {
 	switch {
 	case m.search != nil:
 		return m.searchRule(w)
-	case m.focus == focusTranscript:
+	case m.focus == focusTranscript && m.pager == nil:
 		label := " TRANSCRIPT · ↑/↓ cards · enter expands · o opens the result · esc/f2 back to the input "
 		line := trunc(m.st.Rule.Render("━━")+m.st.Selected.Render(label), w)
 		return line + m.st.Rule.Render(strings.Repeat("━", max(w-lipgloss.Width(line), 0)))

@@ -35,7 +35,7 @@ var saveName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func newPager(c *card) *pager {
 	raw := c.body()
-	p := &pager{title: c.ref(), raw: raw, text: strings.Split(clean(indentJSON(raw)), "\n")}
+	p := &pager{title: c.ref(), raw: raw, text: strings.Split(strings.TrimRight(clean(indentJSON(raw)), "\n"), "\n")}
 	p.file = "mcphost-" + strings.Trim(saveName.ReplaceAllString(c.ref(), "-"), "-") + ".txt"
 	return p
 }
