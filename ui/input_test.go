@@ -269,3 +269,18 @@ func TestCtrlCOnADialogCancelsTheQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionOffersOnlyPlainNames: a server's tool or server name with
+// escapes or spaces is never typed into the input for the person.
+func TestCompletionOffersOnlyPlainNames(t *testing.T) {
+	for _, s := range []string{"tasks/list", "svc-1/get_item"} {
+		if !completable(s) {
+			t.Errorf("completable(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"", "a\x1b[2Jb/x", "a b/c", "tab\there", "x\u202e/y"} {
+		if completable(s) {
+			t.Errorf("completable(%q) = true", s)
+		}
+	}
+}
