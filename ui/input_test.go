@@ -284,3 +284,22 @@ func TestCompletionOffersOnlyPlainNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCancellingEndsWithTheCall: once a cancelled call from the call form
+// has ended, the status no longer says cancelling, and the next call does
+// not inherit it.
+func TestCancellingEndsWithTheCall(t *testing.T) {
+	h := newHarness(t, Config{Now: newClock().Now, Dark: dark(true)})
+	h.ready()
+	c := &card{started: h.m.now(), manual: true, server: "tasks", tool: "hang"}
+	h.m.calls[1] = &manualCall{id: 1, cancel: func() {}, card: c, started: h.m.now()}
+	h.key("ctrl+c")
+	if !strings.Contains(h.screen(), "cancelling") {
+		t.Fatalf("the status does not say cancelling:\n%s", h.screen())
+	}
+	h.send(inboxMsg{callDoneMsg{id: 1, r: &host.Result{Server: "tasks", Tool: "hang", Status: host.StatusUnknown}}})
+	h.m.calls[2] = &manualCall{id: 2, cancel: func() {}, card: c, started: h.m.now()}
+	if s := h.screen(); strings.Contains(s, "cancelling") || !strings.Contains(s, "running") {
+		t.Fatalf("a new call inherited the cancellation:\n%s", s)
+	}
+}

@@ -338,7 +338,11 @@ func (m *Model) startServers() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case inboxMsg:
-		return m, tea.Batch(m.handle(msg.msg), m.listen())
+		cmd := m.handle(msg.msg)
+		if m.run == nil && len(m.calls) == 0 {
+			m.cancelling = false // what was cancelled has ended
+		}
+		return m, tea.Batch(cmd, m.listen())
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 		m.layout()
