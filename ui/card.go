@@ -353,16 +353,16 @@ func (c *card) ranResult() bool {
 	return c.done && (c.status == host.StatusSuccess || c.status == host.StatusToolError) && c.result != nil
 }
 
-// sizeNote is the result's size and line count, for a result of more than
-// one line: "(12.3 KB, 340 lines)".
+// sizeNote is the result's size and line count, for a result that its
+// one line on the card cannot show: "(12.3 KB, 340 lines)".
 func (c *card) sizeNote() string {
 	if !c.ranResult() {
 		return ""
 	}
 	text := host.ResultText(c.result)
 	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-	if n < 2 && !c.truncated {
-		return ""
+	if n < 2 && !c.truncated && c.resultBytes <= 200 {
+		return "" // a short result says all there is on its line
 	}
 	s := "(" + humanBytes(c.resultBytes) + fmt.Sprintf(", %d line%s", n, plural(n))
 	if c.truncated {
