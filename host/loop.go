@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -386,6 +387,17 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	}
 }
 
+// edited reports whether ran, the arguments the gate decided on, differ
+// from asked, the model's: the person edited them in the dialog.
+func edited(asked, ran json.RawMessage) bool {
+	if len(ran) == 0 {
+		return false
+	}
+	a, errA := decide.Canonical(asked)
+	b, errB := decide.Canonical(ran)
+	return errA == nil && errB == nil && !bytes.Equal(a, b)
+}
+
 // call runs one tool call through the gate and prepares the model's view of
 // its result.
 func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolResult) {
@@ -476,6 +488,10 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy == "user" {
 			content += "; the person gave no reason"
 		}
+	}
+	if edited(c.Args, r.Args) {
+		// The model's history shows what ran, not what it asked for.
+		content = "mcphost: the person edited the arguments of this call; it was decided, and ran if it ran, with " + string(r.Args) + "\n" + content
 	}
 	l.emit(LoopEvent{Kind: EvResult, Call: entry})
 	return entry, llm.ToolResult{CallID: c.ID, Content: content, IsError: entry.IsError}

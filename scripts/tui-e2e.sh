@@ -7,7 +7,12 @@
 # The story: a read runs without asking; a destructive call opens the dialog;
 # denying it sends the refusal to the model (its next scripted turn expects an
 # error); approving a call "for this session" lets the next call of the same
-# tool through without a dialog.
+# tool through without a dialog. A result opens in the pager and is saved;
+# Ctrl-C clears a draft and a second one two seconds later does not quit;
+# after quitting the conversation is in the terminal's scrollback. A second
+# run recalls the first run's messages with the up arrow and queues a message
+# while a slow tool runs; a third, on a 40x12 terminal, shows the dialog's
+# buttons and key hints and cancels the question with Ctrl-C.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux or jq is missing and could
 # not be installed. Set TUI_E2E_KEEP=1 to keep the work directory.
@@ -81,6 +86,25 @@ on_screen() {
   done
 }
 
+# wait_gone TEXT polls the screen until TEXT has left it.
+wait_gone() {
+  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
+  while [[ "$(screen)" == *"$1"* ]]; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
+    sleep 0.2
+  done
+}
+
+# wait_exit waits for mcphost to end; wait_exit ok also wants status 0.
+wait_exit() {
+  for _ in $(seq 1 100); do
+    [ -f "$work/exit" ] && break
+    sleep 0.1
+  done
+  [ -f "$work/exit" ] || fail "mcphost did not quit: $*"
+  [ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+}
+
 type_line() {
   tm send-keys -t "$session" -l "$1"
   tm send-keys -t "$session" Enter
@@ -92,6 +116,7 @@ past_grace() { sleep 1.5; }
 
 echo "tui-e2e: building mcphost" >&2
 go build -o "$work/mcphost" ./cmd/mcphost
+go build -o "$work/fixture" ./fixtures/cmd/fixture
 
 cat >"$work/model.jsonl" <<'EOF'
 # First message: a read, then a destructive call that the person denies.
@@ -106,7 +131,7 @@ EOF
 
 mkdir -p "$work/state" "$work/config"
 env_vars="XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color"
-tm new-session -d -s "$session" -x 120 -y 35 \
+tm new-session -d -s "$session" -x 120 -y 35 -c "$work" \
   "env $env_vars '$work/mcphost' --demo --model 'script:$work/model.jsonl' 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
 
 echo "tui-e2e: waiting for the servers" >&2
@@ -135,16 +160,50 @@ n=$(grep -o "allowed: you, session" <<<"$s" | wc -l)
 [[ "$s" == *"grants 1"* ]] || fail "the status line does not count the session grant"
 [[ "$s" != *"Allow once"* ]] || fail "a dialog is still open"
 
-echo "tui-e2e: ctrl+c twice quits" >&2
+echo "tui-e2e: the pager opens a result, searches it and saves it" >&2
+tm send-keys -t "$session" F2
+wait_for "TRANSCRIPT"
+tm send-keys -t "$session" -l o
+wait_for "result of tasks/update_task" "s save"
+tm send-keys -t "$session" -l /
+tm send-keys -t "$session" -l "Renamed"
+tm send-keys -t "$session" Enter
+wait_for "lines match"
+tm send-keys -t "$session" -l s
+wait_for "save to file: mcphost-tasks-update_task.txt"
+tm send-keys -t "$session" Enter
+wait_for "saved mcphost-tasks-update_task.txt"
+grep -q "Renamed twice" "$work/mcphost-tasks-update_task.txt" || fail "the saved file lacks the result"
+tm send-keys -t "$session" -l q
+wait_gone "result of tasks/update_task"
+# A key typed right after Esc would arrive as Alt and that key: wait for
+# the focus to be back on the input first.
+tm send-keys -t "$session" Escape
+wait_gone "TRANSCRIPT"
+
+echo "tui-e2e: ctrl+c clears a draft; a second one two seconds later does not quit" >&2
+tm send-keys -t "$session" -l "a draft I keep"
+wait_for "a draft I keep"
+tm send-keys -t "$session" C-c
+wait_for "input cleared"
+wait_gone "a draft I keep"
+sleep 2
 tm send-keys -t "$session" C-c
 wait_for "press ctrl+c again to quit"
+sleep 2
+[ ! -f "$work/exit" ] || fail "mcphost quit on a ctrl+c two seconds after clearing a draft"
+tm send-keys -t "$session" Up
+wait_for "a draft I keep"
 tm send-keys -t "$session" C-c
-for _ in $(seq 1 100); do
-  [ -f "$work/exit" ] && break
-  sleep 0.1
+
+echo "tui-e2e: ctrl+c twice quits; the conversation stays in the scrollback" >&2
+wait_for "input cleared"
+tm send-keys -t "$session" C-c C-c
+wait_exit "on ctrl+c twice"
+back=$(tm capture-pane -t "$session" -p -S -300)
+for want in "Delete T-1, after a look at the tasks." "The delete was refused, so T-1 stays." "Both renames went through."; do
+  [[ "$back" == *"$want"* ]] || { echo "$back" >"$work/screen"; fail "the scrollback after quitting lacks: $want"; }
 done
-[ -f "$work/exit" ] || fail "mcphost did not quit on the second ctrl+c"
-[ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
 
 echo "tui-e2e: the audit log" >&2
 audit() { env XDG_STATE_HOME="$work/state" XDG_CONFIG_HOME="$work/config" "$work/mcphost" audit "$@"; }
@@ -158,5 +217,51 @@ count() { jq "[.[] | select(.kind == \"outcome\" and $1)] | length" "$work/audit
   fail "audit: want two update_task calls allowed for the session"
 [ "$(count '.tool == "delete_task" and .status == "success"')" = 0 ] || fail "audit: the denied delete ran"
 audit verify >/dev/null || fail "mcphost audit verify failed"
+
+# restart NAME W H ARGS... runs mcphost again in a fresh W x H terminal.
+restart() {
+  local w=$1 h=$2
+  shift 2
+  rm -f "$work/exit"
+  tm kill-session -t "$session"
+  tm new-session -d -s "$session" -x "$w" -y "$h" -c "$work" \
+    "env $env_vars '$work/mcphost' $* 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
+}
+
+echo "tui-e2e: a second run: the first run's history, a queued message" >&2
+cat >"$work/model2.jsonl" <<'MODEL'
+{"text": "Asking the slow tool.", "toolCalls": [{"name": "flaky__slow", "args": {}}]}
+{"expectResult": {"contains": "answered after"}, "text": "The slow tool answered."}
+{"text": "Got the queued message."}
+MODEL
+restart 120 35 --server "'flaky=$work/fixture flaky --delay 4s'" --trust flaky --model "'script:$work/model2.jsonl'"
+wait_for "servers 1/1 ready"
+tm send-keys -t "$session" Up
+wait_for "› a draft I keep"
+tm send-keys -t "$session" Up
+wait_for "› Rename T-2 twice."
+tm send-keys -t "$session" C-c
+type_line "Wait for the slow tool."
+wait_for "flaky/slow" "running"
+type_line "And then this."
+wait_for "⏸ queued And then this." "1 queued"
+wait_for "Got the queued message."
+on_screen "› And then this." "The slow tool answered."
+[[ "$(screen)" != *"⏸ queued"* ]] || fail "the queued message is still shown after it was sent"
+tm send-keys -t "$session" C-d
+wait_exit "on ctrl+d on an empty input"
+
+echo "tui-e2e: a third run at 40x12: the dialog's buttons show; ctrl+c cancels the question" >&2
+cat >"$work/model3.jsonl" <<'MODEL'
+{"text": "Deleting.", "toolCalls": [{"name": "tasks__delete_task", "args": {"id": "T-3"}}]}
+MODEL
+restart 40 12 --demo --model "'script:$work/model3.jsonl'"
+wait_for "2 of 2 servers ready"
+type_line "Delete T-3."
+wait_for "tasks/delete_task" "DESTRUCTIVE" "Deny ]" "n/esc deny"
+tm send-keys -t "$session" C-c
+wait_for "cancelled by you"
+tm send-keys -t "$session" C-c C-c
+wait_exit "at 40x12"
 
 echo "tui-e2e: PASS" >&2

@@ -47,37 +47,83 @@ func TestCtrlCCancelsRunningCall(t *testing.T) {
 	}
 	h.until("the run ends", func() bool { return h.m.run == nil })
 	s := h.screen()
-	for _, want := range []string{"? flaky/hang", "outcome unknown", "cancelled", "ctrl+c again quits"} {
+	for _, want := range []string{"? flaky/hang", "outcome unknown", "cancelled"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
 		}
 	}
+	if strings.Contains(s, "cancelling") {
+		t.Errorf("the status still says cancelling after the run ended:\n%s", s)
+	}
 
+	// The cancelling Ctrl-C does not count towards quitting: two more do.
+	h.key("ctrl+c")
+	if h.quit {
+		t.Fatal("the ctrl+c after the cancellation quit")
+	}
 	h.key("ctrl+c")
 	h.until("the program quits", func() bool { return h.quit })
 }
 
+// quits reports whether cmd quits the program.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
 // TestCtrlCTwiceQuitsOnlyInARow: another key between two Ctrl-C disarms
-// the second.
+// the second; so does waiting longer than the quit window.
 func TestCtrlCTwiceQuitsOnlyInARow(t *testing.T) {
-	h := newHarness(t, Config{Now: newClock().Now, Dark: dark(true)})
+	clk := newClock()
+	h := newHarness(t, Config{Now: clk.Now, Dark: dark(true)})
 	h.ready()
 	h.key("ctrl+c")
 	if !strings.Contains(h.screen(), "press ctrl+c again to quit") {
 		t.Fatalf("no warning after the first ctrl+c:\n%s", h.screen())
 	}
-	h.typeText("a")
-	_, cmd := h.m.Update(keyMsg("ctrl+c"))
-	if cmd != nil {
-		if _, ok := cmd().(tea.QuitMsg); ok {
-			t.Fatal("ctrl+c, a key, ctrl+c quit")
-		}
+	h.key("up") // a key between them
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); quits(cmd) {
+		t.Fatal("ctrl+c, a key, ctrl+c quit")
 	}
-	_, cmd = h.m.Update(keyMsg("ctrl+c"))
-	if cmd == nil {
-		t.Fatal("ctrl+c twice in a row did not quit")
+	clk.Add(2 * time.Second)
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); quits(cmd) {
+		t.Fatal("a second ctrl+c two seconds later quit")
 	}
-	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Fatal("ctrl+c twice in a row did not quit")
+	clk.Add(500 * time.Millisecond)
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); !quits(cmd) {
+		t.Fatal("ctrl+c twice within the window did not quit")
+	}
+}
+
+// TestCtrlCClearsADraftIntoHistory: Ctrl-C on a draft clears it and keeps
+// it in the history, and does not arm quitting; Ctrl-D quits only on an
+// empty input.
+func TestCtrlCClearsADraftIntoHistory(t *testing.T) {
+	h := newHarness(t, Config{Now: newClock().Now, Dark: dark(true)})
+	h.ready()
+	h.typeText("a long draft")
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); quits(cmd) {
+		t.Fatal("ctrl+c on a draft quit")
+	}
+	if v := h.m.input.Value(); v != "" {
+		t.Fatalf("the input still holds %q", v)
+	}
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); quits(cmd) {
+		t.Fatal("ctrl+c after clearing a draft quit: clearing must not arm it")
+	}
+	h.key("esc")
+	h.key("up")
+	if v := h.m.input.Value(); v != "a long draft" {
+		t.Fatalf("↑ after ctrl+c brought back %q", v)
+	}
+	if _, cmd := h.m.Update(keyMsg("ctrl+d")); quits(cmd) {
+		t.Fatal("ctrl+d on a non-empty input quit")
+	}
+	h.m.input.Reset()
+	if _, cmd := h.m.Update(keyMsg("ctrl+d")); !quits(cmd) {
+		t.Fatal("ctrl+d on an empty input did not quit")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -46,12 +47,30 @@ type card struct {
 	truncated   bool
 
 	expanded bool
+	// cancelled: the person cancelled the question about it (Ctrl-C).
+	cancelled bool
+	// modelArgs are the arguments the model asked for; args differ from
+	// them when the person edited the call.
+	modelArgs json.RawMessage
+}
+
+// edited reports whether the call ran with arguments the person edited.
+func (c *card) edited() bool {
+	if c.modelArgs == nil || c.args == nil {
+		return false
+	}
+	a, errA := decide.Canonical(c.args)
+	b, errB := decide.Canonical(c.modelArgs)
+	return errA == nil && errB == nil && !bytes.Equal(a, b)
 }
 
 // fromEntry fills the card from the loop's account of the call.
 func (c *card) fromEntry(e *host.CallEntry) {
 	c.server, c.tool, c.modelName = e.Server, e.Tool, e.ModelName
 	if e.Args != nil {
+		if c.modelArgs == nil {
+			c.modelArgs = e.Args
+		}
 		c.args = e.Args
 	}
 	if e.Status == "" { // a decision alone: the card stays live until the result
@@ -140,6 +159,9 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 	case host.StatusToolError:
 		return "✗", "tool error", st.Bad
 	case host.StatusDenied:
+		if c.cancelled {
+			return "⊘", "cancelled by you (ctrl+c): not run", st.Warn
+		}
 		if c.decidedBy == "user" {
 			return "⊘", "denied by you", st.Bad
 		}
@@ -250,11 +272,18 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 	if args == "" {
 		args = "{}"
 	}
+	argsLabel := "args"
+	if c.edited() {
+		argsLabel = "args edited by you"
+	}
 	if !c.expanded {
-		line := pad + st.Muted.Render("args ") + cleanLine(compactJSON(args))
+		line := pad + st.Muted.Render(argsLabel+" ") + cleanLine(compactJSON(args))
 		lines = append(lines, trunc(line, width))
 	} else {
-		lines = append(lines, pad+st.Muted.Render("args"))
+		lines = append(lines, pad+st.Muted.Render(argsLabel))
+		if c.edited() {
+			lines = append(lines, trunc(pad+st.Muted.Render("  the model asked for ")+cleanLine(compactJSON(string(c.modelArgs))), width))
+		}
 		for _, l := range strings.Split(clean(indentJSON(args)), "\n") {
 			for _, w := range wrap(l, inner-2) {
 				lines = append(lines, pad+"  "+w)
@@ -295,16 +324,22 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 		if more {
 			line += st.Muted.Render(" …")
 		}
+		if size := c.sizeNote(); size != "" {
+			// The size stays visible however long the first line is.
+			line = trunc(line, max(width-ansi.StringWidth(size)-1, len(pad)+4)) + " " + st.Muted.Render(size)
+		}
 		lines = append(lines, trunc(line, width))
 		return lines
 	}
 	lines = append(lines, pad+st.Muted.Render(c.bodyTitle()))
 	const maxLines = 40
 	n := 0
-	for _, l := range strings.Split(clean(indentJSON(body)), "\n") {
+	all := strings.Split(clean(indentJSON(body)), "\n")
+	for i, l := range all {
 		for _, w := range wrap(l, inner-2) {
 			if n == maxLines {
-				lines = append(lines, pad+"  "+st.Muted.Render("… (the full result went to the model; mcphost call prints it)"))
+				more := fmt.Sprintf("… %d more line%s here; ", len(all)-i, plural(len(all)-i))
+				lines = append(lines, hangPad(st.Muted.Render(more+c.modelGot()+" · f2, o opens all of it in the pager"), width, pad+"  ")...)
 				return lines
 			}
 			lines = append(lines, pad+"  "+w)
@@ -312,6 +347,50 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 		}
 	}
 	return lines
+}
+
+// ranResult reports whether the card has a result from the server.
+func (c *card) ranResult() bool {
+	return c.done && (c.status == host.StatusSuccess || c.status == host.StatusToolError) && c.result != nil
+}
+
+// sizeNote is the result's size and line count, for a result that its
+// one line on the card cannot show: "(12.3 KB, 340 lines)".
+func (c *card) sizeNote() string {
+	if !c.ranResult() {
+		return ""
+	}
+	text := host.ResultText(c.result)
+	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	if n < 2 && !c.truncated && c.resultBytes <= 200 {
+		return "" // a short result says all there is on its line
+	}
+	s := "(" + humanBytes(c.resultBytes) + fmt.Sprintf(", %d line%s", n, plural(n))
+	if c.truncated {
+		s += ", cut for the model"
+	}
+	return s + ")"
+}
+
+// modelGot says what of the result went to the model; the header's title
+// and this footer say the same.
+func (c *card) modelGot() string {
+	if c.truncated {
+		return "the model got only its beginning (cut to the result limit)"
+	}
+	return "the model got all of it"
+}
+
+// humanBytes writes a size briefly: 920 B, 12.3 KB, 4.1 MB.
+func humanBytes(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/1_000_000)
+	}
 }
 
 // hangPad wraps s to width, every line indented by pad.
@@ -338,11 +417,13 @@ func (c *card) body() string {
 func (c *card) bodyTitle() string {
 	switch {
 	case c.status == host.StatusSuccess || c.status == host.StatusToolError:
-		s := fmt.Sprintf("result (%d bytes)", c.resultBytes)
-		if c.truncated {
-			s += ", cut before it went to the model"
+		s := "result"
+		if size := c.sizeNote(); size != "" {
+			s += " " + strings.TrimSuffix(strings.TrimSuffix(size, ")"), ", cut for the model") + ")"
+		} else {
+			s += fmt.Sprintf(" (%s)", humanBytes(c.resultBytes))
 		}
-		return s
+		return s + ": " + c.modelGot()
 	default:
 		return "outcome"
 	}

@@ -6,20 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
+	"github.com/mcphost/mcphost/ui/dialog"
 )
 
-// onKey routes a key: Ctrl-C first, then the top dialog, the panel, and
-// the main screen.
+// onKey routes a key: Ctrl-C first, then the top dialog, the panel, the
+// pager, and the main screen.
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	ck := m.keys.chat
 	if key.Matches(k, ck.Cancel) {
 		return m.interrupt()
 	}
-	m.quitArmed, m.flash = false, ""
+	m.quitAt, m.flash = time.Time{}, ""
 
 	switch {
 	// The dialogs own their keys, Esc included: it denies a confirmation
@@ -45,6 +48,10 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, k)
 		return cmd
+	case m.pager != nil:
+		return m.pagerKey(k)
+	case m.search != nil:
+		return m.searchKey(k)
 	}
 
 	switch {
@@ -52,6 +59,13 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.openPanel(newToolsPanel(m, ""))
 	case key.Matches(k, ck.Help):
 		return m.openPanel(newHelpPanel(m))
+	case key.Matches(k, ck.Mouse):
+		m.mouseOff = !m.mouseOff
+		m.flash = "mouse wheel scrolls the transcript (f3: let the terminal select text)"
+		if m.mouseOff {
+			m.flash = "the terminal selects text; f3 scrolls with the wheel again"
+		}
+		return nil
 	case key.Matches(k, ck.PageUp):
 		m.tr.scroll(&m.rc, -max(m.transcriptHeight()-2, 1), m.width, m.transcriptHeight())
 		return nil
@@ -76,14 +90,19 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		if m.tr.sel < 0 {
 			m.tr.selectCard(&m.rc, -1, m.width, m.transcriptHeight())
 		}
+		m.invalidateAll()
 		return nil
 	case key.Matches(k, ck.Send):
 		return m.send()
-	case key.Matches(k, ck.Close):
-		if m.attach != nil {
-			m.attach = nil
-			m.flash = "attachment dropped"
-		}
+	case key.Matches(k, ck.Close) && m.attach != nil:
+		m.attach = nil
+		m.flash = "attachment dropped"
+		return nil
+	}
+	if cmd, ok := m.inputKey(k); ok {
+		return cmd
+	}
+	if key.Matches(k, ck.Close) {
 		return nil
 	}
 	var cmd tea.Cmd
@@ -114,6 +133,8 @@ func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
 			m.invalidateCard(c)
 			m.tr.reveal(&m.rc, m.tr.sel, w, h)
 		}
+	case key.Matches(k, tk.Open):
+		m.openPager()
 	case key.Matches(k, tk.Top):
 		m.tr.top(&m.rc, w, h)
 	case key.Matches(k, tk.Bottom):
@@ -147,24 +168,77 @@ func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
 	return cmd
 }
 
-// interrupt is Ctrl-C: it cancels what runs; pressed again, it quits.
+// interrupt is Ctrl-C. It cancels the question on screen, else what runs,
+// else clears a non-empty input (keeping it in the history); only on an
+// empty input, pressed twice within quitWindow, does it quit.
 func (m *Model) interrupt() tea.Cmd {
-	if m.quitArmed {
+	now := m.now()
+	armed := !m.quitAt.IsZero() && now.Sub(m.quitAt) <= quitWindow
+	m.quitAt = time.Time{}
+	switch {
+	case m.confirm != nil || m.elicitD != nil || m.sampleD != nil:
+		return m.cancelQuestion()
+	case m.pager != nil:
+		m.pager = nil
+		return nil
+	case m.search != nil:
+		m.search = nil
+		m.setInput("")
+		return nil
+	case m.run != nil || len(m.calls) > 0:
+		m.cancelRuns()
+		return nil
+	case m.panel == nil && m.consent == nil && m.input.Value() != "":
+		m.remember(m.input.Value())
+		m.input.Reset()
+		m.flash = "input cleared (↑ brings it back)"
+		return nil
+	case armed:
 		return m.quit()
 	}
-	m.quitArmed = true
-	if m.run != nil || len(m.calls) > 0 {
-		if m.run != nil {
-			m.run.cancel()
-		}
-		for _, c := range m.calls {
-			c.cancel()
-		}
-		m.flash = "cancelling · ctrl+c again quits"
-		return nil
-	}
-	m.flash = "press ctrl+c again to quit"
+	m.quitAt = now
+	m.flash = "press ctrl+c again to quit (or ctrl+d, /quit)"
 	return nil
+}
+
+// cancelRuns cancels the model's run and every call from the call form;
+// the status says so until they have ended.
+func (m *Model) cancelRuns() {
+	if m.run != nil {
+		m.run.cancel()
+	}
+	for _, c := range m.calls {
+		c.cancel()
+	}
+	m.cancelling = true
+}
+
+// cancelQuestion is Ctrl-C on a dialog: the question is answered with a
+// refusal, its card says it was cancelled, and what asked is cancelled too.
+func (m *Model) cancelQuestion() tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case m.confirm != nil:
+		if c := m.cardFor(m.asks[0].q); c != nil {
+			c.cancelled = true
+		}
+		cmd = m.answer(host.Answer{Reason: "the person cancelled the question (ctrl+c)"})
+	case m.elicitD != nil:
+		a := m.asks[0]
+		a.elReply <- dialog.ElicitResult{Action: dialog.ElicitCancel}
+		m.asks = m.asks[1:]
+		cmd = m.openConfirm()
+	case m.sampleD != nil:
+		a := m.asks[0]
+		a.smpReply <- false
+		m.asks = m.asks[1:]
+		cmd = m.openConfirm()
+	}
+	if len(m.asks) == 0 && (m.run != nil || len(m.calls) > 0) {
+		m.cancelRuns()
+	}
+	m.flash = "question cancelled"
+	return cmd
 }
 
 func (m *Model) quit() tea.Cmd {
@@ -172,28 +246,34 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// send handles Enter: a command, or a message to the model.
+// send handles Enter: a command, or a message to the model, queued while
+// the model works.
 func (m *Model) send() tea.Cmd {
 	text := strings.TrimSpace(m.input.Value())
 	if text == "" {
 		return nil
 	}
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
+		m.remember(text)
 		m.input.Reset()
 		return m.command(text)
 	}
+	if m.cfg.Model != nil && (m.run != nil || m.pending != "") {
+		return m.queueMessage(text)
+	}
+	m.remember(text)
+	m.input.Reset()
+	return m.sendText(text)
+}
+
+// sendText sends a message to the model, or says why there is no model.
+func (m *Model) sendText(text string) tea.Cmd {
 	text = strings.TrimPrefix(text, "/")
 	if m.cfg.Model == nil {
-		m.input.Reset()
 		m.tr.add(&entry{kind: entryUser, text: text})
 		m.notice(levelWarn, m.noModelText())
 		return nil
 	}
-	if m.run != nil || m.pending != "" {
-		m.flash = "the model is still working: wait, or ctrl+c to cancel"
-		return nil
-	}
-	m.input.Reset()
 	m.tr.bottom()
 	m.tr.add(&entry{kind: entryUser, text: text})
 	if a := m.attach; a != nil {
@@ -213,7 +293,7 @@ func (m *Model) send() tea.Cmd {
 func (m *Model) startRun(text string) tea.Cmd {
 	if m.loop == nil {
 		m.loop = host.NewLoop(host.LoopOptions{
-			Model: m.cfg.Model, Gate: m.gate, Tools: m.mgr.Tools(),
+			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
 			OnEvent: func(ev host.LoopEvent) {
 				if ev.Call != nil {
@@ -225,6 +305,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 		})
 	}
 	m.syncLoopTools()
+	m.cancelling = false
 	m.runSeq++
 	id := m.runSeq
 	m.loopRun.Store(int64(id))
@@ -316,6 +397,10 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.run = nil
+	cancelled := m.cancelling
+	if !m.busy() {
+		m.cancelling = false
+	}
 	m.finishText()
 	for _, c := range m.cards {
 		if !c.done && !c.manual {
@@ -327,7 +412,16 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
 		m.notice(levelError, "model: "+cleanLine(msg.err.Error()))
 	}
-	return nil
+	if cancelled && len(m.queue) > 0 {
+		// After a cancel the person decides again: what they queued comes
+		// back to the input instead of going to the model.
+		text := strings.Join(append(m.queue, m.input.Value()), "\n\n")
+		m.queue = nil
+		m.setInput(strings.TrimSpace(text))
+		m.flash = "cancelled: your queued messages are back in the input"
+		return nil
+	}
+	return m.sendQueued()
 }
 
 // command runs a slash command.
@@ -366,6 +460,7 @@ func (m *Model) command(line string) tea.Cmd {
 		m.tr.clear()
 		m.cards = map[string]*card{}
 		m.loop = nil
+		m.usage.last = 0
 		m.notice(levelInfo, "transcript cleared; the next message starts a new conversation (session grants stay)")
 	case "/quit", "/exit":
 		return m.quit()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,12 @@ type Config struct {
 	// StatePath is the state file (state.json) where consents and trust
 	// given in the TUI are recorded. Empty: they last for this session.
 	StatePath string
+	// HistoryPath is the file that keeps what the person wrote, across
+	// sessions. Empty: history.jsonl beside StatePath, or none without it.
+	HistoryPath string
+	// ContextWindow is the model's context window in tokens, when known
+	// (0: unknown); the status line then says how full it is.
+	ContextWindow int
 
 	// Model is the language model; nil runs the TUI without a chat.
 	Model llm.Model
@@ -68,6 +75,13 @@ type Config struct {
 	// ignores keys after it opens (0: the dialog's default).
 	Now   func() time.Time
 	Grace time.Duration
+}
+
+func (c Config) historyPath() string {
+	if c.HistoryPath != "" || c.StatePath == "" {
+		return c.HistoryPath
+	}
+	return filepath.Join(filepath.Dir(c.StatePath), "history.jsonl")
 }
 
 // ProjectServer is a server from a project-level file, waiting for consent.
@@ -154,6 +168,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stopQuit()
 	_, err := p.Run()
 	m.Close() // the terminal is restored: cancel the running call, record it, stop the servers
+	_ = m.printScrollback(cfg.Out) // best effort: the session is over either way
 	if ctx.Err() != nil {
 		// The caller (a signal) ended the session: not a failure, but a
 		// call that may have run must be said.

@@ -68,6 +68,15 @@ func (m *Model) openConfirm() tea.Cmd {
 		return nil
 	}
 	m.confirm = dialog.NewConfirm(m.asks[0].q, m.dialogOptions(1, len(m.asks)))
+	if q := m.asks[0].q; q != nil && q.Tool != nil && len(q.Tool.InputSchema) > 0 {
+		v := newValidator(q.Tool.InputSchema)
+		m.confirm.SetArgsCheck(func(b []byte) error {
+			if _, err := v.check(string(b)); err != nil {
+				return fmt.Errorf("The edit %w; fix it, or esc to go back", err)
+			}
+			return nil
+		})
+	}
 	return nil
 }
 

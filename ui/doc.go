@@ -22,8 +22,26 @@
 // markdown renderer's own output keeps only colour and style sequences, never
 // hyperlinks or other terminal controls.
 //
+// Everything a server sent is escaped as sanitize does; the model's own text
+// keeps one exception, a zero-width joiner inside an emoji sequence, so that
+// joined emoji show as one.
+//
+// The input keeps a history of what the person sent (Config.HistoryPath,
+// by default history.jsonl beside the state file, readable by the person
+// only): ↑ and Ctrl-P on the first line recall it, Ctrl-R searches it. Tab
+// completes commands and names in place and never moves the focus; F2 moves
+// it to the transcript. A message written while the model works is queued
+// and sent when the turn ends. Ctrl-C cancels the question on screen or what
+// runs, else clears the input into the history; only twice within a second
+// on an empty input does it quit.
+//
 // The transcript renders only the entries on screen and caches each entry's
 // lines per width, so a long session costs the same per frame as a short one.
+// A streamed answer renders each finished markdown block once, as it
+// completes. A tool result opens in a pager that scrolls, searches and saves
+// it. The screen is the terminal's alternate screen; on quitting, the
+// conversation is printed to the normal screen, into the terminal's
+// scrollback.
 //
 // Run refuses to start unless both of its streams are terminals; NewModel
 // builds the same model without a terminal, for tests.

@@ -125,6 +125,12 @@ func keyMsg(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyPgUp}
 	case "f1":
 		return tea.KeyPressMsg{Code: tea.KeyF1}
+	case "f2":
+		return tea.KeyPressMsg{Code: tea.KeyF2}
+	case "f3":
+		return tea.KeyPressMsg{Code: tea.KeyF3}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "alt+enter":
 		return tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt}
 	}

@@ -16,18 +16,25 @@ type keyGroup struct {
 
 // chatKeys work on the main screen.
 type chatKeys struct {
-	Send, Newline, Cancel, Close, Tools, Help, Focus, PageUp, PageDown, Expand key.Binding
+	Send, Newline, Cancel, Quit, Close, Tools, Help, Focus, PageUp, PageDown, Expand key.Binding
+	Complete, Prev, Next, Search, Mouse                                              key.Binding
 }
 
 func newChatKeys() chatKeys {
 	return chatKeys{
-		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command")),
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command; while the model works: queue it")),
 		Newline:  key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
-		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs; twice: quit")),
-		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny; in the input: drop the attached resource")),
+		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs or the question on screen; else clear the input (kept in the history); on an empty input twice within a second: quit")),
+		Quit:     key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "quit, on an empty input (also /quit)")),
+		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny; in the input: drop the attached resource, else the last queued message")),
 		Tools:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
 		Help:     key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help (also /help)")),
-		Focus:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "switch between input and transcript")),
+		Focus:    key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "move the focus to the transcript and back")),
+		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete a /command, a server or a tool name")),
+		Prev:     key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑/ctrl+p", "on the first line: the previous message from the history (an empty input with queued messages: edit the last one)")),
+		Next:     key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓/ctrl+n", "on the last line: the next message from the history, then your draft")),
+		Search:   key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "search the history; again: an older match")),
+		Mouse:    key.NewBinding(key.WithKeys("f3"), key.WithHelp("f3", "mouse wheel scrolling on/off (off: the terminal selects text)")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "scroll down")),
 		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand the selected tool card")),
@@ -36,7 +43,7 @@ func newChatKeys() chatKeys {
 
 // transcriptKeys work while the transcript has the focus.
 type transcriptKeys struct {
-	Prev, Next, Toggle, Top, Bottom, Back key.Binding
+	Prev, Next, Toggle, Open, Top, Bottom, Back key.Binding
 }
 
 func newTranscriptKeys() transcriptKeys {
@@ -44,9 +51,10 @@ func newTranscriptKeys() transcriptKeys {
 		Prev:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "previous tool card")),
 		Next:   key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "next tool card")),
 		Toggle: key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand the card: arguments, reasons, result")),
+		Open:   key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "open the card's full result in the pager: scroll, / search, s save")),
 		Top:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home", "first entry")),
 		Bottom: key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end", "last entry, follow new output")),
-		Back:   key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("esc/tab", "back to the input")),
+		Back:   key.NewBinding(key.WithKeys("esc", "f2"), key.WithHelp("esc/f2", "back to the input")),
 	}
 }
 
@@ -96,8 +104,8 @@ func newKeyMaps() keyMaps {
 func (k keyMaps) groups() []keyGroup {
 	c, t, l, f := k.chat, k.transcript, k.list, k.form
 	return []keyGroup{
-		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Close, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand}},
-		{"Transcript", []key.Binding{t.Prev, t.Next, t.Toggle, t.Top, t.Bottom, t.Back}},
+		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Quit, c.Close, c.Complete, c.Prev, c.Next, c.Search, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand, c.Mouse}},
+		{"Transcript (f2)", []key.Binding{t.Prev, t.Next, t.Toggle, t.Open, t.Top, t.Bottom, t.Back}},
 		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Attach, l.Back}},
 		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
 		{"Confirmation dialog (keys wait until typing pauses)", flatten(dialog.DefaultConfirmKeyMap().FullHelp())},

@@ -91,7 +91,8 @@ const (
 	mdNestMax = 20
 )
 
-// mdRender renders markdown, prepared by cleanMarkdown, to lines of at most
+// mdRender renders the model's markdown, prepared by cleanModelMarkdown
+// (its pieces are cleaned again with cleanModel), to lines of at most
 // width cells.
 func mdRender(src string, look *mdLook, width int) []string {
 	r := &mdWalk{look: look, floor: max(min(width, max(width/2, mdNestMin), mdNestMax), 1)}
@@ -146,7 +147,7 @@ func (r *mdWalk) block(n *mdNode, width int) []string {
 	case mdHTMLBlock:
 		var out []string
 		for _, l := range n.lines {
-			out = append(out, wrap(clean(l), width)...)
+			out = append(out, wrap(cleanModel(l), width)...)
 		}
 		return out
 	case mdBlockquote:
@@ -175,7 +176,7 @@ func (r *mdWalk) code(n *mdNode, width int) []string {
 	var more string
 	var out []string
 	for _, l := range n.lines {
-		l = clean(l)
+		l = cleanModel(l)
 		lw := ansi.StringWidth(l)
 		prefix := "  "
 		for {
@@ -377,7 +378,7 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 			}
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if dest := clean(mdOneLine(f.n.text)); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
+			if dest := cleanModel(mdOneLine(f.n.text)); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
 				// The address, unless the text is the address already.
 				if label := size - f.size; label != len(dest) || !piecesEqual(out[f.start:], dest) {
 					if label > 0 {
@@ -391,21 +392,21 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 		}
 		switch c.kind {
 		case mdText:
-			add(piece{clean(mdOneLine(c.text)), a})
+			add(piece{cleanModel(mdOneLine(c.text)), a})
 		case mdSoftBreak:
 			add(piece{" ", a})
 		case mdHardBreak:
 			add(piece{"\n", a})
 		case mdCode:
-			s := clean(c.text)
+			s := cleanModel(c.text)
 			if r.look.noColor {
 				s = "`" + s + "`"
 			}
 			add(piece{s, a | attrCode})
 		case mdAutoLink:
-			add(piece{clean(c.text), a | attrLink})
+			add(piece{cleanModel(c.text), a | attrLink})
 		case mdRawHTML:
-			add(piece{clean(strings.ReplaceAll(c.text, "\n", " ")), a})
+			add(piece{cleanModel(strings.ReplaceAll(c.text, "\n", " ")), a})
 		case mdEmph, mdLink, mdImage:
 			stack = append(stack, frame{c, a, len(out), size})
 			switch {

@@ -85,9 +85,26 @@ type Model struct {
 	calls   map[int]*manualCall
 	callSeq int
 
-	quitArmed bool
-	flash     string
-	spinning  bool
+	// quitAt is when Ctrl-C on an empty input asked for a second one.
+	quitAt time.Time
+	flash  string
+	// cancelling says Ctrl-C cancelled what runs; the status says so while
+	// it still runs.
+	cancelling bool
+	spinning   bool
+
+	hist       *history
+	histWarned bool
+	search     *histSearch
+	// queue holds messages written while the model works, oldest first.
+	queue []string
+	pager *pager
+	// mouseOff gives the mouse back to the terminal (selection) instead of
+	// scrolling the transcript with the wheel.
+	mouseOff bool
+	// usage is what the model reported: tokens this session, and the input
+	// of the latest turn (how full the context is).
+	usage usageMeter
 }
 
 type phase uint8
@@ -158,6 +175,12 @@ func NewModel(cfg Config) *Model {
 		width: 80, height: 24,
 	}
 	m.jobs.init()
+	var herr error
+	m.hist, herr = loadHistory(cfg.historyPath())
+	if herr != nil {
+		m.histWarned = true
+		m.notice(levelWarn, cleanLine(herr.Error())+"; the history lasts for this session only")
+	}
 	m.openURL = oauth.OpenBrowser
 	m.asker = &asker{inbox: m.inbox, done: ctx.Done()}
 	dark := true
@@ -315,7 +338,11 @@ func (m *Model) startServers() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case inboxMsg:
-		return m, tea.Batch(m.handle(msg.msg), m.listen())
+		cmd := m.handle(msg.msg)
+		if m.run == nil && len(m.calls) == 0 {
+			m.cancelling = false // what was cancelled has ended
+		}
+		return m, tea.Batch(cmd, m.listen())
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 6)
 		m.layout()
@@ -339,7 +366,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.onKey(msg)
 	case tea.PasteMsg:
+		if m.search != nil {
+			return m, nil // a search query is typed
+		}
 		return m, m.onPaste(msg)
+	case tea.MouseWheelMsg:
+		m.onWheel(msg)
+		return m, nil
 	}
 	// Anything else (a dialog's timers, the textarea's) goes to whatever
 	// has the focus.
@@ -383,6 +416,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onSample(msg)
 	case noticeMsg:
 		m.notice(msg.l, msg.text)
+	case usageMsg:
+		m.usage.add(msg.u)
 	case loopEventMsg:
 		return m.onLoopEvent(msg)
 	case runDoneMsg:
@@ -503,7 +538,42 @@ func (m *Model) layout() {
 
 // transcriptHeight is the number of rows the transcript gets.
 func (m *Model) transcriptHeight() int {
-	return max(m.height-m.input.Height()-2, 1)
+	return max(m.height-m.input.Height()-2-len(m.queueLines(m.width)), 1)
+}
+
+// onWheel scrolls the transcript, or the pager, by three lines a notch.
+func (m *Model) onWheel(w tea.MouseWheelMsg) {
+	if m.mouseOff || m.panel != nil || m.topDialog() != "" {
+		return
+	}
+	n := 0
+	switch w.Button {
+	case tea.MouseWheelUp:
+		n = -3
+	case tea.MouseWheelDown:
+		n = 3
+	default:
+		return
+	}
+	if m.pager != nil {
+		m.pager.scroll(n)
+		return
+	}
+	m.tr.scroll(&m.rc, n, m.width, m.transcriptHeight())
+}
+
+// rule is the line above the input: what has the focus, and what the
+// input carries.
+func (m *Model) rule(w int) string {
+	switch {
+	case m.search != nil:
+		return m.searchRule(w)
+	case m.focus == focusTranscript && m.pager == nil:
+		label := " TRANSCRIPT · ↑/↓ cards · enter expands · o opens the result · esc/f2 back to the input "
+		line := trunc(m.st.Rule.Render("━━")+m.st.Selected.Render(label), w)
+		return line + m.st.Rule.Render(strings.Repeat("━", max(w-lipgloss.Width(line), 0)))
+	}
+	return m.inputRule(w)
 }
 
 // View draws the screen: transcript, input and status line, with a panel
@@ -511,8 +581,14 @@ func (m *Model) transcriptHeight() int {
 func (m *Model) View() tea.View {
 	w, h := m.width, m.height
 	th := m.transcriptHeight()
-	rows := m.tr.view(&m.rc, w, th)
-	rows = append(rows, m.inputRule(w))
+	var rows []string
+	if m.pager != nil {
+		rows = m.pager.view(m, w, th)
+	} else {
+		rows = m.tr.view(&m.rc, w, th)
+	}
+	rows = append(rows, m.queueLines(w)...)
+	rows = append(rows, m.rule(w))
 	for _, l := range strings.Split(m.input.View(), "\n") {
 		rows = append(rows, fit(l, w))
 	}
@@ -523,9 +599,9 @@ func (m *Model) View() tea.View {
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(strings.Join(rows, "\n"))}
 
 	var cursor *tea.Cursor
-	if m.panel == nil && m.focus == focusInput && m.topDialog() == "" {
+	if m.panel == nil && m.pager == nil && m.focus == focusInput && m.topDialog() == "" {
 		if c := m.input.Cursor(); c != nil {
-			c.Position.Y += th + 1
+			c.Position.Y += th + 1 + len(m.queueLines(w))
 			cursor = c
 		}
 	}
@@ -540,9 +616,22 @@ func (m *Model) View() tea.View {
 		dw, dh := lipgloss.Width(d), lipgloss.Height(d)
 		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(2))
 	}
-	content := lipgloss.NewCompositor(layers...).Render()
+	var content string
+	if len(layers) == 1 {
+		// Nothing to compose: the rows are already cut to the width. This
+		// halves the cost of a frame while the model streams.
+		for i, r := range rows {
+			rows[i] = strings.TrimRight(r, " ")
+		}
+		content = strings.Join(rows, "\n")
+	} else {
+		content = lipgloss.NewCompositor(layers...).Render()
+	}
 	v := tea.NewView(content)
 	v.AltScreen = true
+	if !m.mouseOff {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
 	v.Cursor = cursor
 	v.WindowTitle = "mcphost"
 	return v
@@ -606,6 +695,9 @@ func (m *Model) statusLine(w int) string {
 		}
 		parts = append(parts, g)
 	}
+	if u := m.usage.status(m.contextWindow()); u != "" {
+		parts = append(parts, u)
+	}
 	if bot, total, following := m.tr.position(); !following && total > 0 {
 		parts = append(parts, fmt.Sprintf("scrolled up, at %d of %d (pgdown)", bot, total))
 	}
@@ -620,8 +712,13 @@ func (m *Model) statusLine(w int) string {
 		right = st.Warn.Render("waiting for your answer")
 	case len(m.asks) > 1:
 		right = st.Warn.Render(fmt.Sprintf("question 1 of %d", len(m.asks)))
+	case m.cancelling && (m.run != nil || len(m.calls) > 0):
+		right = st.Warn.Render(m.rc.spin() + " cancelling")
 	case m.run != nil || len(m.calls) > 0:
 		right = st.Info.Render(m.rc.spin()+" running") + st.Status.Render(" · ctrl+c cancels")
+		if len(m.queue) > 0 {
+			right += st.Status.Render(fmt.Sprintf(" · %d queued", len(m.queue)))
+		}
 	case m.pending != "":
 		right = st.Info.Render("waiting for the servers")
 	default:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mcphost/mcphost/sanitize"
+	"github.com/rivo/uniseg"
 )
 
 // clean makes server or model text safe and flat for the screen: unsafe
@@ -25,6 +26,75 @@ func clean(s string) string {
 // every piece it draws.
 func cleanMarkdown(s string) string {
 	return sanitize.Text(strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// zwj is the zero-width joiner, which sanitize escapes: it can hide text.
+const zwj = '\u200d'
+
+// cleanModel is clean for the model's own text: a zero-width joiner inside
+// an emoji sequence (👩‍👩‍👧‍👦) is kept, so the family shows as one emoji;
+// everywhere else it is escaped as before. Server text never comes here.
+func cleanModel(s string) string { return keepEmoji(s, clean) }
+
+// cleanModelMarkdown is cleanMarkdown for the model's own text.
+func cleanModelMarkdown(s string) string { return keepEmoji(s, cleanMarkdown) }
+
+// keepEmoji applies san to s except to the emoji ZWJ sequences in it.
+func keepEmoji(s string, san func(string) string) string {
+	if !strings.ContainsRune(s, zwj) {
+		return san(s)
+	}
+	var b strings.Builder
+	start := 0
+	g := uniseg.NewGraphemes(s)
+	for g.Next() {
+		cl := g.Str()
+		if strings.ContainsRune(cl, zwj) && emojiSequence(cl) {
+			from, to := g.Positions()
+			b.WriteString(san(s[start:from]))
+			b.WriteString(cl)
+			start = to
+		}
+	}
+	b.WriteString(san(s[start:]))
+	return b.String()
+}
+
+// emojiSequence reports whether a grapheme cluster is emoji joined by ZWJ:
+// every joiner stands between two emoji (a variation selector or a skin
+// tone may follow the first), and nothing in it is otherwise unsafe.
+func emojiSequence(cl string) bool {
+	rs := []rune(cl)
+	for i, r := range rs {
+		if r != zwj {
+			if sanitize.Unsafe(r) {
+				return false
+			}
+			continue
+		}
+		if i == 0 || i == len(rs)-1 || !isEmoji(rs[i+1]) {
+			return false
+		}
+		j := i - 1
+		for j > 0 && (rs[j] == 0xfe0f || rs[j] >= 0x1f3fb && rs[j] <= 0x1f3ff) {
+			j--
+		}
+		if !isEmoji(rs[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmoji reports whether r is in the blocks emoji come from.
+func isEmoji(r rune) bool {
+	switch {
+	case r >= 0x1f000 && r <= 0x1faff, r >= 0x2600 && r <= 0x27bf,
+		r >= 0x2300 && r <= 0x23ff, r >= 0x2b00 && r <= 0x2bff,
+		r >= 0x2190 && r <= 0x21ff, r == 0x00a9, r == 0x00ae, r == 0x203c, r == 0x2049:
+		return true
+	}
+	return false
 }
 
 // cleanLine is clean for a one-line cell.

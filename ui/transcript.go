@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/ui/dialog"
@@ -42,6 +44,103 @@ type entry struct {
 	// every streamEvery, not on every delta.
 	wrappedLen int
 	wrappedAt  time.Time
+	// While it streams, the finished blocks (text[:doneLen]) are rendered
+	// once, as doneLines at doneW; only the open block is drawn anew.
+	doneLen   int
+	doneW     int
+	doneStyle string
+	doneLines []string
+}
+
+// streamLines renders a message that is still streaming: its finished
+// blocks as markdown, each rendered once as it completes and kept, and the
+// open block after them as markdown too, so that nothing moves when the
+// stream ends. A frame costs the open block, whatever the message's length.
+func (e *entry) streamLines(rc *renderCtx, width int) []string {
+	style := rc.st.markdownStyle()
+	if width != e.doneW || style != e.doneStyle || len(e.text) < e.doneLen {
+		e.doneLen, e.doneW, e.doneStyle, e.doneLines = 0, width, style, nil
+	}
+	// The text before doneLen is finished blocks: the scan starts there.
+	cut := e.doneLen + blockBoundary(e.text[e.doneLen:])
+	if cut > e.doneLen {
+		seg := rc.md.render(cleanModelMarkdown(e.text[e.doneLen:cut]), style, width)
+		if seg == nil {
+			return nil // too narrow for markdown: the caller wraps the text
+		}
+		if len(e.doneLines) > 0 && len(seg) > 0 {
+			e.doneLines = append(e.doneLines, "")
+		}
+		e.doneLines, e.doneLen = append(e.doneLines, seg...), cut
+	}
+	tail := rc.md.render(cleanModelMarkdown(e.text[cut:]), style, width)
+	if tail == nil && strings.TrimSpace(e.text[cut:]) != "" {
+		return nil
+	}
+	out := make([]string, 0, len(e.doneLines)+len(tail)+1)
+	out = append(out, e.doneLines...)
+	if len(out) > 0 && len(tail) > 0 {
+		out = append(out, "")
+	}
+	return append(out, tail...)
+}
+
+// blockBoundary is where the finished blocks of streamed markdown end: the
+// last blank line outside a fenced code block that is followed by a line
+// starting in the first column (so not a list item's or a quote's
+// continuation, nor a lazy one). 0 if no block has finished.
+func blockBoundary(s string) int {
+	cut, fence := 0, ""
+	blank := false
+	for off := 0; off < len(s); {
+		end := strings.IndexByte(s[off:], '\n')
+		if end < 0 {
+			// The last line is still open: a letter cannot grow into a
+			// list item, a quote, a fence or a heading.
+			if r, _ := utf8.DecodeRuneInString(s[off:]); fence == "" && blank && unicode.IsLetter(r) {
+				cut = off
+			}
+			break
+		}
+		line := s[off : off+end]
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		switch {
+		case fence != "":
+			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" ") == "" {
+				fence = ""
+			}
+		case indent < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
+			if blank && indent == 0 {
+				cut = off
+			}
+			fence = trimmed[:3]
+		case strings.TrimSpace(line) == "":
+			blank = true
+			off += end + 1
+			continue
+		default:
+			if blank && indent == 0 && !strings.HasPrefix(line, ">") && !listStart(line) {
+				cut = off
+			}
+		}
+		blank = false
+		off += end + 1
+	}
+	return cut
+}
+
+// listStart reports whether line begins a list item: a blank line between
+// items can make the list loose, which only the whole list decides.
+func listStart(line string) bool {
+	if len(line) > 1 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
+		return true
+	}
+	i := 0
+	for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	return i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' '
 }
 
 const (
@@ -99,12 +198,19 @@ func (e *entry) lines(rc *renderCtx, width int, selected bool) []string {
 			out = append(out, prefix+st.Bold.Render(l))
 		}
 	case entryAssistant:
-		text := clean(e.text)
-		if e.done {
-			out = rc.md.render(cleanMarkdown(e.text), st.markdownStyle(), width)
+		switch {
+		case e.done && e.doneLines != nil && e.doneW == width && e.doneStyle == st.markdownStyle():
+			// Just finished streaming: the finished blocks are kept and
+			// only the last one is rendered, not the whole message again.
+			out = e.streamLines(rc, width)
+			e.doneLines = nil
+		case e.done:
+			out = rc.md.render(cleanModelMarkdown(e.text), st.markdownStyle(), width)
+		default:
+			out = e.streamLines(rc, width)
 		}
 		if out == nil {
-			for _, l := range wrap(text, max(width-2, 1)) {
+			for _, l := range wrap(cleanModel(e.text), max(width-2, 1)) {
 				out = append(out, "  "+l)
 			}
 		}

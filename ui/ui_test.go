@@ -356,9 +356,12 @@ func TestTranscriptFocusExpandsCards(t *testing.T) {
 	h := newHarness(t, cfg)
 	h.ready()
 	playCards(h)
-	h.key("tab")
+	h.key("f2")
 	if h.m.focus != focusTranscript || h.m.tr.sel < 0 {
-		t.Fatal("tab did not select a card")
+		t.Fatal("f2 did not select a card")
+	}
+	if !strings.Contains(h.screen(), "TRANSCRIPT · ↑/↓ cards") {
+		t.Errorf("the focus on the transcript is not shown:\n%s", h.screen())
 	}
 	h.key("up") // from the newest card to the one before
 	h.key("enter")

@@ -82,10 +82,20 @@ type Confirm struct {
 
 	header, footer []string
 	reasonsInBody  bool
+	compact        bool // a small screen: see relayout
 
 	answer host.Answer
 	done   bool
+
+	// check, when set, tests edited arguments against the tool's input
+	// schema before they go back to the gate.
+	check func([]byte) error
 }
+
+// SetArgsCheck sets how edited arguments are checked (against the tool's
+// input schema) before the edit is returned; an error is shown under the
+// editor and the edit stays open.
+func (c *Confirm) SetArgsCheck(f func([]byte) error) { c.check = f }
 
 // NewConfirm returns a dialog for q. A nil q, or one without scopes, can
 // only be denied.
@@ -418,6 +428,12 @@ func (c *Confirm) submitEdit() {
 		c.hint = sanitize.Line(err.Error())
 		return
 	}
+	if c.check != nil {
+		if err := c.check(text); err != nil {
+			c.hint = sanitize.Line(err.Error())
+			return
+		}
+	}
 	orig := c.q.Args
 	if len(bytes.TrimSpace(orig)) == 0 {
 		orig = json.RawMessage("{}")
@@ -463,35 +479,49 @@ func lineCol(b []byte, off int64) (int, int) {
 }
 
 // relayout lays the dialog out for its size and mode: the header, the
-// footer, and the height of the scrolling body between them.
+// footer, and the height of the scrolling body between them. When the
+// header, the arguments and the footer do not all fit (a small screen),
+// the dialog turns compact: the header keeps the verdict line and the raw
+// name, the footer the buttons and one short line of keys, and everything
+// else (title, description, warnings, reasons, arguments) scrolls in the
+// body. The description is in the body in full whenever the header's one
+// line cuts it, so an instruction hidden in it can be read.
 func (c *Confirm) relayout() {
 	st := c.st
 	w, h := c.o.Width-4, c.o.Height-2
 
-	// header
-	var head []string
-	head = append(head, spread(Badge(c.q.Decision.Class, c.tier, st), st.Muted.Render(position(c.o)), w)...)
-	head = append(head, hardWrap(st.Heading.Render(c.name), w)...)
+	base := spread(Badge(c.q.Decision.Class, c.tier, st), st.Muted.Render(position(c.o)), w)
+	base = append(base, hardWrap(st.Heading.Render(c.name), w)...)
+	var extras, warns []string
 	if c.title != "" {
-		head = append(head, quotedLine(st, "Server's title: ", c.title, w))
+		extras = append(extras, quotedLine(st, "Server's title: ", c.title, w))
 	}
+	// The description: in the header when three lines hold it, else one
+	// cut line there and the whole of it in the body, after the arguments.
+	var descLines, fullDesc []string
 	if c.desc != "" {
-		head = append(head, quotedLine(st, "Server's description: ", c.desc, w))
+		descLines = hanging(st.Muted.Render("Server's description: "), `"`+c.desc+`"`, w)
+		if len(descLines) > 3 {
+			descLines = []string{quotedLine(st, "Server's description: ", c.desc, w)}
+			full := strings.TrimSpace(expandTabs(sanitize.Text(c.q.Tool.Description)))
+			fullDesc = append([]string{"", st.Label.Render("Server's description, in full")}, wrapText(full, w)...)
+		}
+		extras = append(extras, descLines...)
 	}
 	if len(c.poison) > 0 {
-		head = append(head, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
+		warns = append(warns, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
 	}
 	if !c.q.Trusted {
-		head = append(head, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)
+		warns = append(warns, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)
 	}
 	if c.q.Changed {
-		head = append(head, styled(st.Warn, hanging("! ", "This tool's definition changed since it was approved or first seen; allowing the call accepts the new definition.", w))...)
+		warns = append(warns, styled(st.Warn, hanging("! ", "This tool's definition changed since it was approved or first seen; allowing the call accepts the new definition.", w))...)
 		if len(c.q.ChangedFields) > 0 {
 			fields := make([]string, len(c.q.ChangedFields))
 			for i, f := range c.q.ChangedFields {
 				fields[i] = sanitize.Line(f)
 			}
-			head = append(head, styled(st.Warn, hanging("  What changed: ", strings.Join(fields, ", "), w))...)
+			warns = append(warns, styled(st.Warn, hanging("  What changed: ", strings.Join(fields, ", "), w))...)
 		}
 	}
 	why := []string{st.Label.Render("Why it asks")}
@@ -501,33 +531,59 @@ func (c *Confirm) relayout() {
 	if len(c.reasons) == 0 {
 		why = nil
 	}
-
-	// body: the arguments, and the reasons too when the header has no room
-	// for them and a useful part of the arguments
+	argLabel := "Arguments"
+	if !c.argsOK {
+		argLabel += " (not valid JSON)"
+	}
 	argLines := hardWrap(c.args, w)
+
+	// The usual layout first.
+	c.compact = false
+	head := append(append(append([]string{}, base...), extras...), warns...)
 	foot := c.footerLines(w)
 	room := h - len(head) - len(foot) - 2 // a blank line and the body label
 	c.reasonsInBody = len(why) > 0 && room-len(why)-1 < min(len(argLines), 5)
 	body := argLines
 	if c.reasonsInBody {
-		label := "Arguments"
-		if !c.argsOK {
-			label += " (not valid JSON)"
-		}
-		body = append(append(why, "", st.Label.Render(label)), argLines...)
+		body = append(append(append([]string{}, why...), "", st.Label.Render(argLabel)), argLines...)
 	} else if len(why) > 0 {
 		head = append(head, "")
 		head = append(head, why...)
 		room -= len(why) + 1
 	}
+	if room < 3 || c.reasonsInBody && room < 5 {
+		// Compact: only the essentials stay put.
+		c.compact, c.reasonsInBody = true, true
+		head = base
+		foot = c.footerLines(w)
+		room = h - len(head) - len(foot) - 1 // the body label, no blank line
+		body = append([]string{}, warns...)
+		if c.tier >= decide.T3 && len(c.buttons) > 1 && c.mode == modeButtons {
+			body = append(body, styled(st.Muted, wrapText("Allowing this call asks you to type "+c.word+".", w))...)
+		}
+		if c.title != "" {
+			body = append(body, extras[0])
+		}
+		if fullDesc == nil {
+			body = append(body, descLines...)
+		}
+		if len(why) > 0 {
+			body = append(append(body, ""), why...)
+		}
+		if len(body) > 0 {
+			body = append(body, "")
+		}
+		body = append(append(body, st.Label.Render(argLabel)), argLines...)
+	}
+	body = append(body, fullDesc...)
 	if room < 1 {
-		// keep the badge, the name, the body's first line and the footer
-		head = head[:max(2, len(head)-(1-room))]
+		// keep the verdict line, the name, one line of body and the footer
+		head = head[:max(min(2, len(head)), len(head)-(1-room))]
 		room = 1
 	}
 	c.header, c.footer = head, foot
 
-	vpKey := fmt.Sprint(w, c.reasonsInBody)
+	vpKey := fmt.Sprint(w, c.reasonsInBody, c.compact, len(body))
 	c.vp.SetWidth(w)
 	c.vp.SetHeight(room)
 	if vpKey != c.vpKey {
@@ -542,35 +598,46 @@ func (c *Confirm) relayout() {
 
 // footerLines lays out what sits under the body for the current mode. The
 // scroll keys are not listed: the body's label line names them when the
-// body scrolls.
+// body scrolls. A compact footer has no blank line and short key hints.
 func (c *Confirm) footerLines(w int) []string {
 	st, k := c.st, c.keys
 	var foot []string
+	gap := func() {
+		if !c.compact {
+			foot = append(foot, "")
+		}
+	}
 	switch c.mode {
 	case modeButtons:
-		foot = append(foot, "")
+		gap()
 		if c.hint != "" {
 			foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
 		}
-		if c.tier >= decide.T3 && len(c.buttons) > 1 {
+		if c.tier >= decide.T3 && len(c.buttons) > 1 && !c.compact {
 			foot = append(foot, styled(st.Muted, wrapText("Allowing this call asks you to type "+c.word+".", w))...)
 		}
 		foot = append(foot, c.buttonLines(w)...)
-		foot = append(foot, helpLines(st, w, k.Once, k.Args, k.Session, k.Always,
-			k.Deny, k.Reason, k.Edit, k.Next, k.Choose)...)
+		if c.compact {
+			foot = append(foot, helpLines(st, w, withHelp(k.Once, "once"), withHelp(k.Args, "args"), withHelp(k.Session, "session"),
+				withHelp(k.Always, "always"), withHelp(k.Deny, "deny"), withHelp(k.Reason, "reason"), withHelp(k.Edit, "edit"))...)
+		} else {
+			foot = append(foot, helpLines(st, w, k.Once, k.Args, k.Session, k.Always,
+				k.Deny, k.Reason, k.Edit, k.Next, k.Choose)...)
+		}
 	case modeTyped:
 		what := map[decide.Scope]string{
 			decide.ScopeOnce: "allow this call once", decide.ScopeArgs: "allow these exact arguments",
 			decide.ScopeSession: "allow this tool for the session",
 		}[c.scope]
-		foot = append(foot, "")
+		gap()
 		foot = append(foot, wrapText("To "+what+", type "+st.Heading.Render(c.word)+" and press enter.", w)...)
 		foot = append(foot, "> "+string(c.typed)+"▏")
 		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
 		foot = append(foot, helpLines(st, w, k.Confirm, k.Back)...)
 	case modeReason:
 		c.reason.SetWidth(max(w-4, 1))
-		foot = append(foot, "", st.Label.Render("Deny, and tell the model why"), c.reason.View())
+		gap()
+		foot = append(foot, st.Label.Render("Deny, and tell the model why"), c.reason.View())
 		foot = append(foot, helpLines(st, w, withHelp(k.Confirm, "deny with this reason"), k.Back)...)
 	case modeEdit:
 		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
@@ -614,7 +681,9 @@ func (c *Confirm) View() string {
 		body = strings.Split(c.vp.View(), "\n")
 	}
 	lines := append([]string{}, c.header...)
-	lines = append(lines, "")
+	if !c.compact {
+		lines = append(lines, "")
+	}
 	lines = append(lines, spread(st.Label.Render(clip(label, w)), st.Muted.Render(scrollState(c.vp, c.mode != modeEdit)), w)[0])
 	lines = append(lines, body...)
 	lines = append(lines, c.footer...)
