@@ -43,6 +43,9 @@ type rawConn struct {
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Response
 	closed  error
+	// wakers are the task-augmented calls waiting on this connection, by
+	// task id (client/tasks.go).
+	wakers map[string]chan struct{}
 }
 
 // errRawClosed is returned to raw callers when the connection ends before
@@ -55,6 +58,10 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			c.fail(err)
 			return nil, err
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == taskStatusNote {
+			c.taskNotification(req.Params)
+			continue
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, rawPrefix) {

@@ -35,6 +35,9 @@ type rawHTTP struct {
 	session *mcp.ClientSession
 	maxBody int64
 	seq     atomic.Int64
+	// serve, if set, answers the requests the server sends on a raw
+	// request's response stream (client/taskhttp.go).
+	serve func(ctx context.Context, req *jsonrpc.Request) (any, error)
 }
 
 func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
@@ -80,7 +83,7 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 		}
 		return rawResult(method, id, data)
 	case "text/event-stream":
-		return r.readStream(method, id, lr)
+		return r.readStream(ctx, method, id, lr)
 	default:
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, answerHead))
 		return nil, fmt.Errorf("%s: the server answered %s, not an MCP message", method, describeAnswer(resp.StatusCode, ct, head))
@@ -117,9 +120,10 @@ func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.R
 }
 
 // readStream reads server-sent events until the response to id arrives.
-// Other messages on the stream (notifications, server requests) are not ours
-// to handle on this side channel and are skipped.
-func (r *rawHTTP) readStream(method, id string, body io.Reader) (json.RawMessage, error) {
+// Server requests on the stream are answered (answer); other messages
+// (notifications) are not ours to handle on this side channel and are
+// skipped.
+func (r *rawHTTP) readStream(ctx context.Context, method, id string, body io.Reader) (json.RawMessage, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), int(r.maxBody))
 	var data bytes.Buffer
@@ -133,6 +137,10 @@ func (r *rawHTTP) readStream(method, id string, body io.Reader) (json.RawMessage
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		case line == "":
 			if data.Len() == 0 {
+				continue
+			}
+			if r.answer(ctx, data.Bytes()) {
+				data.Reset()
 				continue
 			}
 			res, err := rawResult(method, id, data.Bytes())

@@ -180,7 +180,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if d.raw != nil {
 		l.raw = d.raw.conn
 	} else {
-		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20}
+		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw}
 	}
 	lst, err := listTools(connCtx, l.raw, s.spec.Name, s.m.opts.Limits)
 	if err != nil {

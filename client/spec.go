@@ -41,9 +41,12 @@ type Spec struct {
 	// client/auth.go). It is ignored when Headers sets Authorization.
 	OAuth auth.OAuthHandler `json:"-"`
 
-	ProtocolVersion string        // "" selects DefaultProtocolVersion
-	StartTimeout    time.Duration // 0 selects Options.StartTimeout
-	CallTimeout     time.Duration // 0 selects Options.CallTimeout
+	ProtocolVersion string // "" selects DefaultProtocolVersion
+	// Tasks says which tools run as tasks: TasksRequired ("" too),
+	// TasksAuto or TasksNever.
+	Tasks        string
+	StartTimeout time.Duration // 0 selects Options.StartTimeout
+	CallTimeout  time.Duration // 0 selects Options.CallTimeout
 
 	// Dial, when set, provides the transport instead of Command or URL: an
 	// in-process server. It is called once per connection attempt.
