@@ -148,6 +148,9 @@ type Call struct {
 	// It may be called from another goroutine, and (rarely) after Call has
 	// returned.
 	Progress func(client.Progress)
+	// OnTask, if set, learns of each step of a call that runs as an MCP
+	// task (created, status, result), after the gate has recorded it.
+	OnTask func(client.TaskEvent)
 }
 
 // Status is how a call through the gate ended.
@@ -190,6 +193,8 @@ type Result struct {
 	// Stale reports a tool error that carries the SERVER_STALE signal: the
 	// server must be restarted before writes work again.
 	Stale bool
+	// Task is the MCP task the call ran as, with its status history.
+	Task *client.TaskInfo
 }
 
 // Message says in one sentence how the call ended, for a person or a model.
@@ -538,10 +543,12 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 			settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 			return
 		}
-		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.callOptions(c))
+		opts := g.callOptions(c)
+		opts.OnTask = g.taskHook(callID, n, c, spec, trusted, t, r, c.OnTask)
+		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, opts)
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
 		r.Attempts = append(r.Attempts, a)
-		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err
+		r.Status, r.Result, r.Err, r.Task = Status(cr.Outcome), cr.Result, cr.Err, cr.Task
 		settle(r)
 		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
 
@@ -562,7 +569,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 				return
 			}
 		case client.OutcomeThrottled, client.OutcomeUnknown:
-			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || !g.spend(c.Server) {
+			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || g.mayHaveCreatedTask(cr, spec, t) || !g.spend(c.Server) {
 				return
 			}
 			unknownRetries++
@@ -685,6 +692,9 @@ func (g *Gate) record(callID string, n int, c Call, spec client.Spec, trusted bo
 	rec.DurationMS = dur.Milliseconds()
 	for _, a := range r.Attempts {
 		rec.Attempts = append(rec.Attempts, audit.Attempt{N: a.N, Outcome: audit.Status(a.Outcome), Detail: a.Detail, DurationMS: a.Duration.Milliseconds()})
+	}
+	if cr != nil && cr.Task != nil {
+		rec.TaskID = cr.Task.ID
 	}
 	if cr != nil && cr.Result != nil {
 		if b, err := json.Marshal(cr.Result); err == nil {
