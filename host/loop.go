@@ -59,6 +59,7 @@ const (
 	EvResult    LoopEventKind = "result"    // the call ended, or was refused
 	EvBlocked   LoopEventKind = "blocked"   // the call needed a person and none could be asked
 	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
+	EvTask      LoopEventKind = "task"      // a call running as an MCP task was created, changed status, or ended
 	EvDone      LoopEventKind = "done"
 )
 
@@ -71,6 +72,8 @@ type LoopEvent struct {
 	// Progress only: the server's latest report on Call, which is a copy
 	// of the entry as it was when the call was sent.
 	Progress *client.Progress `json:"progress,omitempty"`
+	// Task only: the step of the call's task, like Progress.
+	Task *TaskReport `json:"task,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
 	Status string     `json:"status,omitempty"`
@@ -104,6 +107,8 @@ type CallEntry struct {
 	Truncated   bool          `json:"truncated,omitempty"`
 	IsError     bool          `json:"isError,omitempty"`
 	Duration    time.Duration `json:"durationNs"`
+	// Task is the MCP task the call ran as, with its status history.
+	Task *client.TaskInfo `json:"task,omitempty"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
 	Result *mcp.CallToolResult `json:"-"`
@@ -286,8 +291,17 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		e := snap
 		l.emit(LoopEvent{Kind: EvProgress, Call: &e, Progress: &p})
 	}
+	onTask := func(te client.TaskEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		e := snap
+		l.emit(LoopEvent{Kind: EvTask, Call: &e, Task: reportTask(te)})
+	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress})
+	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnTask: onTask})
 	mu.Lock()
 	ended = true
 	mu.Unlock()
@@ -300,6 +314,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		entry.Reasons = append(entry.Reasons, rs.Code)
 	}
 	entry.DecidedBy, entry.Status, entry.Attempts, entry.Message, entry.Result = r.DecidedBy, r.Status, r.Attempts, r.Message(), r.Result
+	entry.Task = r.Task
 	l.emit(LoopEvent{Kind: EvDecision, Call: entry})
 	if r.Status == StatusBlocked {
 		l.emit(LoopEvent{Kind: EvBlocked, Call: entry})

@@ -48,3 +48,20 @@ func (g *Gate) mayHaveCreatedTask(cr *client.CallResult, spec client.Spec, t *cl
 	}
 	return false
 }
+
+// TaskReport is one step of a call's task, as stream-json prints it (the
+// "task" member of a "task" event). Strings are the server's, bounded and
+// unsanitized.
+type TaskReport struct {
+	Event   string `json:"event"` // created, status, result
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Message string `json:"statusMessage,omitempty"`
+	// Note says what mcphost did: "created", "connection lost",
+	// "reconnected", "cancel sent", "unknown to the server".
+	Note string `json:"note,omitempty"`
+}
+
+func reportTask(e client.TaskEvent) *TaskReport {
+	return &TaskReport{Event: e.Kind, ID: e.TaskID, Status: e.Status.Status, Message: e.Status.Message, Note: e.Status.Note}
+}
