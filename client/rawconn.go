@@ -46,6 +46,9 @@ type rawConn struct {
 	// wakers are the task-augmented calls waiting on this connection, by
 	// task id (client/tasks.go).
 	wakers map[string]chan struct{}
+	// meta, if set, is added to every request's _meta (protocol.go); it is
+	// set once, after the handshake and before the first raw request.
+	meta map[string]any
 }
 
 // errRawClosed is returned to raw callers when the connection ends before
@@ -105,7 +108,7 @@ func (c *rawConn) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	p, err := marshalParams(params)
+	p, err := marshalParams(withMeta(params, c.meta))
 	if err != nil {
 		return nil, err
 	}

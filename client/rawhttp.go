@@ -38,12 +38,14 @@ type rawHTTP struct {
 	// serve, if set, answers the requests the server sends on a raw
 	// request's response stream (client/taskhttp.go).
 	serve func(ctx context.Context, req *jsonrpc.Request) (any, error)
+	// meta, if set, is added to every request's _meta (protocol.go).
+	meta map[string]any
 }
 
 func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id := fmt.Sprintf("%s%d", rawPrefix, r.seq.Add(1))
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if p, err := marshalParams(params); err != nil {
+	if p, err := marshalParams(withMeta(params, r.meta)); err != nil {
 		return nil, err
 	} else if p != nil {
 		msg["params"] = p
@@ -52,7 +54,8 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	req, resp, err := r.post(ctx, body)
+	hdr := r.standardHeaders(method, params)
+	req, resp, err := r.post(ctx, body, hdr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
@@ -61,7 +64,7 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	if retry, err := reauthorize(ctx, r.client, req, resp); err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	} else if retry {
-		if _, resp, err = r.post(ctx, body); err != nil {
+		if _, resp, err = r.post(ctx, body, hdr); err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 	}
@@ -92,10 +95,13 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 
 // post sends one raw message with the session's headers and, for a server
 // behind OAuth, its bearer token.
-func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.Response, error) {
+func (r *rawHTTP) post(ctx context.Context, body []byte, hdr map[string]string) (*http.Request, *http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -163,6 +163,9 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if pv == "" {
 		pv = DefaultProtocolVersion
 	}
+	if pv == ProtocolAuto {
+		pv = "" // the SDK's newest, with its fallback
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions())
 	c.AddReceivingMiddleware(s.limitRequests)
 	if roots := s.m.opts.Roots; len(roots) > 0 {
@@ -178,9 +181,10 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		l.info = ir.ServerInfo
 	}
 	if d.raw != nil {
+		d.raw.conn.meta = s.requestMeta(cs)
 		l.raw = d.raw.conn
 	} else {
-		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw}
+		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw, meta: s.requestMeta(cs)}
 	}
 	lst, err := listTools(connCtx, l.raw, s.spec.Name, s.m.opts.Limits)
 	if err != nil {

@@ -25,6 +25,11 @@ const (
 // server/discover probe, on which some servers exit or hang.
 const DefaultProtocolVersion = "2025-11-25"
 
+// ProtocolAuto, as a server's ProtocolVersion, negotiates the newest
+// version both sides speak: the SDK asks for 2026-07-28 with
+// server/discover and falls back to initialize at 2025-11-25.
+const ProtocolAuto = "auto"
+
 // Spec says how to reach one server.
 type Spec struct {
 	Name      string

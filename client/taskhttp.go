@@ -39,7 +39,7 @@ func (r *rawHTTP) answer(ctx context.Context, data []byte) bool {
 	if err != nil {
 		return true
 	}
-	if _, hresp, err := r.post(ctx, body); err == nil {
+	if _, hresp, err := r.post(ctx, body, nil); err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(hresp.Body, answerHead))
 		hresp.Body.Close()
 	}

@@ -128,6 +128,7 @@ func specFromConfig(srv config.Server) client.Spec {
 		Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
 		URL: srv.URL, Headers: srv.Headers,
 		ProtocolVersion: srv.ProtocolVersion, StartTimeout: srv.StartTimeout, CallTimeout: srv.CallTimeout,
+		Tasks: srv.Tasks,
 	}
 }
 
