@@ -187,3 +187,16 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return ""
 }
+
+// TestTaskNeedsIntentFirst: without a durable intent record no task is
+// created for a call that is not a read.
+func TestTaskNeedsIntentFirst(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "longjob", trusted: true, headless: true, noAudit: true})
+	r := w.callTask(context.Background(), "research", `{"topic":"tides"}`, nil)
+	if r.Status != StatusError || r.Task != nil {
+		t.Fatalf("status %s, task %+v: want an error and no task", r.Status, r.Task)
+	}
+	if n := w.count(fixtures.EventTaskCreate, "research"); n != 0 {
+		t.Errorf("the server created %d tasks without an intent record, want none", n)
+	}
+}
