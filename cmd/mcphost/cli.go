@@ -99,6 +99,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptsCmd(g, s),
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
+		newTasksCmd(g, s),
 	)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true
