@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -71,4 +73,42 @@ func (r *rawHTTP) standardHeaders(method string, params any) map[string]string {
 		}
 	}
 	return h
+}
+
+// FindHeaderAnnotations: the tool's x-mcp-header annotations are invalid
+// (2026-07-28, SEP-2243), so no conforming client may call it.
+const FindHeaderAnnotations = "invalid-header-annotations"
+
+// sdkListing lists the tools through the SDK as well, on a 2026-07-28
+// session over streamable HTTP: the SDK keeps what it listed to put a
+// tool's x-mcp-header arguments in Mcp-Param-* headers when it is called,
+// and leaves out tools whose annotations for them are invalid, which lst
+// then drops too. The exact reading of every other field stays lst's.
+func (s *server) sdkListing(ctx context.Context, l *live, lst *listing) {
+	if _, ok := l.raw.(*rawHTTP); !ok || l.protocol < newProtocol {
+		return
+	}
+	lim := s.m.opts.Limits.withDefaults()
+	kept := map[string]bool{}
+	n := 0
+	for t, err := range l.session.Tools(ctx, nil) {
+		if err != nil {
+			return // the SDK could not list: keep lst as it is
+		}
+		if n++; n > 2*lim.MaxTools {
+			return
+		}
+		kept[t.Name] = true
+	}
+	tools := lst.tools[:0]
+	for _, t := range lst.tools {
+		if kept[t.Name] {
+			tools = append(tools, t)
+			continue
+		}
+		delete(lst.fields, t.Name)
+		lst.findings = append(lst.findings, Finding{Server: s.spec.Name, Tool: t.Name, Severity: SevError, Code: FindHeaderAnnotations,
+			Message: "the tool's x-mcp-header annotations are invalid (SEP-2243); the tool was dropped"})
+	}
+	lst.tools = tools
 }

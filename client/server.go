@@ -191,6 +191,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		_ = cs.Close()
 		return fail(err, d)
 	}
+	s.sdkListing(connCtx, l, lst)
 	if !timer.Stop() {
 		_ = cs.Close()
 		return fail(errors.New("listing finished too late"), d)
@@ -421,6 +422,9 @@ func (s *server) relistLoop() {
 		if l != nil {
 			ctx, cancel := context.WithTimeout(s.m.ctx, s.startTimeout())
 			lst, err := listTools(ctx, l.raw, s.spec.Name, s.m.opts.Limits)
+			if err == nil {
+				s.sdkListing(ctx, l, lst)
+			}
 			cancel()
 			if err == nil {
 				s.listed(lst)
