@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -244,7 +245,7 @@ func (tc *taskCall) run(l *live, args json.RawMessage, token string) *CallResult
 		"task":      map[string]any{"ttl": ceilingMS(tc.ceilCtx)},
 		"_meta":     map[string]any{"progressToken": token},
 	}
-	raw, err := l.raw.call(tc.callCtx, "tools/call", params)
+	raw, err := tc.create(l, params)
 	if err != nil {
 		r := classify(nil, err, tc.cause(), tc.probe)
 		r.CancelSent = false // a raw request is abandoned, not cancelled
@@ -274,6 +275,30 @@ func (tc *taskCall) run(l *live, args json.RawMessage, token string) *CallResult
 	r.Task = tc.info
 	tc.event(TaskEventResult, tc.info.Last())
 	return r
+}
+
+// create sends the task-creating call. A call that ends while it is in
+// flight still waits a little for the answer: a task the server created is
+// then known, and cancelled, rather than left running unnamed.
+func (tc *taskCall) create(l *live, params map[string]any) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tc.callCtx))
+	defer cancel()
+	var mu sync.Mutex
+	var grace *time.Timer
+	stop := context.AfterFunc(tc.callCtx, func() {
+		mu.Lock()
+		grace = time.AfterFunc(taskCancelWait, cancel)
+		mu.Unlock()
+	})
+	defer func() {
+		stop()
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+	}()
+	return l.raw.call(ctx, "tools/call", params)
 }
 
 // ceilingMS is the time left before ctx's deadline, in milliseconds: the
