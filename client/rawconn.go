@@ -31,7 +31,7 @@ func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}}
+	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}}
 	return t.conn, nil
 }
 
@@ -49,6 +49,8 @@ type rawConn struct {
 	// meta, if set, is added to every request's _meta (protocol.go); it is
 	// set once, after the handshake and before the first raw request.
 	meta map[string]any
+	// caps reads the handshake's answer as sent (capsniff.go).
+	caps *capsRecorder
 }
 
 // errRawClosed is returned to raw callers when the connection ends before
@@ -76,6 +78,9 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					ch <- resp
 				}
 				continue
+			}
+			if !c.caps.done() {
+				c.caps.offerResult(resp.Result)
 			}
 		}
 		return msg, nil

@@ -31,6 +31,8 @@ type Status struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`
+	// Tasks is the server's tasks capability as sent, when it was read.
+	Tasks *TasksCapability `json:"tasksCapability,omitempty"`
 	Tools           int    `json:"tools"`
 	Restarts        int    `json:"restarts"`
 	LastError       string `json:"lastError,omitempty"`
@@ -79,6 +81,7 @@ type live struct {
 	protocol string
 	info     *mcp.Implementation
 	stopping bool // set under server.mu when the host closes it on purpose
+	caps     *capsRecorder
 }
 
 func (s *server) setState(st State, errText string) {
@@ -180,9 +183,11 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		l.protocol = ir.ProtocolVersion
 		l.info = ir.ServerInfo
 	}
+	l.caps = d.caps
 	if d.raw != nil {
 		d.raw.conn.meta = s.requestMeta(cs)
 		l.raw = d.raw.conn
+		l.caps = d.raw.conn.caps
 	} else {
 		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw, meta: s.requestMeta(cs)}
 	}
@@ -485,6 +490,9 @@ func (s *server) status() Status {
 		st.ProtocolVersion = s.conn.protocol
 		if s.conn.info != nil {
 			st.ServerName, st.ServerVersion = s.conn.info.Name, s.conn.info.Version
+		}
+		if tc := s.conn.caps.tasks(); tc.Known {
+			st.Tasks = &tc
 		}
 	}
 	if s.listing != nil {

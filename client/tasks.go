@@ -194,6 +194,10 @@ func (s *server) taskMode(tool string) (bool, error) {
 		}
 	}
 	mode := s.spec.Tasks
+	var declared TasksCapability
+	if s.conn != nil {
+		declared = s.conn.caps.tasks()
+	}
 	s.mu.Unlock()
 	switch support {
 	case TaskRequired:
@@ -202,7 +206,9 @@ func (s *server) taskMode(tool string) (bool, error) {
 		}
 		return true, nil
 	case TaskOptional:
-		return mode == TasksAuto, nil
+		// A tool that may run either way runs as a task only where the
+		// server declared task-augmented tools/call (or nothing was read).
+		return mode == TasksAuto && (!declared.Known || declared.ToolCalls), nil
 	}
 	return false, nil
 }

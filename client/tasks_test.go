@@ -85,3 +85,32 @@ func TestTaskSupportAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestTasksCapabilityAsSent reads the tasks capability from the handshake
+// as sent: longjob declares task-augmented tools/call, the go-sdk fixture
+// tasks declares nothing. An optional tool runs as a task only with
+// "tasks": "auto" and the capability declared.
+func TestTasksCapabilityAsSent(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "exec.jsonl")
+	auto := longjobSpec(log)
+	auto.Name, auto.Tasks = "auto", TasksAuto
+	m := startManager(t, []Spec{longjobSpec(log), auto, fixtureSpec(t, "plain", "tasks")}, Options{})
+	for _, c := range []struct {
+		server string
+		want   TasksCapability
+	}{
+		{"job", TasksCapability{Known: true, Declared: true, ToolCalls: true, List: true, Cancel: true}},
+		{"plain", TasksCapability{Known: true}},
+	} {
+		st, _ := statusOf(m, c.server)
+		if st.Tasks == nil || *st.Tasks != c.want {
+			t.Errorf("%s: tasks capability %+v, want %+v", c.server, st.Tasks, c.want)
+		}
+	}
+	for server, task := range map[string]bool{"job": false, "auto": true} {
+		r := m.Call(context.Background(), server, "quick", json.RawMessage(`{"topic":"tides"}`), CallOptions{})
+		if r.Outcome != OutcomeSuccess || (r.Task != nil) != task {
+			t.Errorf("%s/quick: %s (%v), task %+v; want success, as a task: %v", server, r.Outcome, r.Err, r.Task, task)
+		}
+	}
+}

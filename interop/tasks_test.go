@@ -71,6 +71,10 @@ func TestEverythingResearchTask(t *testing.T) {
 			if tool, _ := m.Tool("everything", research); tool.TaskSupport != client.TaskRequired {
 				t.Fatalf("TaskSupport = %q, want %q as sent", tool.TaskSupport, client.TaskRequired)
 			}
+			want := client.TasksCapability{Known: true, Declared: true, ToolCalls: true, List: true, Cancel: true}
+			if got := status(t, m, "everything").Tasks; got == nil || *got != want {
+				t.Errorf("tasks capability %+v, want %+v as sent", got, want)
+			}
 			var log taskLog
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
