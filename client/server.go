@@ -32,12 +32,12 @@ type Status struct {
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`
 	// Tasks is the server's tasks capability as sent, when it was read.
-	Tasks *TasksCapability `json:"tasksCapability,omitempty"`
-	Tools           int    `json:"tools"`
-	Restarts        int    `json:"restarts"`
-	LastError       string `json:"lastError,omitempty"`
-	StderrTail      string `json:"stderrTail,omitempty"`
-	Identity        string `json:"identity"`
+	Tasks      *TasksCapability `json:"tasksCapability,omitempty"`
+	Tools      int              `json:"tools"`
+	Restarts   int              `json:"restarts"`
+	LastError  string           `json:"lastError,omitempty"`
+	StderrTail string           `json:"stderrTail,omitempty"`
+	Identity   string           `json:"identity"`
 	// Log holds the server's last log messages (notifications/message),
 	// oldest first, unsanitized.
 	Log []string `json:"log,omitempty"`
