@@ -31,16 +31,16 @@ type Status struct {
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 	ServerName      string `json:"serverName,omitempty"`
 	ServerVersion   string `json:"serverVersion,omitempty"`
-	// Tasks is the server's tasks capability as sent, when it was read.
-	Tasks      *TasksCapability `json:"tasksCapability,omitempty"`
-	Tools      int              `json:"tools"`
-	Restarts   int              `json:"restarts"`
-	LastError  string           `json:"lastError,omitempty"`
-	StderrTail string           `json:"stderrTail,omitempty"`
-	Identity   string           `json:"identity"`
+	Tools           int    `json:"tools"`
+	Restarts        int    `json:"restarts"`
+	LastError       string `json:"lastError,omitempty"`
+	StderrTail      string `json:"stderrTail,omitempty"`
+	Identity        string `json:"identity"`
 	// Log holds the server's last log messages (notifications/message),
 	// oldest first, unsanitized.
 	Log []string `json:"log,omitempty"`
+	// Tasks is the server's tasks capability as sent, when it was read.
+	Tasks *TasksCapability `json:"tasksCapability,omitempty"`
 }
 
 // server is one configured server and its current connection, if any.
