@@ -389,8 +389,8 @@ func (tc *taskCall) follow(l *live, t *wireTask) *CallResult {
 			return tc.cancel(l)
 		}
 		tc.note("connection lost")
-		for {
-			l2, err := tc.m.awaitLive(tc.callCtx, tc.s, l)
+		for retry := 1; ; retry++ {
+			l2, err := tc.m.awaitLive(tc.callCtx, tc.s, l, retry)
 			if err != nil {
 				if tc.callCtx.Err() != nil {
 					return tc.abandon("the connection was lost and the server was not back before the call ended")
@@ -576,10 +576,20 @@ func (tc *taskCall) cancel(l *live) *CallResult {
 	return r
 }
 
-// awaitLive waits until s has a ready connection other than old.
-func (m *Manager) awaitLive(ctx context.Context, s *server, old *live) (*live, error) {
+// awaitLive waits until s has a ready connection other than old, the n-th
+// time after the request that failed on old. Streamable HTTP has no
+// connection to lose: its session may well be fine after a failed request,
+// so old is used again, after a backoff.
+func (m *Manager) awaitLive(ctx context.Context, s *server, old *live, n int) (*live, error) {
 	events, unsub := m.Subscribe()
 	defer unsub()
+	_, overHTTP := old.raw.(*rawHTTP)
+	var again <-chan time.Time
+	if overHTTP {
+		t := time.NewTimer(min(minTaskPoll<<min(n, 6), maxTaskPoll))
+		defer t.Stop()
+		again = t.C
+	}
 	for {
 		s.mu.Lock()
 		l, st := s.conn, s.state
@@ -587,11 +597,15 @@ func (m *Manager) awaitLive(ctx context.Context, s *server, old *live) (*live, e
 		switch {
 		case l != nil && l != old && st == StateReady:
 			return l, nil
+		case l != nil && l == old && st == StateReady && again == nil && overHTTP:
+			return l, nil
 		case st == StateFailed || st == StateStopped:
 			return nil, fmt.Errorf("server %q is %s", s.spec.Name, st)
 		}
 		select {
 		case <-events:
+		case <-again:
+			again = nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
