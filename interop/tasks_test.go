@@ -3,8 +3,15 @@
 package interop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,4 +187,68 @@ func TestEverythingResearchClarification(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEverythingResearchTaskSurvivesHTTPError: over streamable HTTP a
+// request about the task that fails (here the first tasks/get, answered 503
+// by a proxy) is not the end of the call: the session is still there, the
+// status is asked for again after a backoff, and the task runs to its
+// result without being created twice.
+func TestEverythingResearchTaskSurvivesHTTPError(t *testing.T) {
+	n := requireServers(t)
+	t.Parallel()
+	target, err := url.Parse(startHTTP(t, n.everything, "streamableHttp", "/mcp").url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Path = "" // the proxy keeps the request's own path
+	var mu sync.Mutex
+	seen := map[string]int{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		mu.Lock()
+		seen[m.Method]++
+		first := m.Method == "tasks/get" && seen[m.Method] == 1
+		mu.Unlock()
+		if first {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	m := newManager(t, client.Spec{Name: "everything", Transport: client.TransportHTTP, URL: srv.URL + "/mcp"})
+	startWithTool(t, m, "everything", research)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := m.Call(ctx, "everything", research, json.RawMessage(`{"topic":"tides"}`), client.CallOptions{})
+	if report := wantOutcome(t, r, client.OutcomeSuccess); !strings.Contains(report, "# Research Report: tides") {
+		t.Errorf("result %q, want the research report on tides", report)
+	}
+	if got := notesOf(r.Task); !slices.Contains(got, "connection lost") || !slices.Contains(got, "reconnected") {
+		t.Errorf("task notes %q, want the failed request and the status asked for again", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["tools/call"] != 1 {
+		t.Errorf("tools/call reached the server %d times, want once", seen["tools/call"])
+	}
+}
+
+func notesOf(task *client.TaskInfo) []string {
+	var out []string
+	if task != nil {
+		for _, h := range task.History {
+			if h.Note != "" {
+				out = append(out, h.Note)
+			}
+		}
+	}
+	return out
 }
