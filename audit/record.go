@@ -78,6 +78,10 @@ type Record struct {
 	ArgsHash string `json:"argsHash,omitempty"`
 	ArgsSize int64  `json:"argsSize,omitempty"`
 
+	// TaskID names the MCP task the call ran as, once the server created
+	// one: the task's outcome can be asked for by it.
+	TaskID string `json:"taskId,omitempty"`
+
 	Attempts   []Attempt `json:"attempts,omitempty"`
 	Status     Status    `json:"status,omitempty"`
 	DurationMS int64     `json:"durationMs,omitempty"`

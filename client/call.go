@@ -58,6 +58,10 @@ type CallOptions struct {
 	Ceiling time.Duration
 	// Progress, if set, receives the server's progress notifications.
 	Progress func(Progress)
+	// OnTask, if set, learns of each step of a call that runs as a task
+	// (client/tasks.go). The "created" event is delivered before mcphost
+	// sends anything more, so its receiver can record the task id first.
+	OnTask func(TaskEvent)
 }
 
 // CallResult is the complete account of one attempt.
@@ -78,6 +82,8 @@ type CallResult struct {
 	// StaleCode): the server refused to run the call until it is restarted.
 	Stale    bool
 	Duration time.Duration
+	// Task is the task the call ran as, if it ran as one.
+	Task *TaskInfo
 }
 
 var errCallTimeout = errors.New("call timed out")
@@ -116,6 +122,10 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	if !json.Valid(args) {
 		return &CallResult{Outcome: OutcomeNotSent, Err: errors.New("arguments are not valid JSON"), Detail: "invalid arguments"}
 	}
+	asTask, err := s.taskMode(tool)
+	if err != nil {
+		return &CallResult{Outcome: OutcomeRejected, Err: err, Detail: "tasks off"}
+	}
 	timeout, ceiling := opts.Timeout, opts.Ceiling
 	if timeout <= 0 {
 		timeout = s.spec.CallTimeout
@@ -151,6 +161,10 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 		m.progMu.Unlock()
 	}()
 
+	if asTask {
+		tc := &taskCall{m: m, s: s, tool: tool, opts: opts, ctx: ctx, ceilCtx: ceilCtx, callCtx: callCtx, idle: idle, timeout: timeout, probe: probe}
+		return tc.run(l, args, token)
+	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
 	result, err := l.session.CallTool(callCtx, params)

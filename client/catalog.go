@@ -353,6 +353,9 @@ func readEntry(s *scanner, server string, it item, lim Limits) (*Tool, *entryFie
 	if t.Title == "" {
 		t.Title = t.Annotations.Title
 	}
+	if msg := readTaskSupport(s, it, t); msg != "" {
+		find(name, SevWarning, FindMalformedField, msg)
+	}
 	for i, it := range fields {
 		block.fields.raw[i] = s.raw(it)
 	}

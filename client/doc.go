@@ -31,6 +31,21 @@
 // ([StaleCode]) is rejected: the server refused to run the call until it is
 // restarted.
 //
+// A tool whose execution.taskSupport (read as sent, like the hints) is
+// "required" is called as an MCP task (tasks.go): the call returns a task,
+// whose status is followed by notifications/tasks/status where the
+// transport carries them and by tasks/get with backoff otherwise, and whose
+// result comes from tasks/result; the server's questions on that request
+// reach the same elicitation and sampling handlers. The call's end
+// (cancellation, ceiling, idle timeout) sends tasks/cancel. A lost
+// connection is not the end of a task: once the server is back, tasks/get
+// says what became of it, and the call is never sent again.
+//
+// A server's protocol version is pinned to [DefaultProtocolVersion] unless
+// its Spec names another or [ProtocolAuto]. Under 2026-07-28 the requests
+// mcphost sends beside the SDK carry the per-request _meta (and, over HTTP,
+// the Mcp-Method and Mcp-Name headers) that the version requires.
+//
 // An HTTP or SSE server is held to its configured origin (scheme, host and
 // port): a redirect elsewhere or a legacy SSE endpoint elsewhere is refused
 // with an error naming both origins, so configured headers and tokens never

@@ -282,12 +282,18 @@ var wantTasksHints = func() map[string]string {
 // the transport: the catalog with exact hints, and working calls.
 func checkTasks(t *testing.T, m *Manager, server, transport string) {
 	t.Helper()
+	checkTasksAt(t, m, server, transport, DefaultProtocolVersion)
+}
+
+// checkTasksAt is checkTasks for a server that negotiated protocol pv.
+func checkTasksAt(t *testing.T, m *Manager, server, transport, pv string) {
+	t.Helper()
 	st, ok := statusOf(m, server)
 	if !ok || st.State != StateReady {
 		t.Fatalf("%s: %+v, want ready", server, st)
 	}
-	if st.Transport != transport || st.Tools != 26 || st.ServerName != "tasks" || st.ProtocolVersion != DefaultProtocolVersion {
-		t.Errorf("%s: %+v, want %s, 26 tools, server tasks, protocol %s", server, st, transport, DefaultProtocolVersion)
+	if st.Transport != transport || st.Tools != 26 || st.ServerName != "tasks" || st.ProtocolVersion != pv {
+		t.Errorf("%s: %+v, want %s, 26 tools, server tasks, protocol %s", server, st, transport, pv)
 	}
 	got := map[string]string{}
 	for _, tl := range m.Tools() {

@@ -31,7 +31,7 @@ func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}}
+	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}}
 	return t.conn, nil
 }
 
@@ -43,6 +43,14 @@ type rawConn struct {
 	mu      sync.Mutex
 	pending map[string]chan *jsonrpc.Response
 	closed  error
+	// wakers are the task-augmented calls waiting on this connection, by
+	// task id (client/tasks.go).
+	wakers map[string]chan struct{}
+	// meta, if set, is added to every request's _meta (protocol.go); it is
+	// set once, after the handshake and before the first raw request.
+	meta map[string]any
+	// caps reads the handshake's answer as sent (capsniff.go).
+	caps *capsRecorder
 }
 
 // errRawClosed is returned to raw callers when the connection ends before
@@ -56,6 +64,10 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.fail(err)
 			return nil, err
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == taskStatusNote {
+			c.taskNotification(req.Params)
+			continue
+		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, rawPrefix) {
 				c.mu.Lock()
@@ -66,6 +78,9 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					ch <- resp
 				}
 				continue
+			}
+			if !c.caps.done() {
+				c.caps.offerResult(resp.Result)
 			}
 		}
 		return msg, nil
@@ -98,7 +113,7 @@ func (c *rawConn) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	p, err := marshalParams(params)
+	p, err := marshalParams(withMeta(params, c.meta))
 	if err != nil {
 		return nil, err
 	}

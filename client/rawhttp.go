@@ -35,12 +35,17 @@ type rawHTTP struct {
 	session *mcp.ClientSession
 	maxBody int64
 	seq     atomic.Int64
+	// serve, if set, answers the requests the server sends on a raw
+	// request's response stream (client/taskhttp.go).
+	serve func(ctx context.Context, req *jsonrpc.Request) (any, error)
+	// meta, if set, is added to every request's _meta (protocol.go).
+	meta map[string]any
 }
 
 func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	id := fmt.Sprintf("%s%d", rawPrefix, r.seq.Add(1))
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if p, err := marshalParams(params); err != nil {
+	if p, err := marshalParams(withMeta(params, r.meta)); err != nil {
 		return nil, err
 	} else if p != nil {
 		msg["params"] = p
@@ -49,7 +54,8 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	req, resp, err := r.post(ctx, body)
+	hdr := r.standardHeaders(method, params)
+	req, resp, err := r.post(ctx, body, hdr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
@@ -58,7 +64,7 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 	if retry, err := reauthorize(ctx, r.client, req, resp); err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	} else if retry {
-		if _, resp, err = r.post(ctx, body); err != nil {
+		if _, resp, err = r.post(ctx, body, hdr); err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 	}
@@ -80,7 +86,7 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 		}
 		return rawResult(method, id, data)
 	case "text/event-stream":
-		return r.readStream(method, id, lr)
+		return r.readStream(ctx, method, id, lr)
 	default:
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, answerHead))
 		return nil, fmt.Errorf("%s: the server answered %s, not an MCP message", method, describeAnswer(resp.StatusCode, ct, head))
@@ -89,10 +95,13 @@ func (r *rawHTTP) call(ctx context.Context, method string, params any) (json.Raw
 
 // post sends one raw message with the session's headers and, for a server
 // behind OAuth, its bearer token.
-func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.Response, error) {
+func (r *rawHTTP) post(ctx context.Context, body []byte, hdr map[string]string) (*http.Request, *http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -117,9 +126,10 @@ func (r *rawHTTP) post(ctx context.Context, body []byte) (*http.Request, *http.R
 }
 
 // readStream reads server-sent events until the response to id arrives.
-// Other messages on the stream (notifications, server requests) are not ours
-// to handle on this side channel and are skipped.
-func (r *rawHTTP) readStream(method, id string, body io.Reader) (json.RawMessage, error) {
+// Server requests on the stream are answered (answer); other messages
+// (notifications) are not ours to handle on this side channel and are
+// skipped.
+func (r *rawHTTP) readStream(ctx context.Context, method, id string, body io.Reader) (json.RawMessage, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64*1024), int(r.maxBody))
 	var data bytes.Buffer
@@ -133,6 +143,10 @@ func (r *rawHTTP) readStream(method, id string, body io.Reader) (json.RawMessage
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		case line == "":
 			if data.Len() == 0 {
+				continue
+			}
+			if r.answer(ctx, data.Bytes()) {
+				data.Reset()
 				continue
 			}
 			res, err := rawResult(method, id, data.Bytes())

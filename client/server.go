@@ -39,6 +39,8 @@ type Status struct {
 	// Log holds the server's last log messages (notifications/message),
 	// oldest first, unsanitized.
 	Log []string `json:"log,omitempty"`
+	// Tasks is the server's tasks capability as sent, when it was read.
+	Tasks *TasksCapability `json:"tasksCapability,omitempty"`
 }
 
 // server is one configured server and its current connection, if any.
@@ -79,6 +81,7 @@ type live struct {
 	protocol string
 	info     *mcp.Implementation
 	stopping bool // set under server.mu when the host closes it on purpose
+	caps     *capsRecorder
 }
 
 func (s *server) setState(st State, errText string) {
@@ -170,6 +173,9 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if pv == "" {
 		pv = DefaultProtocolVersion
 	}
+	if pv == ProtocolAuto {
+		pv = "" // the SDK's newest, with its fallback
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions())
 	c.AddReceivingMiddleware(s.limitRequests)
 	if roots := s.m.opts.Roots; len(roots) > 0 {
@@ -184,16 +190,20 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		l.protocol = ir.ProtocolVersion
 		l.info = ir.ServerInfo
 	}
+	l.caps = d.caps
 	if d.raw != nil {
+		d.raw.conn.meta = s.requestMeta(cs)
 		l.raw = d.raw.conn
+		l.caps = d.raw.conn.caps
 	} else {
-		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20}
+		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw, meta: s.requestMeta(cs)}
 	}
 	lst, err := listTools(connCtx, l.raw, s.spec.Name, s.m.opts.Limits)
 	if err != nil {
 		_ = cs.Close()
 		return fail(err, d)
 	}
+	s.sdkListing(connCtx, l, lst)
 	if !timer.Stop() {
 		_ = cs.Close()
 		return fail(errors.New("listing finished too late"), d)
@@ -424,6 +434,9 @@ func (s *server) relistLoop() {
 		if l != nil {
 			ctx, cancel := context.WithTimeout(s.m.ctx, s.startTimeout())
 			lst, err := listTools(ctx, l.raw, s.spec.Name, s.m.opts.Limits)
+			if err == nil {
+				s.sdkListing(ctx, l, lst)
+			}
 			cancel()
 			if err == nil {
 				s.listed(lst)
@@ -493,6 +506,9 @@ func (s *server) status() Status {
 		st.ProtocolVersion = s.conn.protocol
 		if s.conn.info != nil {
 			st.ServerName, st.ServerVersion = s.conn.info.Name, s.conn.info.Version
+		}
+		if tc := s.conn.caps.tasks(); tc.Known {
+			st.Tasks = &tc
 		}
 	}
 	if s.listing != nil {

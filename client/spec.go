@@ -25,6 +25,11 @@ const (
 // server/discover probe, on which some servers exit or hang.
 const DefaultProtocolVersion = "2025-11-25"
 
+// ProtocolAuto, as a server's ProtocolVersion, negotiates the newest
+// version both sides speak: the SDK asks for 2026-07-28 with
+// server/discover and falls back to initialize at 2025-11-25.
+const ProtocolAuto = "auto"
+
 // Spec says how to reach one server.
 type Spec struct {
 	Name      string
@@ -41,9 +46,12 @@ type Spec struct {
 	// client/auth.go). It is ignored when Headers sets Authorization.
 	OAuth auth.OAuthHandler `json:"-"`
 
-	ProtocolVersion string        // "" selects DefaultProtocolVersion
-	StartTimeout    time.Duration // 0 selects Options.StartTimeout
-	CallTimeout     time.Duration // 0 selects Options.CallTimeout
+	ProtocolVersion string // "" selects DefaultProtocolVersion
+	// Tasks says which tools run as tasks: TasksRequired ("" too),
+	// TasksAuto or TasksNever.
+	Tasks        string
+	StartTimeout time.Duration // 0 selects Options.StartTimeout
+	CallTimeout  time.Duration // 0 selects Options.CallTimeout
 	// StartTimeoutSetting says how a person raises StartTimeout, such as a
 	// flag or a key in a file; a start that times out names it.
 	StartTimeoutSetting string

@@ -43,6 +43,10 @@ type Tool struct {
 	InputSchema    json.RawMessage
 	OutputSchema   json.RawMessage // nil when absent
 	Annotations    Annotations
+	// TaskSupport is execution.taskSupport exactly as sent: "required",
+	// "optional", "forbidden", or "" when absent or not a string (which the
+	// protocol reads as forbidden). It is not part of the definition hash.
+	TaskSupport string
 	// Hash is the definition hash: hex SHA-256 over canonical JSON of name,
 	// title, description, inputSchema, outputSchema and annotations, computed
 	// from the entry as sent (before the description is bounded). Any change

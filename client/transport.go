@@ -27,6 +27,7 @@ type dialed struct {
 	raw       *rawTransport  // nil for streamable HTTP
 	http      *http.Client   // streamable HTTP only
 	proc      *procTransport // stdio only
+	caps      *capsRecorder  // the handshake's capabilities, as sent
 }
 
 func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
@@ -59,11 +60,13 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 			return nil, err
 		}
 		hc := g.client()
+		caps := &capsRecorder{}
+		hc.Transport = &capsSniffer{next: hc.Transport, rec: caps}
 		if oh != nil {
 			hc = withOAuth(hc, spec.URL, oh)
 			oh = g.unredacting(oh)
 		}
-		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc}, nil
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc, caps: caps}, nil
 	case spec.Transport == TransportSSE:
 		g, err := m.httpGuard(spec, false)
 		if err != nil {

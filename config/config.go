@@ -13,6 +13,8 @@ const (
 	// DefaultProtocolVersion is the MCP protocol version a server is asked
 	// to speak unless its entry sets "protocolVersion".
 	DefaultProtocolVersion = "2025-11-25"
+	// ProtocolAuto negotiates the newest protocol version both sides speak.
+	ProtocolAuto = "auto"
 )
 
 // Transports a Server can use.
@@ -74,11 +76,14 @@ type Server struct {
 	URL     string
 	Headers map[string]string // nil when empty
 
-	Trust           bool // annotations from this server are believed
-	ProtocolVersion string
-	StartTimeout    time.Duration // 0: the caller's default
-	CallTimeout     time.Duration // 0: the caller's default
-	Disabled        bool
+	Trust           bool   // annotations from this server are believed
+	ProtocolVersion string // a date, or ProtocolAuto
+	// Tasks is one of TaskModes ("" when not set: "required"): which tools
+	// run as MCP tasks.
+	Tasks        string
+	StartTimeout time.Duration // 0: the caller's default
+	CallTimeout  time.Duration // 0: the caller's default
+	Disabled     bool
 
 	// Vars names, sorted and without repeats, the environment variables the
 	// entry refers to with ${...}, so that a consent prompt can say which
@@ -161,3 +166,10 @@ type OAuthClient struct {
 	ClientSecret string
 	Scopes       []string
 }
+
+// TaskModes are the values of a server's "tasks": "required" (the default)
+// runs as MCP tasks only the tools whose execution.taskSupport is
+// "required"; "auto" also those that declare "optional", so that their
+// outcome can be asked for after a lost connection; "never" creates no
+// task, and tools that require one are refused before anything is sent.
+var TaskModes = []string{"required", "auto", "never"}

@@ -28,7 +28,8 @@
 // "streamable-http" or "streamableHttp" — or "sse", in any case), "url"
 // (http or https),
 // "headers" (object of strings), "trust" (boolean), "protocolVersion"
-// (default DefaultProtocolVersion), "startTimeout" and "callTimeout"
+// (a date, default DefaultProtocolVersion, or ProtocolAuto), "tasks" (one
+// of TaskModes, default "required"), "startTimeout" and "callTimeout"
 // (duration strings such as "30s"; left out, the host's defaults apply),
 // "disabled" (boolean). Without "type", a server with
 // "command" is stdio and one with "url" is http. A server needs exactly one

@@ -17,7 +17,7 @@ import (
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
 	topKeys        = []string{"mcpServers", "permissions", "model", "models"}
-	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "startTimeout", "callTimeout", "disabled", "oauth"}
+	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
 )
@@ -381,8 +381,13 @@ func (p *parser) server(m member) (Server, error) {
 			s.Trust, err = p.boolean(v, label, where)
 		case "protocolVersion":
 			s.ProtocolVersion, err = p.str(v, label, where)
-			if err == nil && !isDate(s.ProtocolVersion) {
-				err = p.errorf(v.start, `invalid "protocolVersion" %q %s; expected a date such as %q`, short(s.ProtocolVersion), where, DefaultProtocolVersion)
+			if err == nil && !isDate(s.ProtocolVersion) && s.ProtocolVersion != ProtocolAuto {
+				err = p.errorf(v.start, `invalid "protocolVersion" %q %s; expected a date such as %q, or %q`, short(s.ProtocolVersion), where, DefaultProtocolVersion, ProtocolAuto)
+			}
+		case "tasks":
+			s.Tasks, err = p.str(v, label, where)
+			if err == nil && !slices.Contains(TaskModes, s.Tasks) {
+				err = p.errorf(v.start, `invalid "tasks" %q %s; expected one of %s`, short(s.Tasks), where, strings.Join(TaskModes, ", "))
 			}
 		case "startTimeout":
 			s.StartTimeout, err = p.duration(v, label, where)

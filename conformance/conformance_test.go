@@ -116,7 +116,7 @@ func (s suite) clientScenarios(t *testing.T) []string {
 // "all" suite), and leaves the results in outDir. The suite's exit code says
 // nothing useful (a scenario failing is an exit code of 1): the checks are
 // read instead.
-func (s suite) run(t *testing.T, command, outDir string) string {
+func (s suite) run(t *testing.T, command, outDir string, extra ...string) string {
 	t.Helper()
 	// The suite hands the command to a shell after splitting it at spaces.
 	if !regexp.MustCompile(`^[A-Za-z0-9/._+-]+$`).MatchString(command) {
@@ -124,7 +124,8 @@ func (s suite) run(t *testing.T, command, outDir string) string {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.node, s.cli, "client", "--command", command, "--suite", "all", "--timeout", "30000", "-o", outDir)
+	args := append([]string{s.cli, "client", "--command", command, "--suite", "all", "--timeout", "30000", "-o", outDir}, extra...)
+	cmd := exec.CommandContext(ctx, s.node, args...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

@@ -12,6 +12,12 @@
 // when a scenario outside the list fails and when a listed one passes, so
 // the list can only shrink.
 //
+// The suite's newer line, pinned in next/, is run the same way at each
+// protocol version it tests (--spec-version 2025-11-25 and 2026-07-28),
+// with its own baseline-next.txt, and prints one line per client and
+// version: "mcphost 2026-07-28: N/M checks". The client asks for the
+// version the suite names in MCP_CONFORMANCE_PROTOCOL_VERSION.
+//
 // The suite needs Node.js 22, which `npm ci` in this directory installs
 // beside it. Without node_modules the test fails and says so; setting
 // MCPHOST_SKIP_CONFORMANCE=1 skips it instead, on purpose only.

@@ -43,5 +43,11 @@
 //     signal (TestStaleWordInAnErrorIsNotTheSignal).
 //   - A blocked call to a changed definition says what changed and how to
 //     accept it (ChangeNote), never an allow rule, which cannot lift it.
+//   - One task per approval: a call that runs as an MCP task (a tool whose
+//     execution.taskSupport is "required", or "optional" with "tasks":
+//     "auto") names its task in the audit log the moment the server creates
+//     it, and is never retried once a task was or may have been created;
+//     after a lost connection its outcome comes from tasks/get, and only a
+//     server that forgot the task leaves it unknown.
 //   - Results go back to the model marked as data, not instructions.
 package host

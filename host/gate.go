@@ -153,6 +153,9 @@ type Call struct {
 	// made it. It is called on Call's goroutine. A call that does not run
 	// (denied, blocked, not found) ends without it.
 	OnDecision func(d decide.Decision, decidedBy string)
+	// OnTask, if set, learns of each step of a call that runs as an MCP
+	// task (created, status, result), after the gate has recorded it.
+	OnTask func(client.TaskEvent)
 }
 
 // Status is how a call through the gate ended.
@@ -200,6 +203,8 @@ type Result struct {
 	// (client.StaleCode), as a tool error or as a JSON-RPC error: it refuses
 	// writes until it is restarted. Such a call is never retried.
 	Stale bool
+	// Task is the MCP task the call ran as, with its status history.
+	Task *client.TaskInfo
 }
 
 // staleAdvice says what a stale server means and how to restart it, in the
@@ -571,10 +576,12 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 			settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 			return
 		}
-		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, g.callOptions(c))
+		opts := g.callOptions(c)
+		opts.OnTask = g.taskHook(callID, n, c, spec, trusted, t, r, c.OnTask)
+		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, opts)
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
 		r.Attempts = append(r.Attempts, a)
-		r.Status, r.Result, r.Err = Status(cr.Outcome), cr.Result, cr.Err
+		r.Status, r.Result, r.Err, r.Task = Status(cr.Outcome), cr.Result, cr.Err, cr.Task
 		r.Stale = cr.Stale || cr.Outcome == client.OutcomeToolError && isStale(cr.Result)
 		settle(r)
 		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
@@ -595,7 +602,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 				return
 			}
 		case client.OutcomeThrottled, client.OutcomeUnknown:
-			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || !g.spend(c.Server) {
+			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || g.mayHaveCreatedTask(cr, spec, t) || !g.spend(c.Server) {
 				return
 			}
 			unknownRetries++
@@ -704,6 +711,9 @@ func (g *Gate) record(callID string, n int, c Call, spec client.Spec, trusted bo
 	rec.DurationMS = dur.Milliseconds()
 	for _, a := range r.Attempts {
 		rec.Attempts = append(rec.Attempts, audit.Attempt{N: a.N, Outcome: audit.Status(a.Outcome), Detail: a.Detail, DurationMS: a.Duration.Milliseconds()})
+	}
+	if cr != nil && cr.Task != nil {
+		rec.TaskID = cr.Task.ID
 	}
 	if cr != nil && cr.Result != nil {
 		if b, err := json.Marshal(cr.Result); err == nil {

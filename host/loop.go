@@ -63,6 +63,7 @@ const (
 	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
 	EvThinking  LoopEventKind = "thinking"  // the model's visible thinking, not part of its answer
 	EvWarning   LoopEventKind = "warning"   // something the person should know (a tool not offered, a cut description)
+	EvTask      LoopEventKind = "task"      // a call running as an MCP task was created, changed status, or ended
 	EvDone      LoopEventKind = "done"
 )
 
@@ -75,6 +76,8 @@ type LoopEvent struct {
 	// Progress only: the server's latest report on Call, which is a copy
 	// of the entry as it was when the call was sent.
 	Progress *client.Progress `json:"progress,omitempty"`
+	// Task only: the step of the call's task, like Progress.
+	Task *TaskReport `json:"task,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
 	Status string     `json:"status,omitempty"`
@@ -110,6 +113,8 @@ type CallEntry struct {
 	Truncated   bool          `json:"truncated,omitempty"`
 	IsError     bool          `json:"isError,omitempty"`
 	Duration    time.Duration `json:"durationNs,omitempty"`
+	// Task is the MCP task the call ran as, with its status history.
+	Task *client.TaskInfo `json:"task,omitempty"`
 	// Result is the server's result, kept for renderers; not part of the
 	// JSON transcript.
 	Result *mcp.CallToolResult `json:"-"`
@@ -446,8 +451,17 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		e.decision(d, by)
 		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
 	}
+	onTask := func(te client.TaskEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		e := snap
+		l.emit(LoopEvent{Kind: EvTask, Call: &e, Task: reportTask(te)})
+	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision})
+	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision, OnTask: onTask})
 	mu.Lock()
 	ended = true
 	mu.Unlock()
@@ -464,6 +478,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		e.decision(r.Decision, r.DecidedBy)
 		l.emit(LoopEvent{Kind: EvDecision, Call: &e})
 	}
+	entry.Task = r.Task
 	if r.Status == StatusBlocked {
 		l.emit(LoopEvent{Kind: EvBlocked, Call: entry})
 	}

@@ -11,6 +11,8 @@ go mod download
 (cd interop && npm ci --no-audit --no-fund --loglevel=error)
 # The official MCP conformance suite, with the Node 22 it needs, from npm.
 (cd conformance && npm ci --no-audit --no-fund --loglevel=error)
+# Its newer line (protocols 2025-11-25 and 2026-07-28), run beside it.
+(cd conformance/next && npm ci --no-audit --no-fund --loglevel=error)
 
 # tmux and jq drive the end-to-end test of the interactive interface.
 for tool in tmux jq; do

@@ -31,6 +31,8 @@ type card struct {
 	preview *decide.Decision // the expected decision while it runs
 	// progress is the server's latest report while the call runs.
 	progress *client.Progress
+	// task is the latest step of the call's MCP task while it runs.
+	task *host.TaskReport
 
 	// Set when the gate has answered.
 	verdict     string
@@ -116,9 +118,27 @@ func (c *card) onProgress(p *client.Progress) bool {
 	return true
 }
 
-// progressLine is the progress report in words: "3/5 · message".
+// onTask keeps the latest step of the call's task while the call runs.
+func (c *card) onTask(t *host.TaskReport) bool {
+	if c.done || t == nil {
+		return false
+	}
+	cp := *t
+	c.task = &cp
+	return true
+}
+
+// progressLine is the progress report in words: "3/5 · message", or the
+// task's status: "task working · message".
 func (c *card) progressLine() string {
 	p := c.progress
+	if p == nil && c.task != nil {
+		s := "task " + cleanLine(c.task.Status)
+		if m := strings.TrimSpace(cleanLine(c.task.Message)); m != "" {
+			s += " · " + m
+		}
+		return s
+	}
 	if p == nil {
 		return ""
 	}

@@ -349,6 +349,13 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 			c.fromEntry(ev.Call)
 			m.invalidateCard(c)
 		}
+	case host.EvTask:
+		if ev.Call == nil {
+			break
+		}
+		if c := m.cards[fmt.Sprintf("%d/%s", msg.run, ev.Call.ID)]; c != nil && c.onTask(ev.Task) {
+			m.invalidateCard(c)
+		}
 	case host.EvProgress:
 		if ev.Call == nil {
 			break

@@ -84,6 +84,7 @@ type callJSON struct {
 	Message   string              `json:"message"`
 	Stale     bool                `json:"stale,omitempty"`
 	Attempts  []host.Attempt      `json:"attempts"`
+	Task      *client.TaskInfo    `json:"task,omitempty"`
 	Result    *mcp.CallToolResult `json:"result,omitempty"`
 	Error     string              `json:"error,omitempty"`
 	ExitCode  int                 `json:"exitCode"`
@@ -127,7 +128,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if o.JSON {
 		out := callJSON{
 			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy, Status: string(r.Status),
-			Message: r.Message(), Stale: r.Stale, Attempts: r.Attempts, Result: r.Result, ExitCode: code,
+			Message: r.Message(), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
 			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
 				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},
 		}
@@ -146,6 +147,9 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	summary := fmt.Sprintf("%s/%s: %s by %s → %s", sanitize.Line(server), sanitize.Line(tool), r.Decision.Verdict, r.DecidedBy, r.Status)
 	if n := len(r.Attempts); n > 0 {
 		summary += fmt.Sprintf(" after %d attempt%s", n, plural(n))
+	}
+	if r.Task != nil {
+		summary += fmt.Sprintf(" (task %s: %s)", sanitize.Line(r.Task.ID), sanitize.Line(r.Task.Last().Status))
 	}
 	fmt.Fprintln(s.Err, summary)
 	if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {

@@ -108,6 +108,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptsCmd(g, s),
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
+		newTasksCmd(g, s),
 	)
 	strictUsage(root)
 	_ = ctx

@@ -17,8 +17,14 @@ import (
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], systemStreams())
 	stop()
 	os.Exit(code)
+}
+
+// signalContext ends on any of stopSignals: the call in flight is
+// cancelled (a task it runs as gets tasks/cancel) and its outcome recorded.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), stopSignals...)
 }

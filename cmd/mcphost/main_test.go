@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +17,12 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"mcphost": func() { os.Exit(run(context.Background(), os.Args[1:], systemStreams())) },
+		"mcphost": func() {
+			ctx, stop := signalContext()
+			code := run(ctx, os.Args[1:], systemStreams())
+			stop()
+			os.Exit(code)
+		},
 		"fixture": func() { os.Exit(fixtures.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
 }

@@ -51,6 +51,8 @@ type serverJSON struct {
 	StderrTail      string   `json:"stderrTail,omitempty"`
 	Identity        string   `json:"identity,omitempty"`
 	Log             []string `json:"log,omitempty"`
+	// Tasks is the server's tasks capability as it declared it.
+	Tasks *client.TasksCapability `json:"tasksCapability,omitempty"`
 }
 
 func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *streams) error {
@@ -79,6 +81,7 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 				Name: ss.Name, Transport: ss.Transport, URL: url, State: string(ss.State), Trusted: st.trusted[ss.Name],
 				ProtocolVersion: ss.ProtocolVersion, ServerName: ss.ServerName, ServerVersion: ss.ServerVersion,
 				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity, Log: ss.Log,
+				Tasks: ss.Tasks,
 			})
 		}
 		if err := writeJSON(s, out); err != nil {

@@ -28,6 +28,13 @@ const loginTimeout = 10 * time.Second
 type scenarioContext struct {
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	// ToolCalls are the calls http-custom-headers asks for.
+	ToolCalls []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"toolCalls"`
+	// protocol is the version the suite tests (protocolVar).
+	protocol string
 }
 
 func parseContext(raw string) (scenarioContext, error) {

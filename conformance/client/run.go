@@ -49,7 +49,64 @@ var steps = map[string]step{
 	// The tool's response stream is closed by the server mid-call; the SDK
 	// must wait the announced retry delay and resume with Last-Event-ID.
 	"sse-retry": call("test_reconnection", `{}`),
+
+	// The suite's newer line (protocol 2026-07-28, see next/).
+	"request-metadata":         nothingMore, // the per-request _meta of every request, the listing's included
+	"json-schema-ref-no-deref": nothingMore, // the listing must not fetch a schema's $ref
+	"json-schema-2020-12-preservation": func(ctx context.Context, m *client.Manager) error {
+		focal, ok := m.Tool(serverName, "json_schema_2020_12_tool")
+		if !ok {
+			return errors.New(`tool "json_schema_2020_12_tool" is not in the server's tools/list`)
+		}
+		return call("json_schema_echo", `{"schema":`+string(focal.InputSchema)+`}`)(ctx, m)
+	},
+	// Multi-round-trip input requests: the server's question comes back in
+	// the tool's result, and the client answers it by calling again.
+	"sep-2322-client-request-state": tryEach(`{}`, "test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"),
+	"http-standard-headers": func(ctx context.Context, m *client.Manager) error {
+		if tools := serverTools(m); len(tools) > 0 {
+			m.Call(ctx, serverName, tools[0], json.RawMessage(`{}`), client.CallOptions{})
+		}
+		if res, err := m.Resources(ctx, serverName); err == nil && len(res) > 0 {
+			_, _ = m.ReadResource(ctx, serverName, res[0].URI)
+		}
+		if prompts, err := m.Prompts(ctx, serverName); err == nil && len(prompts) > 0 {
+			_, _ = m.GetPrompt(ctx, serverName, prompts[0].Name, map[string]string{})
+		}
+		return nil
+	},
+	// Every tool left after the listing refused those with invalid
+	// x-mcp-header annotations.
+	"http-invalid-tool-headers": func(ctx context.Context, m *client.Manager) error {
+		return tryEach(`{"region":"us-west1"}`, serverTools(m)...)(ctx, m)
+	},
 }
+
+// serverTools names the server's listed tools.
+func serverTools(m *client.Manager) []string {
+	var names []string
+	for _, t := range m.Tools() {
+		if t.Server == serverName {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// tryEach calls each tool with args, whatever the outcome: the suite judges
+// what reached its server.
+func tryEach(args string, tools ...string) step {
+	return func(ctx context.Context, m *client.Manager) error {
+		for _, tool := range tools {
+			m.Call(ctx, serverName, tool, json.RawMessage(args), client.CallOptions{})
+		}
+		return nil
+	}
+}
+
+// protocolVar names the protocol version the suite tests: the client asks
+// for it, as a person would write it in the server's "protocolVersion".
+const protocolVar = "MCP_CONFORMANCE_PROTOCOL_VERSION"
 
 // authSteps is what the client does once through the server's OAuth flow,
 // which runs when the server first answers 401 (see withLogin).
@@ -71,7 +128,16 @@ func call(tool, args string) step {
 	}
 }
 
-func lookup(scenario string) (step, bool) {
+func lookup(scenario string, sc scenarioContext) (step, bool) {
+	if scenario == "http-custom-headers" {
+		// The calls the suite asks for, with their Mcp-Param-* headers.
+		return func(ctx context.Context, m *client.Manager) error {
+			for _, c := range sc.ToolCalls {
+				m.Call(ctx, serverName, c.Name, c.Arguments, client.CallOptions{})
+			}
+			return nil
+		}, true
+	}
 	if s, ok := steps[scenario]; ok {
 		return s, true
 	}
@@ -87,14 +153,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return exitUsage
 	}
 	scenario := getenv(scenarioVar)
-	s, ok := lookup(scenario)
-	if !ok {
-		fmt.Fprintf(stderr, "client: unknown scenario %q (%s)\n", scenario, scenarioVar)
-		return exitUsage
-	}
 	sc, err := parseContext(getenv(contextVar))
 	if err != nil {
 		fmt.Fprintf(stderr, "client: %v\n", err)
+		return exitUsage
+	}
+	sc.protocol = getenv(protocolVar)
+	s, ok := lookup(scenario, sc)
+	if !ok {
+		fmt.Fprintf(stderr, "client: unknown scenario %q (%s)\n", scenario, scenarioVar)
 		return exitUsage
 	}
 	store, cleanup, err := tokens()
@@ -122,7 +189,7 @@ func runScenario(ctx context.Context, url string, store *oauth.Store, sc scenari
 	if err != nil {
 		return err
 	}
-	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h}, s, stderr); err != nil {
+	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h, ProtocolVersion: sc.protocol}, s, stderr); err != nil {
 		return err
 	}
 	if rec, err := store.Load(serverName); err != nil || rec == nil {
@@ -132,7 +199,7 @@ func runScenario(ctx context.Context, url string, store *oauth.Store, sc scenari
 		return err
 	}
 	fmt.Fprintf(stderr, "client: again, with the stored token and no login\n")
-	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h}, s, stderr); err != nil {
+	if err := session(ctx, client.Spec{Name: serverName, Transport: client.TransportHTTP, URL: url, OAuth: h, ProtocolVersion: sc.protocol}, s, stderr); err != nil {
 		return fmt.Errorf("with the stored token: %w", err)
 	}
 	return nil

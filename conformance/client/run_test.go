@@ -45,7 +45,7 @@ func TestRunRefuses(t *testing.T) {
 // share theirs.
 func TestLookup(t *testing.T) {
 	for _, name := range []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", "auth/metadata-default"} {
-		if _, ok := lookup(name); !ok {
+		if _, ok := lookup(name, scenarioContext{}); !ok {
 			t.Errorf("lookup(%q) found nothing", name)
 		}
 	}
