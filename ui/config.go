@@ -167,7 +167,7 @@ func Run(ctx context.Context, cfg Config) error {
 	stopQuit := context.AfterFunc(ctx, p.Quit)
 	defer stopQuit()
 	_, err := p.Run()
-	m.Close() // the terminal is restored: cancel the running call, record it, stop the servers
+	m.Close()                      // the terminal is restored: cancel the running call, record it, stop the servers
 	_ = m.printScrollback(cfg.Out) // best effort: the session is over either way
 	if ctx.Err() != nil {
 		// The caller (a signal) ended the session: not a failure, but a

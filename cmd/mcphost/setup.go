@@ -137,7 +137,7 @@ func specFromConfig(srv config.Server) client.Spec {
 		URL: srv.URL, Headers: srv.Headers,
 		ProtocolVersion: srv.ProtocolVersion, StartTimeout: srv.StartTimeout, CallTimeout: srv.CallTimeout,
 		StartTimeoutSetting: startTimeoutSetting(srv),
-		Tasks: srv.Tasks,
+		Tasks:               srv.Tasks,
 	}
 }
 
