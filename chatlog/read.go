@@ -192,14 +192,17 @@ func readText(dir, ref string, size int) string {
 	return string(b)
 }
 
-// History returns the model's conversation. A call the model asked for
+// History returns the model's conversation since the last NoteCleared. A call the model asked for
 // that has no result (the session ended in the middle of it) is answered
 // as not run, so that the conversation can go on.
 func (s *Session) History() []llm.Message {
 	var out []llm.Message
 	for _, r := range s.Records {
-		if r.Type == TypeMessage {
+		switch {
+		case r.Type == TypeMessage:
 			out = append(out, r.Message.LLM())
+		case r.Type == TypeNote && r.Note == NoteCleared:
+			out = nil
 		}
 	}
 	return closeCalls(out)

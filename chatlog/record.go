@@ -21,6 +21,10 @@ const (
 	TypeNote    = "note"    // Note is set: something mcphost said (resumed, cleared)
 )
 
+// NoteCleared is the note of /clear: the model's conversation starts again
+// after it.
+const NoteCleared = "cleared"
+
 // Record is one line of a session file.
 type Record struct {
 	Type    string    `json:"type"`
@@ -69,6 +73,8 @@ type Call struct {
 	Entry  host.CallEntry `json:"entry"`
 	Args   Text           `json:"args,omitzero"`
 	Result Text           `json:"result,omitzero"`
+	// Manual marks a call the person made from the call form.
+	Manual bool `json:"manual,omitempty"`
 }
 
 // Text is a string kept in the line or, when long, in a file of its own.

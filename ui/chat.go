@@ -215,11 +215,13 @@ func (m *Model) startRun(text string) tea.Cmd {
 		m.loop = host.NewLoop(host.LoopOptions{
 			Model: m.cfg.Model, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
+			History: m.rec.takeHistory(), OnMessage: m.rec.message, // session.go
 			OnEvent: func(ev host.LoopEvent) {
 				if ev.Call != nil {
 					c := *ev.Call // the loop goes on writing to its own entry
 					ev.Call = &c
 				}
+				m.rec.event(ev) // session.go
 				m.post(loopEventMsg{run: int(m.loopRun.Load()), ev: ev})
 			},
 		})
@@ -351,7 +353,10 @@ func (m *Model) command(line string) tea.Cmd {
 		m.tr.clear()
 		m.cards = map[string]*card{}
 		m.loop = nil
+		m.rec.cleared() // session.go
 		m.notice(levelInfo, "transcript cleared; the next message starts a new conversation (session grants stay)")
+	case "/export":
+		m.exportCommand(rest) // export.go
 	case "/quit", "/exit":
 		return m.quit()
 	default:

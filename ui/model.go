@@ -88,6 +88,9 @@ type Model struct {
 	quitArmed bool
 	flash     string
 	spinning  bool
+
+	// rec saves the chat (session.go); nil when it is not saved.
+	rec *recorder
 }
 
 type phase uint8
@@ -172,6 +175,8 @@ func NewModel(cfg Config) *Model {
 		m.phase = phaseStarting
 	}
 	m.layout()
+	m.rec = newRecorder(cfg.Session, cfg.Resumed, func(n noticeMsg) { m.post(n) }) // session.go
+	m.openSession()
 	return m
 }
 
@@ -231,6 +236,7 @@ func (m *Model) Close() {
 	m.once.Do(func() {
 		m.stop()
 		m.jobs.closeWait()
+		m.rec.close()
 		if m.mgr != nil {
 			m.mgr.Close()
 		}

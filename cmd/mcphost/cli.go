@@ -27,6 +27,8 @@ type globalOptions struct {
 	Elicit        string   // "decline" (default) or "defaults"
 	AllowSampling bool     // let servers use the model, headless
 	Roots         []string // directories offered to servers as roots
+	// Session is --continue and --resume (sessions.go).
+	Session sessionFlags
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -99,7 +101,9 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptsCmd(g, s),
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
+		newSessionsCmd(g, s),
 	)
+	addSessionFlags(root, g)
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true
 		c.SilenceErrors = true

@@ -48,6 +48,8 @@ func TestScripts(t *testing.T) {
 			"waitfor": waitFor,
 			// consent SERVER CHOICE: record a choice as the consent dialog does.
 			"consent": consentAsTheDialogDoes,
+			// chat ID DIR TEXT: save a chat as the interactive interface does.
+			"chat": saveChat,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {

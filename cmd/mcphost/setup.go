@@ -35,6 +35,9 @@ type setup struct {
 	// clientOpts holds how servers' own requests are answered.
 	clientOpts client.Options
 	sampler    *sampler // nil unless --allow-sampling
+	// warnings are the configuration's, printed by loadSetup; the TUI
+	// shows them again on its screen.
+	warnings []string
 }
 
 // States of servers that are configured but not started.
@@ -72,6 +75,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		copts.CallCeiling = callCeiling
 	}
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp}
+	for _, w := range warnings {
+		st.warnings = append(st.warnings, w.String())
+	}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()
