@@ -186,7 +186,7 @@ func (m *Model) send() tea.Cmd {
 	if m.cfg.Model == nil {
 		m.input.Reset()
 		m.tr.add(&entry{kind: entryUser, text: text})
-		m.notice(levelWarn, m.noModelText())
+		m.notice(levelWarn, noModelShort)
 		return nil
 	}
 	if m.run != nil || m.pending != "" {

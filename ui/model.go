@@ -457,13 +457,18 @@ func (m *Model) reportServers() {
 }
 
 func (m *Model) noModelText() string {
-	s := "No model is configured, so there is no chat; everything else works: ctrl+t (or /tools) lists the tools and calls them through the gate, /servers, /explain, /grants, /help.\n" +
-		"To chat, start mcphost with --model PROVIDER:MODEL (anthropic:…, openai:…, ollama:…, openai-compatible:… with --base-url, script:FILE), set \"model\" in your config, or set MCPHOST_MODEL."
-	if m.cfg.NoModel != "" {
-		s += "\n" + cleanLine(m.cfg.NoModel)
+	works := "everything else works: ctrl+t (or /tools) lists the tools and calls them through the gate, /servers, /explain, /grants, /help."
+	if m.cfg.NoModel != "" { // a model was named but cannot be used: say why, not that there is none
+		return "The model cannot be used: " + strings.TrimSuffix(cleanLine(m.cfg.NoModel), ".") + ".\n" +
+			"Until that is fixed there is no chat; " + works
 	}
-	return s
+	return "No model is configured, so there is no chat; " + works + "\n" +
+		"To chat, start mcphost with --model PROVIDER:MODEL (anthropic:…, openai:…, ollama:…, openai-compatible:… with --base-url, script:FILE), set \"model\" in your config, or set MCPHOST_MODEL."
 }
+
+// noModelShort answers a message written without a model: the full help
+// was shown when the TUI started.
+const noModelShort = "not sent: there is no model (the note at the start says why)"
 
 // notice adds a line of mcphost's own to the transcript. text must be built
 // from cleaned parts.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -63,6 +64,9 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	noModel := ""
 	if err != nil {
 		model, noModel = nil, err.Error()
+		if errors.Is(err, errNoModel) {
+			noModel = "" // the TUI says how to configure one
+		}
 	} else {
 		warmModel(ctx, model)
 	}
