@@ -68,7 +68,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				continue
 			}
 		}
-		return msg, nil
+		return keepFormOrder(msg), nil // formorder.go
 	}
 }
 
