@@ -395,7 +395,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onRunDone(msg)
 	case callDoneMsg:
 		return m.onCallDone(msg)
-	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg:
+	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg, completeMsg:
 		return m.onPanelData(msg)
 	case startedMsg:
 		m.phase = phaseReady
