@@ -413,6 +413,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		if m.mgr != nil {
 			m.servers = m.mgr.Servers()
 		}
+		m.onServerState(msg.ev) // servers.go
 		if msg.ev.Kind == client.EventTools || (msg.ev.Kind == client.EventState && msg.ev.State == client.StateReady) {
 			m.toolsChanged()
 		}
@@ -422,7 +423,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 	case restartedMsg:
 		m.flash = ""
 		if msg.err != nil {
-			m.notice(levelError, fmt.Sprintf("restart %s: %s", cleanLine(msg.name), cleanLine(msg.err.Error())))
+			m.notice(levelError, fmt.Sprintf("restart %s: %s", cleanLine(msg.name), serverError(msg.err.Error())))
 		} else {
 			m.notice(levelInfo, fmt.Sprintf("server %s restarted", cleanLine(msg.name)))
 		}
@@ -448,7 +449,7 @@ func (m *Model) reportServers() {
 	m.notice(levelInfo, fmt.Sprintf("%d of %d servers ready, %d tools · ctrl+t lists and calls them · f1 help", ready, len(m.servers), tools))
 	for _, s := range m.servers {
 		if s.State != client.StateReady {
-			m.notice(levelWarn, fmt.Sprintf("server %s is %s: %s (/servers shows its stderr)", cleanLine(s.Name), s.State, cleanLine(s.LastError)))
+			m.notice(levelWarn, fmt.Sprintf("server %s is %s (/servers shows its stderr): %s", cleanLine(s.Name), s.State, serverError(s.LastError)))
 		}
 	}
 	if m.cfg.Model == nil {
@@ -600,7 +601,7 @@ func (m *Model) statusLine(w int) string {
 		}
 		parts = append(parts, fmt.Sprintf("servers %d/%d starting", ready, total))
 	default:
-		parts = append(parts, fmt.Sprintf("servers %d/%d ready", ready, total))
+		parts = append(parts, m.serversReady(ready, total)) // servers.go
 	}
 	if m.gate != nil {
 		session, always := 0, 0
