@@ -91,6 +91,8 @@ type Model struct {
 
 	// rec saves the chat (session.go); nil when it is not saved.
 	rec *recorder
+	// grantedArgs are the arguments of "these arguments" grants (grants.go).
+	grantedArgs grantedArgs
 }
 
 type phase uint8

@@ -261,7 +261,7 @@ func (p *grantsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		}
 		what := "every call"
 		if g.Scope == decide.ScopeArgs {
-			what = "these arguments only (" + g.ArgsHash[:min(8, len(g.ArgsHash))] + ")"
+			what = "only " + m.grantedArgs.describe(g.ArgsHash)
 		}
 		line := mark + fmt.Sprintf("%-8s", g.Scope) + st.Bold.Render(cleanLine(m.serverName(g.Server)+"/"+g.Tool)) +
 			st.Muted.Render("  "+what+" · definition "+g.DefinitionHash[:min(8, len(g.DefinitionHash))])
