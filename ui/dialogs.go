@@ -101,9 +101,9 @@ func (m *Model) afterConfirm() tea.Cmd {
 
 func (m *Model) answer(ans host.Answer) tea.Cmd {
 	a := m.asks[0]
-	m.grantedArgs.note(a.q, ans) // grants.go
-	a.reply <- ans               // buffered, read at most once
+	a.reply <- ans // buffered, read at most once
 	m.asks = m.asks[1:]
+	m.grantedArgs.note(a.q, ans) // grants.go
 	if c := m.cardFor(a.q); c != nil {
 		c.asking = false
 		m.invalidateCard(c)
