@@ -130,6 +130,7 @@ func TestCorruptLeftAsIs(t *testing.T) {
 	}{
 		{"garbage line", "append:{not json\n", 4},
 		{"cut last line", "cut", 3},
+		{"last line without its newline", "cutnl", 3},
 		{"record without content", `append:{"type":"message","time":"2026-12-01T13:00:00Z"}` + "\n", 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,6 +146,8 @@ func TestCorruptLeftAsIs(t *testing.T) {
 			switch {
 			case tc.edit == "cut":
 				data = data[:len(data)-5]
+			case tc.edit == "cutnl": // every byte of the record but its end
+				data = data[:len(data)-1]
 			default:
 				data = append(data, strings.TrimPrefix(tc.edit, "append:")...)
 			}
