@@ -29,7 +29,8 @@ type sessionFlags struct {
 }
 
 // pickSession is --resume without an id: the person picks from a list.
-const pickSession = "\x00pick"
+// Session ids start with a date, so none is "pick".
+const pickSession = "pick"
 
 func (f sessionFlags) set() bool { return f.Continue || f.Resume != "" }
 
@@ -44,7 +45,7 @@ func sessionsDir(s *streams) string {
 func addSessionFlags(root *cobra.Command, g *globalOptions) {
 	f := root.Flags()
 	f.BoolVar(&g.Session.Continue, "continue", false, "continue the latest chat started in this directory")
-	f.StringVar(&g.Session.Resume, "resume", "", "continue the saved chat `ID` (without an ID: choose from a list)")
+	f.StringVar(&g.Session.Resume, "resume", "", "continue the saved chat `ID`; without one, choose from a list")
 	f.Lookup("resume").NoOptDefVal = pickSession
 	args, runE := root.Args, root.RunE
 	root.Args = func(cmd *cobra.Command, a []string) error {
