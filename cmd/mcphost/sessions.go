@@ -118,6 +118,10 @@ func findSession(f sessionFlags, s *streams, dir string) (*chatlog.Session, erro
 		return nil, usageError(sum.Err)
 	}
 	prev, err := chatlog.Load(dir, sum.ID)
+	var ce *chatlog.CorruptError
+	if errors.As(err, &ce) {
+		return nil, usageError(fmt.Errorf("%w; start without --continue for a new chat, or --resume another (mcphost sessions lists them)", err))
+	}
 	if err != nil {
 		return nil, usageError(err)
 	}
