@@ -21,8 +21,9 @@
 //     appends from several goroutines never interleave within a line.
 //   - Reads are bounded: a line over [MaxLine], a file over [MaxFile] or a
 //     referenced text over [MaxText] is refused or elided, never read
-//     whole; [List] reads only the first line and the last [tailBytes] of
-//     each file.
+//     whole; of a call's result (shown in its card; the model's copy is a
+//     message) only [MaxResultPreview] bytes are read back; [List] reads
+//     only the first line and the last 256 KiB of each file.
 //
 // Two processes appending to the same session at once are not excluded
 // from each other; their lines do not interleave, but the conversation

@@ -26,6 +26,10 @@ const (
 	// MaxText bounds a text stored apart that is read back; a longer one is
 	// replaced by a note saying its size.
 	MaxText = 16 << 20
+	// MaxResultPreview bounds the part of a call's result read back with
+	// the session (it is shown in the call's card; the model's copy is a
+	// message); the rest stays in its file.
+	MaxResultPreview = 256 << 10
 	// DefaultInlineMax is the longest text kept inside a record.
 	DefaultInlineMax = 16 << 10
 )

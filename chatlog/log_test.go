@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/host"
@@ -337,5 +338,38 @@ func TestListLatestFind(t *testing.T) {
 	}
 	if _, err := Load(dir, "../etc/passwd"); err == nil {
 		t.Errorf("Load accepted a path as an id")
+	}
+}
+
+// TestLongResultReadInPart: a call's result over MaxResultPreview is read
+// back in part, on a character boundary, saying where the rest is; the
+// model's copy in the conversation is read whole.
+func TestLongResultReadInPart(t *testing.T) {
+	dir := t.TempDir()
+	l := newLog(t, dir, "s1")
+	long := strings.Repeat("é", MaxResultPreview) // twice the preview, in bytes
+	call := &host.CallEntry{ID: "c1", Server: "fs", Tool: "read", Status: host.StatusSuccess}
+	if err := l.Append(Record{Type: TypeCall, Call: NewCall(call, long)}); err != nil {
+		t.Fatal(err)
+	}
+	msg := llm.Message{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "c1", Content: long}}}
+	if err := l.Append(Record{Type: TypeMessage, Message: FromLLM(msg)}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	s, err := Load(dir, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Records[0].Call.Result.S
+	head, note, ok := strings.Cut(got, "\n[… ")
+	if !ok || !utf8.ValidString(head) || len(head) > MaxResultPreview || len(head) < MaxResultPreview-2 {
+		t.Fatalf("preview of %d bytes, valid %v, note %q", len(head), utf8.ValidString(head), note)
+	}
+	if want := fmt.Sprintf("%d more bytes, in ", len(long)-len(head)); !strings.HasPrefix(note, want) {
+		t.Errorf("note %q, want it to start with %q", note, want)
+	}
+	if c := s.Records[1].Message.ToolResults[0].Content.S; c != long {
+		t.Errorf("the model's copy read back as %d bytes, want %d", len(c), len(long))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/llm"
 )
@@ -163,31 +164,48 @@ func (s *Session) resolve(r *Record) {
 		}
 	}
 	if c := r.Call; c != nil {
-		texts = append(texts, &c.Args, &c.Result)
+		texts = append(texts, &c.Args)
+		if c.Result.Ref != "" { // shown in a card: the model has its own copy
+			c.Result.S = readText(textDir(s.dir, s.Header.ID), c.Result.Ref, c.Result.Bytes, MaxResultPreview)
+		}
 	}
 	for _, t := range texts {
 		if t.Ref != "" {
-			t.S = readText(textDir(s.dir, s.Header.ID), t.Ref, t.Bytes)
+			t.S = readText(textDir(s.dir, s.Header.ID), t.Ref, t.Bytes, MaxText)
 		}
 	}
 }
 
-// readText reads a text stored apart, or says why it cannot be.
-func readText(dir, ref string, size int) string {
-	if size > MaxText {
-		return fmt.Sprintf("[a text of %d bytes, over the %d-byte limit for reading back, is in %s]", size, MaxText, filepath.Join(dir, ref))
+// readText reads a text stored apart, or says why it cannot be. A text
+// over limit bytes is read up to limit (on a character boundary), with a
+// note of what is left out, when limit is below MaxText; otherwise it is
+// not read at all.
+func readText(dir, ref string, size, limit int) string {
+	path := filepath.Join(dir, ref)
+	if size > MaxText && limit >= MaxText {
+		return fmt.Sprintf("[a text of %d bytes, over the %d-byte limit for reading back, is in %s]", size, MaxText, path)
 	}
-	f, err := os.Open(filepath.Join(dir, ref))
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Sprintf("[a text of %d bytes could not be read back: %v]", size, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxText+1))
+	if fi, err := f.Stat(); err != nil || fi.Size() != int64(size) {
+		return fmt.Sprintf("[a text of %d bytes was changed after it was saved]", size)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(min(size, limit))))
 	if err != nil {
 		return fmt.Sprintf("[a text of %d bytes could not be read back: %v]", size, err)
 	}
-	if len(b) != size {
-		return fmt.Sprintf("[a text of %d bytes was changed after it was saved (%d bytes now)]", size, len(b))
+	if len(b) < size {
+		cut := len(b)
+		for i := 0; i < utf8.UTFMax && cut > 0; i++ { // not in the middle of a character
+			if r, n := utf8.DecodeLastRune(b[:cut]); r != utf8.RuneError || n > 1 {
+				break
+			}
+			cut--
+		}
+		return string(b[:cut]) + fmt.Sprintf("\n[… %d more bytes, in %s]", size-cut, path)
 	}
 	return string(b)
 }
