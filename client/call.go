@@ -167,6 +167,7 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
+	asked := s.questions.load()
 	result, err := l.session.CallTool(callCtx, params)
 	cause := context.Cause(callCtx)
 	if ctx.Err() != nil {
@@ -174,7 +175,7 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	} else if errors.Is(ceilCtx.Err(), context.DeadlineExceeded) {
 		cause = errCallTimeout
 	}
-	return classify(result, err, cause, probe)
+	return afterQuestions(classify(result, err, cause, probe), s.questions.load() != asked) // elicited.go
 }
 
 // classify maps what a call returned to an Outcome. cause is the reason the

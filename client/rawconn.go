@@ -83,7 +83,7 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				c.caps.offerResult(resp.Result)
 			}
 		}
-		return msg, nil
+		return keepFormOrder(msg), nil // formorder.go
 	}
 }
 

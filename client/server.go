@@ -70,6 +70,8 @@ type server struct {
 	// An automatic restart that began in an older generation stands down,
 	// so a manual Restart during a backoff leaves one connection, not two.
 	gen int
+	// questions counts the elicitation requests the server made (elicited.go).
+	questions questionCount
 }
 
 // live is one established session.
@@ -229,6 +231,7 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 	name := s.spec.Name
 	if h := s.m.opts.Elicitation; h != nil {
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			s.questions.add()
 			return h(ctx, name, req)
 		}
 	}

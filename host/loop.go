@@ -37,6 +37,12 @@ type LoopOptions struct {
 	// that delivers the server's notification while the call runs. Calls
 	// to OnEvent never overlap.
 	OnEvent func(LoopEvent)
+	// History is the conversation so far, from a saved session: the first
+	// Run continues it. It must end with every tool call answered.
+	History []llm.Message
+	// OnMessage, if set, sees every message added to the conversation,
+	// from the Run goroutine, as it is added: to save the session.
+	OnMessage func(llm.Message)
 }
 
 // Loop runs a conversation in which a model calls tools; every call passes
@@ -230,7 +236,15 @@ func NewLoop(o LoopOptions) *Loop {
 	if o.Names == nil {
 		o.Names = client.BuildNames(o.Tools)
 	}
-	return &Loop{o: o}
+	return &Loop{o: o, messages: append([]llm.Message(nil), o.History...)}
+}
+
+// add appends m to the conversation.
+func (l *Loop) add(m llm.Message) {
+	l.messages = append(l.messages, m)
+	if l.o.OnMessage != nil {
+		l.o.OnMessage(m)
+	}
 }
 
 // SetTools replaces the tools offered to the model from the next Run on,
@@ -283,7 +297,7 @@ func (l *Loop) tools() []llm.Tool {
 // through the gate, in the order the model made them; a refused call goes
 // back to the model as an error result that says why.
 func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
-	l.messages = append(l.messages, llm.Message{Role: llm.RoleUser, Text: user})
+	l.add(llm.Message{Role: llm.RoleUser, Text: user})
 	l.Transcript = append(l.Transcript, Entry{Role: "user", Text: user})
 	out := &RunOutcome{}
 	tools := l.tools()
@@ -344,9 +358,8 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			// The answer was cut off. Its text is kept; its tool calls,
 			// whose arguments may end anywhere, are never run, and the
 			// model hears why on the next turn.
-			l.messages = append(l.messages,
-				llm.Message{Role: llm.RoleAssistant, Text: text.String()},
-				llm.Message{Role: llm.RoleUser, Text: truncatedNote(stop, len(calls))})
+			l.add(llm.Message{Role: llm.RoleAssistant, Text: text.String()})
+			l.add(llm.Message{Role: llm.RoleUser, Text: truncatedNote(stop, len(calls))})
 			if text.Len() > 0 {
 				l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: text.String()})
 				out.Text = text.String()
@@ -356,7 +369,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
 			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
 		}
-		l.messages = append(l.messages, llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls, Raw: done.Raw, RawFrom: done.RawFrom})
+		l.add(llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls, Raw: done.Raw, RawFrom: done.RawFrom})
 		if text.Len() > 0 {
 			l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: text.String()})
 			out.Text = text.String()
@@ -383,7 +396,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			c := calls[len(results)]
 			results = append(results, llm.ToolResult{CallID: c.ID, Content: "not run: the person stopped the session", IsError: true})
 		}
-		l.messages = append(l.messages, llm.Message{Role: llm.RoleTool, ToolResults: results})
+		l.add(llm.Message{Role: llm.RoleTool, ToolResults: results})
 		if ctx.Err() != nil {
 			out.Status = "cancelled"
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})

@@ -271,7 +271,7 @@ func (m *Model) sendText(text string) tea.Cmd {
 	text = strings.TrimPrefix(text, "/")
 	if m.cfg.Model == nil {
 		m.tr.add(&entry{kind: entryUser, text: text})
-		m.notice(levelWarn, m.noModelText())
+		m.notice(levelWarn, noModelShort)
 		return nil
 	}
 	m.tr.bottom()
@@ -295,11 +295,13 @@ func (m *Model) startRun(text string) tea.Cmd {
 		m.loop = host.NewLoop(host.LoopOptions{
 			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
+			History: m.rec.takeHistory(), OnMessage: m.rec.message, // session.go
 			OnEvent: func(ev host.LoopEvent) {
 				if ev.Call != nil {
 					c := *ev.Call // the loop goes on writing to its own entry
 					ev.Call = &c
 				}
+				m.rec.event(ev) // session.go
 				m.post(loopEventMsg{run: int(m.loopRun.Load()), ev: ev})
 			},
 		})
@@ -468,7 +470,10 @@ func (m *Model) command(line string) tea.Cmd {
 		m.cards = map[string]*card{}
 		m.loop = nil
 		m.usage.last = 0
+		m.rec.cleared() // session.go
 		m.notice(levelInfo, "transcript cleared; the next message starts a new conversation (session grants stay)")
+	case "/export":
+		m.exportCommand(rest) // export.go
 	case "/quit", "/exit":
 		return m.quit()
 	default:

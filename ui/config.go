@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
@@ -60,6 +61,15 @@ type Config struct {
 	// message (0: the loop's default).
 	System   string
 	MaxSteps int
+
+	// Session saves the chat as it happens; nil: it is not saved. Resumed,
+	// when set, is the saved chat this one continues: its transcript is
+	// shown and the model continues its conversation.
+	Session *chatlog.Log
+	Resumed *chatlog.Session
+	// Warnings about the configuration, shown when the TUI starts (they
+	// are also printed before it, where the screen hides them).
+	Warnings []string
 
 	// In and Out are the terminal. Run refuses to start unless both are
 	// terminals.

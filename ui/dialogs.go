@@ -112,6 +112,7 @@ func (m *Model) answer(ans host.Answer) tea.Cmd {
 	a := m.asks[0]
 	a.reply <- ans // buffered, read at most once
 	m.asks = m.asks[1:]
+	m.grantedArgs.note(a.q, ans) // grants.go
 	if c := m.cardFor(a.q); c != nil {
 		c.asking = false
 		m.invalidateCard(c)

@@ -9,6 +9,16 @@
 // prompt's messages, once its arguments are filled in, become the input's
 // text, sanitized, for the person to edit and send.
 //
+// Resource templates are listed with the resources and filled in a form;
+// the prompt and template forms offer the server's argument completions.
+//
+// With Config.Session the chat is saved as it happens (package chatlog):
+// every message of the model's conversation, every call with its decision
+// and outcome, and /clear. With Config.Resumed the transcript of a saved
+// chat is shown again and the model continues its conversation; approvals
+// given for the earlier session are not carried over. /export writes the
+// transcript as Markdown, never over an existing file.
+//
 // The UI decides nothing. Every call, from the model or from the call form,
 // goes through a host.Gate that the UI builds from Config.Gate with itself as
 // the gate's Asker. The model loop runs in its own goroutine; each question

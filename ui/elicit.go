@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/ui/dialog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,6 +46,7 @@ func (m *Model) elicit(ctx context.Context, server string, req *mcp.ElicitReques
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 		r.Schema = b
+		r.Order = client.FormOrder(req)
 	}
 	id := m.asker.seq.Add(1)
 	reply := make(chan dialog.ElicitResult, 1)

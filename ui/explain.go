@@ -45,9 +45,13 @@ func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []str
 		retry = "yes, if the outcome is unknown"
 	}
 	e := d.Effective
+	verdict := m.rc.badge(d.Class, d.Tier) + " " + verdictWords(d)
+	if d.Verdict == decide.Ask { // the tier says how it asks; for allow and deny it would repeat or contradict
+		verdict += st.Muted.Render(" — " + decide.TierText(d.Tier))
+	}
 	lines := []string{
 		head,
-		m.rc.badge(d.Class, d.Tier) + " " + verdictWords(d) + st.Muted.Render(" — "+decide.TierText(d.Tier)),
+		verdict,
 		st.Muted.Render("declared  ") + t.Annotations.String(),
 		st.Muted.Render("effective ") + fmt.Sprintf("readOnly=%s destructive=%s idempotent=%s openWorld=%s", e.ReadOnly, e.Destructive, e.Idempotent, e.OpenWorld),
 		st.Muted.Render("server    ") + trusted + st.Muted.Render(" · retry ") + retry,

@@ -137,6 +137,7 @@ var commandHelp = [][2]string{
 	{"/grants", "approvals in force; revoke them"},
 	{"/trust NAME", "believe a running server's annotations from now on (remembered)"},
 	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
+	{"/export [FILE]", "write the conversation as Markdown (never over an existing file)"},
 	{"/help", "this help"},
 	{"/quit", "leave mcphost"},
 }

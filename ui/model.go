@@ -105,6 +105,11 @@ type Model struct {
 	// usage is what the model reported: tokens this session, and the input
 	// of the latest turn (how full the context is).
 	usage usageMeter
+
+	// rec saves the chat (session.go); nil when it is not saved.
+	rec *recorder
+	// grantedArgs are the arguments of "these arguments" grants (grants.go).
+	grantedArgs grantedArgs
 }
 
 type phase uint8
@@ -195,6 +200,8 @@ func NewModel(cfg Config) *Model {
 		m.phase = phaseStarting
 	}
 	m.layout()
+	m.rec = newRecorder(cfg.Session, cfg.Resumed, func(n noticeMsg) { m.post(n) }) // session.go
+	m.openSession()
 	return m
 }
 
@@ -254,6 +261,7 @@ func (m *Model) Close() {
 	m.once.Do(func() {
 		m.stop()
 		m.jobs.closeWait()
+		m.rec.close()
 		if m.mgr != nil {
 			m.mgr.Close()
 		}
@@ -424,7 +432,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onRunDone(msg)
 	case callDoneMsg:
 		return m.onCallDone(msg)
-	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg:
+	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg, completeMsg:
 		return m.onPanelData(msg)
 	case startedMsg:
 		m.phase = phaseReady
@@ -442,6 +450,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		if m.mgr != nil {
 			m.servers = m.mgr.Servers()
 		}
+		m.onServerState(msg.ev) // servers.go
 		if msg.ev.Kind == client.EventTools || (msg.ev.Kind == client.EventState && msg.ev.State == client.StateReady) {
 			m.toolsChanged()
 		}
@@ -451,7 +460,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 	case restartedMsg:
 		m.flash = ""
 		if msg.err != nil {
-			m.notice(levelError, fmt.Sprintf("restart %s: %s", cleanLine(msg.name), cleanLine(msg.err.Error())))
+			m.notice(levelError, fmt.Sprintf("restart %s: %s", cleanLine(msg.name), serverError(msg.err.Error())))
 		} else {
 			m.notice(levelInfo, fmt.Sprintf("server %s restarted", cleanLine(msg.name)))
 		}
@@ -477,7 +486,7 @@ func (m *Model) reportServers() {
 	m.notice(levelInfo, fmt.Sprintf("%d of %d server%s ready, %d tool%s · ctrl+t lists and calls them · f1 help", ready, len(m.servers), plural(len(m.servers)), tools, plural(tools)))
 	for _, s := range m.servers {
 		if s.State != client.StateReady {
-			m.notice(levelWarn, fmt.Sprintf("server %s is %s: %s (/servers shows its stderr)", cleanLine(s.Name), s.State, cleanLine(s.LastError)))
+			m.notice(levelWarn, fmt.Sprintf("server %s is %s (/servers shows its stderr): %s", cleanLine(s.Name), s.State, serverError(s.LastError)))
 		}
 	}
 	if m.cfg.Model == nil {
@@ -486,13 +495,18 @@ func (m *Model) reportServers() {
 }
 
 func (m *Model) noModelText() string {
-	s := "No model is configured, so there is no chat; everything else works: ctrl+t (or /tools) lists the tools and calls them through the gate, /servers, /explain, /grants, /help.\n" +
-		"To chat, start mcphost with --model PROVIDER:MODEL (anthropic:…, openai:…, ollama:…, openai-compatible:… with --base-url, script:FILE), set \"model\" in your config, or set MCPHOST_MODEL."
-	if m.cfg.NoModel != "" {
-		s += "\n" + cleanLine(m.cfg.NoModel)
+	works := "everything else works: ctrl+t (or /tools) lists the tools and calls them through the gate, /servers, /explain, /grants, /help."
+	if m.cfg.NoModel != "" { // a model was named but cannot be used: say why, not that there is none
+		return "The model cannot be used: " + strings.TrimSuffix(cleanLine(m.cfg.NoModel), ".") + ".\n" +
+			"Until that is fixed there is no chat; " + works
 	}
-	return s
+	return "No model is configured, so there is no chat; " + works + "\n" +
+		"To chat, start mcphost with --model PROVIDER:MODEL (anthropic:…, openai:…, ollama:…, openai-compatible:… with --base-url, script:FILE), set \"model\" in your config, or set MCPHOST_MODEL."
 }
+
+// noModelShort answers a message written without a model: the full help
+// was shown when the TUI started.
+const noModelShort = "not sent: there is no model (the note at the start says why)"
 
 // notice adds a line of mcphost's own to the transcript. text must be built
 // from cleaned parts.
@@ -678,7 +692,7 @@ func (m *Model) statusLine(w int) string {
 		}
 		parts = append(parts, fmt.Sprintf("servers %d/%d starting", ready, total))
 	default:
-		parts = append(parts, fmt.Sprintf("servers %d/%d ready", ready, total))
+		parts = append(parts, m.serversReady(ready, total)) // servers.go
 	}
 	if m.gate != nil {
 		session, always := 0, 0

@@ -14,6 +14,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/mcphost/mcphost/client"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // attachLimit bounds the resource text one message carries to the model.
@@ -123,6 +124,8 @@ func (m *Model) onPanelData(msg tea.Msg) tea.Cmd {
 		if m.panel == panel(msg.p) {
 			return msg.p.got(m, msg)
 		}
+	case completeMsg:
+		msg.f.completed(msg)
 	}
 	return nil
 }
@@ -134,11 +137,13 @@ type resourcesPanel struct {
 	base
 	filterList[resRow]
 	detail *resDetail
+	form   *promptForm // a template's variables
 }
 
 type resRow struct {
 	server string
 	r      *mcp.Resource
+	t      *mcp.ResourceTemplate // set instead of r for a template
 	find   string
 }
 
@@ -180,6 +185,9 @@ func (p *resourcesPanel) load(m *Model) tea.Cmd {
 		msg.errs = listEach(ctx, servers, mgr.Resources, func(s string, r *mcp.Resource) {
 			msg.rows = append(msg.rows, resRow{server: s, r: r, find: strings.ToLower(s + " " + r.URI + " " + r.Name + " " + r.Title)})
 		})
+		msg.errs = append(msg.errs, listEach(ctx, servers, mgr.ResourceTemplates, func(s string, t *mcp.ResourceTemplate) {
+			msg.rows = append(msg.rows, templateRow(s, t))
+		})...)
 		return msg
 	})
 }
@@ -189,6 +197,21 @@ func (p *resourcesPanel) resize(m *Model) {
 }
 
 func (p *resourcesPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
+	if p.form != nil {
+		f, args, cmd := p.form.update(m, msg)
+		p.form = f
+		if args == nil {
+			return p, cmd
+		}
+		p.form = nil
+		uri := f.expand(args)
+		if uri == "" {
+			m.flash = "the template could not be filled"
+			return p, nil
+		}
+		p.detail = &resDetail{server: f.server, r: &mcp.Resource{URI: uri, Name: f.tmplRow.t.Name, Title: f.tmplRow.t.Title}, loading: true}
+		return p, p.detail.load(m)
+	}
 	if p.detail != nil {
 		var cmd tea.Cmd
 		var closePanel bool
@@ -209,6 +232,16 @@ func (p *resourcesPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 			if !ok {
 				return p, nil
 			}
+			if r.t != nil {
+				iw, _ := panelInner(m.width, m.height-1)
+				f, err := newTemplateForm(m, r, iw)
+				if err != nil {
+					m.flash = "the template cannot be read: " + cleanLine(firstSentence(err.Error()))
+					return p, nil
+				}
+				p.form = f
+				return p, f.complete(m)
+			}
 			p.detail = &resDetail{server: r.server, r: r.r, loading: true}
 			return p, p.detail.load(m)
 		}
@@ -217,6 +250,9 @@ func (p *resourcesPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 }
 
 func (p *resourcesPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
+	if p.form != nil {
+		return p.form.view(m, w, h)
+	}
 	if p.detail != nil {
 		return p.detail.view(m, w, h)
 	}
@@ -229,6 +265,14 @@ func (p *resourcesPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		out = append(out, st.Muted.Render("no resources: no ready server offers any"))
 	}
 	out = append(out, p.rowsView(m, func(out []string, r resRow, mark string, _ bool) []string {
+		if r.t != nil {
+			line := mark + st.Muted.Render(cleanLine(r.server)) + " " + st.Bold.Render(cleanLine(truncBytes(r.t.URITemplate, 200))) +
+				st.Info.Render("  template")
+			if name := cmp.Or(r.t.Title, r.t.Name); name != "" {
+				line += st.Muted.Render(" " + cleanLine(truncBytes(name, 60)))
+			}
+			return append(out, trunc(line, w))
+		}
 		line := mark + st.Muted.Render(cleanLine(r.server)) + " " + st.Bold.Render(cleanLine(truncBytes(r.r.URI, 200)))
 		if name := cmp.Or(r.r.Title, r.r.Name); name != "" {
 			line += st.Muted.Render("  " + cleanLine(truncBytes(name, 60)))
@@ -470,7 +514,8 @@ func (p *promptsPanel) update(m *Model, msg tea.Msg) (panel, tea.Cmd) {
 			}
 			iw, _ := panelInner(m.width, m.height-1)
 			p.form = newPromptForm(r, iw)
-			return p, nil
+			p.form.canComplete = m.mgr != nil && m.mgr.CanComplete(r.server)
+			return p, p.form.complete(m)
 		}
 	}
 	return p, p.updateFilter(msg)
@@ -526,32 +571,51 @@ func argList(args []*mcp.PromptArgument) string {
 }
 
 // promptForm asks for a prompt's arguments, one field each.
+// The same form fills a resource template's variables (complete.go).
 type promptForm struct {
-	row    promptRow
-	args   []*mcp.PromptArgument
-	fields []textinput.Model
-	at     int
-	err    string
+	row     promptRow
+	heading string // "Prompt " or "Template "
+	name    string // what is filled: server/prompt, or server and template
+	args    []*mcp.PromptArgument
+	fields  []textinput.Model
+	at      int
+	err     string
+
+	// Completions: the server offers them (canComplete) for ref; sugg are
+	// the last ones, for field suggAt.
+	server      string
+	ref         *mcp.CompleteReference
+	canComplete bool
+	sugg        []string
+	suggAt      int
+	suggErr     string
+
+	tmpl    *uritemplate.Template // a template's form only
+	tmplRow resRow
 }
 
 func newPromptForm(r promptRow, w int) *promptForm {
-	f := &promptForm{row: r}
+	f := &promptForm{row: r, heading: "Prompt ", name: r.server + "/" + r.p.Name, server: r.server,
+		ref: &mcp.CompleteReference{Type: "ref/prompt", Name: r.p.Name}}
 	for _, a := range r.p.Arguments {
-		if a == nil {
-			continue
+		if a != nil {
+			f.addField(a)
 		}
-		ti := textinput.New()
-		ti.Prompt = "› "
-		ti.SetVirtualCursor(false)
-		if a.Required {
-			ti.Placeholder = "required"
-		}
-		f.args = append(f.args, a)
-		f.fields = append(f.fields, ti)
 	}
 	f.resize(w)
 	f.focus(0)
 	return f
+}
+
+func (f *promptForm) addField(a *mcp.PromptArgument) {
+	ti := textinput.New()
+	ti.Prompt = "› "
+	ti.SetVirtualCursor(false)
+	if a.Required {
+		ti.Placeholder = "required"
+	}
+	f.args = append(f.args, a)
+	f.fields = append(f.fields, ti)
 }
 
 func (f *promptForm) resize(w int) {
@@ -578,16 +642,22 @@ func (f *promptForm) update(m *Model, msg tea.Msg) (*promptForm, map[string]stri
 		switch k.String() {
 		case "esc":
 			return nil, nil, nil
-		case "tab", "down":
+		case "tab":
+			if f.takeSuggestion() {
+				return f, nil, nil
+			}
 			f.focus((f.at + 1) % len(f.fields))
-			return f, nil, nil
+			return f, nil, f.complete(m)
+		case "down":
+			f.focus((f.at + 1) % len(f.fields))
+			return f, nil, f.complete(m)
 		case "shift+tab", "up":
 			f.focus((f.at + len(f.fields) - 1) % len(f.fields))
-			return f, nil, nil
+			return f, nil, f.complete(m)
 		case "enter", "ctrl+s":
 			if k.String() == "enter" && f.at < len(f.fields)-1 {
 				f.focus(f.at + 1)
-				return f, nil, nil
+				return f, nil, f.complete(m)
 			}
 			args := map[string]string{}
 			for i, a := range f.args {
@@ -607,13 +677,17 @@ func (f *promptForm) update(m *Model, msg tea.Msg) (*promptForm, map[string]stri
 		}
 	}
 	var cmd tea.Cmd
+	before := f.fields[f.at].Value()
 	f.fields[f.at], cmd = f.fields[f.at].Update(msg)
+	if f.fields[f.at].Value() != before {
+		cmd = tea.Batch(cmd, f.complete(m))
+	}
 	return f, nil, cmd
 }
 
 func (f *promptForm) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	st := m.st
-	out := []string{trunc(st.Title.Render("Prompt ")+st.Bold.Render(cleanLine(f.row.server+"/"+f.row.p.Name)), w)}
+	out := []string{trunc(st.Title.Render(f.heading)+st.Bold.Render(cleanLine(f.name)), w)}
 	var cur *tea.Cursor
 	for i, a := range f.args {
 		label := cleanLine(a.Name)
@@ -631,6 +705,9 @@ func (f *promptForm) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 			}
 		}
 		out = append(out, f.fields[i].View())
+		if s := f.suggestionLine(m, i, w); s != "" {
+			out = append(out, s)
+		}
 	}
 	if f.err != "" {
 		out = append(out, "", trunc(st.Bad.Render("✗ "+f.err), w))
@@ -642,7 +719,14 @@ func (f *promptForm) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 	for len(out) < h-1 {
 		out = append(out, "")
 	}
-	out = append(out, m.hints(hint("tab", "next field"), hint("enter", "fetch the prompt"), m.keys.list.Back))
+	next, done := hint("tab", "next field"), hint("enter", "fetch the prompt")
+	if f.canComplete {
+		next = hint("tab", "complete, or next field")
+	}
+	if f.tmpl != nil {
+		done = hint("enter", "read the resource")
+	}
+	out = append(out, m.hints(next, done, m.keys.list.Back))
 	return out, cur
 }
 

@@ -131,8 +131,12 @@ func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 			detail = append(detail, st.Muted.Render("restarts  ")+fmt.Sprint(s.Restarts))
 		}
 		if s.LastError != "" {
-			for _, l := range wrap(st.Muted.Render("error     ")+cleanLine(s.LastError), w) {
-				detail = append(detail, l)
+			for i, el := range strings.Split(serverError(s.LastError), "\n") {
+				label := "          "
+				if i == 0 {
+					label = "error     "
+				}
+				detail = append(detail, hang(st.Muted.Render(label)+el, w, "          ")...)
 			}
 		}
 		if len(s.Log) > 0 {
@@ -257,7 +261,7 @@ func (p *grantsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 		}
 		what := "every call"
 		if g.Scope == decide.ScopeArgs {
-			what = "these arguments only (" + g.ArgsHash[:min(8, len(g.ArgsHash))] + ")"
+			what = "only " + m.grantedArgs.describe(g.ArgsHash)
 		}
 		line := mark + fmt.Sprintf("%-8s", g.Scope) + st.Bold.Render(cleanLine(m.serverName(g.Server)+"/"+g.Tool)) +
 			st.Muted.Render("  "+what+" · definition "+g.DefinitionHash[:min(8, len(g.DefinitionHash))])
@@ -309,4 +313,54 @@ func (m *Model) trustCommand(name string) {
 	if m.panel != nil {
 		m.panel.refresh(m)
 	}
+}
+
+// serverError is a server's error text for the screen: cleaned, with its
+// line breaks kept (a stderr tail is several lines), and at most
+// maxErrorLines lines.
+func serverError(s string) string {
+	lines := strings.Split(strings.TrimRight(clean(s), "\n"), "\n")
+	if len(lines) > maxErrorLines {
+		lines = append(lines[:maxErrorLines], fmt.Sprintf("… %d more lines (/servers)", len(lines)-maxErrorLines))
+	}
+	return strings.Join(lines, "\n")
+}
+
+const maxErrorLines = 12
+
+// onServerState says at once when a server that was running stops: the
+// state line counts it, and the transcript says why.
+func (m *Model) onServerState(ev client.Event) {
+	if ev.Kind != client.EventState || m.phase != phaseReady {
+		return
+	}
+	name := cleanLine(ev.Server)
+	switch ev.State {
+	case client.StateRestarting:
+		m.notice(levelError, "server "+name+" stopped; restarting it: "+serverError(ev.Err))
+	case client.StateFailed:
+		m.notice(levelError, "server "+name+" failed: "+serverError(ev.Err)+"\n/servers restarts it")
+	}
+}
+
+// serversReady is the state line's account of the servers: how many are
+// ready, and how many failed or are restarting.
+func (m *Model) serversReady(ready, total int) string {
+	out := fmt.Sprintf("servers %d/%d ready", ready, total)
+	failed, restarting := 0, 0
+	for _, s := range m.servers {
+		switch s.State {
+		case client.StateFailed:
+			failed++
+		case client.StateRestarting:
+			restarting++
+		}
+	}
+	if failed > 0 {
+		out += fmt.Sprintf(", %d failed", failed)
+	}
+	if restarting > 0 {
+		out += fmt.Sprintf(", %d restarting", restarting)
+	}
+	return out
 }

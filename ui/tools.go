@@ -397,6 +397,7 @@ func (m *Model) onCallDone(msg callDoneMsg) tea.Cmd {
 		took = time.Duration(0)
 	}
 	mc.card.fromResult(msg.r, took)
+	m.rec.manual(mc.card)
 	m.invalidateCard(mc.card)
 	if p, ok := m.panel.(*toolsPanel); ok {
 		p.refresh(m) // taint and grants may have changed the decisions

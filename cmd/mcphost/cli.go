@@ -34,6 +34,8 @@ type globalOptions struct {
 	// StartTimeout bounds the start of servers that set no startTimeout
 	// of their own; 0 selects the client's defaults.
 	StartTimeout time.Duration
+	// Session is --continue and --resume (sessions.go).
+	Session sessionFlags
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -109,7 +111,9 @@ Without a configuration it runs against built-in demo servers.`,
 		newPromptCmd(g, s),
 		newAuthCmd(g, s),
 		newTasksCmd(g, s),
+		newSessionsCmd(g, s),
 	)
+	addSessionFlags(root, g)
 	strictUsage(root)
 	_ = ctx
 	return root

@@ -57,6 +57,8 @@ func TestScripts(t *testing.T) {
 			// exits CODE PROG ARGS...: run PROG as exec does and require
 			// exit code CODE.
 			"exits": exits,
+			// chat ID DIR TEXT: save a chat as the interactive interface does.
+			"chat": saveChat,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {

@@ -21,6 +21,9 @@ func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
 	if s.Terminal {
 		return runTUI(ctx, g, s)
 	}
+	if g.Session.set() {
+		return resumeWithoutTerminal(g, s) // sessions.go
+	}
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -61,13 +64,21 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	noModel := ""
 	if err != nil {
 		model, noModel = nil, err.Error()
+		if errors.Is(err, errNoModel) {
+			noModel = "" // the TUI says how to configure one
+		}
 	} else {
 		warmModel(ctx, model)
+	}
+	chat, resumed, err := chatSession(g, s, modelName(model), time.Now) // sessions.go
+	if err != nil {
+		return err
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
 		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	if l, err := audit.Open(st.auditPath(g), st.auditOptions()); err != nil {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
+		st.warnings = append(st.warnings, err.Error()+"; only read-only calls will run")
 	} else {
 		defer l.Close()
 		gate.Audit = l
@@ -88,6 +99,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt,
+		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != ""})
 	if errors.Is(err, ui.ErrUnknownOutcome) {
 		return withCode(exitUnknown, err)

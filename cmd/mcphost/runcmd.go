@@ -271,6 +271,9 @@ func runExit(out *host.RunOutcome, err error, allowBlocked bool) int {
 
 // model picks the model: --model, then the config's "model", then
 // MCPHOST_MODEL.
+// errNoModel is model's error when no model is named anywhere.
+var errNoModel = errors.New("no model")
+
 func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 	spec := g.Model
 	if spec == "" {
@@ -280,7 +283,7 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 		spec = s.Getenv("MCPHOST_MODEL")
 	}
 	if spec == "" {
-		return nil, usageError(fmt.Errorf("no model: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", strings.Join(llm.Providers(), ", ")))
+		return nil, usageError(fmt.Errorf("%w: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", errNoModel, strings.Join(llm.Providers(), ", ")))
 	}
 	ms := st.cfg.Models[spec]
 	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv,

@@ -38,6 +38,9 @@ type setup struct {
 	// slow tells which servers are still starting after a while (the
 	// commands' start; the TUI shows states itself).
 	slow *slowStart
+	// warnings are the configuration's, printed by loadSetup; the TUI
+	// shows them again on its screen.
+	warnings []string
 }
 
 // States of servers that are configured but not started.
@@ -80,6 +83,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	copts.StartTimeout = g.StartTimeout
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp,
 		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}}
+	for _, w := range warnings {
+		st.warnings = append(st.warnings, w.String())
+	}
 	if g.Demo || len(cfg.Servers) == 0 && len(cfg.Files) == 0 {
 		st.demo = true
 		st.specs = demoSpecs()

@@ -316,6 +316,8 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 				c.typed = c.typed[:len(c.typed)-1]
 			}
 			c.hint = ""
+		case msg.String() == "ctrl+u" || msg.String() == "ctrl+w": // as in a shell: the line, the last word
+			c.typed, c.hint = rubOut(c.typed, msg.String() == "ctrl+w"), ""
 		default:
 			if r, ok := typedRune(msg); ok && len(c.typed) < maxTypedName+8 {
 				c.typed = append(c.typed, r)

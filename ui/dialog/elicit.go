@@ -2,13 +2,7 @@ package dialog
 
 import (
 	"encoding/json"
-	"fmt"
-	"math"
-	"sort"
-	"strconv"
-	"strings"
 
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcphost/mcphost/oauth"
@@ -24,6 +18,9 @@ type ElicitRequest struct {
 	// person to visit an address. Otherwise Schema describes a form.
 	URL    string
 	Schema json.RawMessage
+	// Order lists the form's fields in the order the server wrote them,
+	// when known; fields not in it follow by name.
+	Order []string
 }
 
 // ElicitAction is how the person answered. The zero value cancels: a
@@ -53,29 +50,6 @@ func (a ElicitAction) String() string {
 type ElicitResult struct {
 	Action  ElicitAction
 	Content map[string]any
-}
-
-type fieldKind uint8
-
-const (
-	fieldString fieldKind = iota
-	fieldNumber
-	fieldInteger
-	fieldBool
-	fieldEnum
-)
-
-// field is one top-level property of the requested schema.
-type field struct {
-	name, title, desc string
-	kind              fieldKind
-	required          bool
-	enum              []string
-	choice            int // enum: index into enum, -1 when none chosen
-	on                bool
-	input             textinput.Model
-	min, max          *float64 // minimum/maximum, or minLength/maxLength for strings
-	err               string
 }
 
 // Elicit asks a person to fill in a server's form, or to visit the
@@ -120,7 +94,7 @@ func NewElicit(r ElicitRequest, o Options) *Elicit {
 			e.buttons = []ElicitAction{ElicitAccept, ElicitDecline, ElicitCancel}
 		}
 	default:
-		e.fields, e.unsupported = parseForm(r.Schema, o)
+		e.fields, e.unsupported = parseForm(r.Schema, r.Order, o)
 		e.buttons = []ElicitAction{ElicitAccept, ElicitDecline, ElicitCancel}
 		if e.unsupported != "" {
 			e.fields = nil
@@ -142,102 +116,11 @@ func (e *Elicit) SetSize(width, height int) {
 	e.o.Width, e.o.Height = max(width, minWidth), max(height, minHeight)
 }
 
-func parseForm(raw json.RawMessage, o Options) ([]*field, string) {
-	var s struct {
-		Type       string                     `json:"type"`
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, "the requested schema is not a JSON object"
-		}
-	}
-	req := map[string]bool{}
-	for _, r := range s.Required {
-		req[r] = true
-	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var fields []*field
-	for _, n := range names {
-		var p struct {
-			Type        string            `json:"type"`
-			Title       string            `json:"title"`
-			Description string            `json:"description"`
-			Enum        []json.RawMessage `json:"enum"`
-			Default     json.RawMessage   `json:"default"`
-			Minimum     *float64          `json:"minimum"`
-			Maximum     *float64          `json:"maximum"`
-			MinLength   *float64          `json:"minLength"`
-			MaxLength   *float64          `json:"maxLength"`
-		}
-		if err := json.Unmarshal(s.Properties[n], &p); err != nil {
-			return nil, fmt.Sprintf("the field %s is not described by a JSON object", strconv.Quote(sanitize.Line(n)))
-		}
-		f := &field{name: n, title: p.Title, desc: p.Description, required: req[n], choice: -1, min: p.Minimum, max: p.Maximum}
-		switch {
-		case p.Type == "string" && len(p.Enum) > 0:
-			f.kind = fieldEnum
-			for _, v := range p.Enum {
-				var s string
-				if json.Unmarshal(v, &s) != nil {
-					return nil, fmt.Sprintf("the field %s has a choice that is not a string", strconv.Quote(sanitize.Line(n)))
-				}
-				f.enum = append(f.enum, s)
-			}
-			var d string
-			if json.Unmarshal(p.Default, &d) == nil {
-				for i, v := range f.enum {
-					if v == d {
-						f.choice = i
-					}
-				}
-			}
-		case p.Type == "string":
-			f.kind = fieldString
-			f.min, f.max = p.MinLength, p.MaxLength
-		case p.Type == "number":
-			f.kind = fieldNumber
-		case p.Type == "integer":
-			f.kind = fieldInteger
-		case p.Type == "boolean":
-			f.kind = fieldBool
-			_ = json.Unmarshal(p.Default, &f.on)
-		default:
-			return nil, fmt.Sprintf("the field %s has the type %s, which mcphost cannot show as a form",
-				strconv.Quote(sanitize.Line(n)), strconv.Quote(sanitize.Line(p.Type)))
-		}
-		if f.kind == fieldString || f.kind == fieldNumber || f.kind == fieldInteger {
-			f.input = textinput.New()
-			f.input.Prompt = ""
-			f.input.CharLimit = 4000
-			f.input.KeyMap.Paste.SetEnabled(false)
-			f.input.SetStyles(inputStyles(o))
-			f.input.SetVirtualCursor(true)
-			var d any
-			if json.Unmarshal(p.Default, &d) == nil && d != nil {
-				switch d := d.(type) {
-				case string:
-					f.input.SetValue(sanitize.Line(d)) // what is shown is what is sent
-				case float64:
-					f.input.SetValue(strconv.FormatFloat(d, 'f', -1, 64))
-				}
-			}
-		}
-		fields = append(fields, f)
-	}
-	return fields, ""
-}
-
 func (e *Elicit) setFocus(i int) {
 	n := len(e.fields) + len(e.buttons)
 	e.focus = (i%n + n) % n
 	for j, f := range e.fields {
-		if f.kind == fieldString || f.kind == fieldNumber || f.kind == fieldInteger {
+		if f.hasInput() {
 			if j == e.focus {
 				f.input.Focus()
 			} else {
@@ -269,7 +152,7 @@ func (e *Elicit) Update(msg tea.Msg) (*Elicit, tea.Cmd) {
 		return e, nil
 	}
 	if km.IsRepeat {
-		if f := e.focused(); f == nil || f.kind == fieldBool || f.kind == fieldEnum || km.String() == "enter" {
+		if f := e.focused(); f == nil || !f.hasInput() || km.String() == "enter" {
 			return e, nil // a held key is not an answer
 		}
 	}
@@ -295,39 +178,10 @@ func (e *Elicit) focused() *field {
 }
 
 func (e *Elicit) fieldKey(f *field, km tea.KeyPressMsg) tea.Cmd {
-	f.err = ""
-	switch f.kind {
-	case fieldBool:
-		switch km.String() {
-		case "space", "left", "right", "x":
-			f.on = !f.on
-		case "enter":
-			e.setFocus(e.focus + 1)
-		}
-		return nil
-	case fieldEnum:
-		switch km.String() {
-		case "space", "right":
-			f.choice = (f.choice + 1) % len(f.enum)
-		case "left":
-			f.choice = (f.choice - 1 + len(f.enum)) % len(f.enum)
-			if f.choice < 0 {
-				f.choice = len(f.enum) - 1
-			}
-		case "enter":
-			e.setFocus(e.focus + 1)
-		}
-		return nil
-	}
-	if km.String() == "enter" {
+	cmd, next := f.key(km)
+	if next {
 		e.setFocus(e.focus + 1)
-		return nil
 	}
-	if len(km.Text) > 1 {
-		return nil // several characters at once is a paste in disguise
-	}
-	var cmd tea.Cmd
-	f.input, cmd = f.input.Update(km)
 	return cmd
 }
 
@@ -357,58 +211,6 @@ func (e *Elicit) press(a ElicitAction) {
 		return
 	}
 	e.finish(ElicitResult{Action: ElicitAccept, Content: content})
-}
-
-// value returns the field's value for the server, nil for an optional
-// field left empty, or what is wrong with it.
-func (f *field) value() (any, string) {
-	switch f.kind {
-	case fieldBool:
-		return f.on, ""
-	case fieldEnum:
-		if f.choice < 0 {
-			if f.required {
-				return nil, "choose one"
-			}
-			return nil, ""
-		}
-		return f.enum[f.choice], ""
-	}
-	text := f.input.Value()
-	if text == "" {
-		if f.required {
-			return nil, "required"
-		}
-		return nil, ""
-	}
-	switch f.kind {
-	case fieldNumber, fieldInteger:
-		n, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
-			return nil, "not a number"
-		}
-		if f.kind == fieldInteger && n != math.Trunc(n) {
-			return nil, "not a whole number"
-		}
-		if f.min != nil && n < *f.min {
-			return nil, "at least " + strconv.FormatFloat(*f.min, 'f', -1, 64)
-		}
-		if f.max != nil && n > *f.max {
-			return nil, "at most " + strconv.FormatFloat(*f.max, 'f', -1, 64)
-		}
-		if f.kind == fieldInteger {
-			return int64(n), ""
-		}
-		return n, ""
-	}
-	n := float64(len([]rune(text)))
-	if f.min != nil && n < *f.min {
-		return nil, "at least " + strconv.FormatFloat(*f.min, 'f', -1, 64) + " characters"
-	}
-	if f.max != nil && n > *f.max {
-		return nil, "at most " + strconv.FormatFloat(*f.max, 'f', -1, 64) + " characters"
-	}
-	return text, ""
 }
 
 func (e *Elicit) finish(r ElicitResult) { e.result, e.done = r, true }
@@ -469,7 +271,7 @@ func (e *Elicit) View() string {
 		}
 	}
 	foot = append(foot, flow(items, " ", w)...)
-	foot = append(foot, styled(st.Muted, wrapText("tab/↑↓ move · space toggles or picks · enter next/choose · esc cancel", w))...)
+	foot = append(foot, styled(st.Muted, wrapText("tab/↑↓ move · space toggle/pick · ←→ choice · enter next · esc cancel", w))...)
 
 	room := e.o.Height - 2 - len(lines) - len(foot)
 	if room < 1 {
@@ -488,54 +290,5 @@ func (e *Elicit) View() string {
 }
 
 func (e *Elicit) fieldLines(f *field, focused bool, w int) []string {
-	st := e.st
-	marker := "  "
-	if focused {
-		marker = "› "
-	}
-	label := sanitize.Line(f.name)
-	if f.required {
-		label += " *"
-	}
-	head := marker + st.Label.Render(label)
-	if k, ok := map[fieldKind]string{fieldNumber: "number", fieldInteger: "whole number"}[f.kind]; ok {
-		head += st.Muted.Render(" (" + k + ")")
-	}
-	if f.title != "" {
-		head += st.Muted.Render(" “" + oneLine(f.title) + "”")
-	}
-	out := []string{clip(head, w)}
-	if f.desc != "" {
-		out = append(out, styled(st.Muted, hanging("    ", oneLine(f.desc), w))...)
-	}
-	var val string
-	switch f.kind {
-	case fieldBool:
-		val = "[ ] no"
-		if f.on {
-			val = "[x] yes"
-		}
-	case fieldEnum:
-		var opts []string
-		for i, v := range f.enum {
-			if i == f.choice {
-				opts = append(opts, "("+sanitize.Line(v)+")")
-			} else {
-				opts = append(opts, " "+sanitize.Line(v)+" ")
-			}
-		}
-		for _, l := range flow(opts, " ", w-4) {
-			out = append(out, "    "+l)
-		}
-	default:
-		f.input.SetWidth(max(w-8, 4))
-		val = "[" + f.input.View() + "]"
-	}
-	if val != "" {
-		out = append(out, clip("    "+val, w))
-	}
-	if f.err != "" {
-		out = append(out, st.Error.Render(clip("    ! "+f.err, w)))
-	}
-	return out
+	return f.lines(e.st, focused, w)
 }

@@ -1,0 +1,31 @@
+// Package chatlog keeps interactive chats on disk, so that a person can
+// continue one later, list them, or export one.
+//
+// A session is one JSON Lines file, <dir>/<id>.jsonl, by default under
+// $XDG_STATE_HOME/mcphost/sessions. Its first line is a "session" record
+// (the [Header]: id, working directory, start, model); every later line is
+// one [Record] appended as it happens: a message of the model's
+// conversation, a tool call with its decision and outcome, or a note. A
+// text longer than [Log.InlineMax] (a large tool result, say) is not kept
+// in the line: it goes to <dir>/<id>.d/<sha256>, written atomically, and
+// the line keeps a reference with its size.
+//
+// # What is guaranteed
+//
+//   - Records are appended, never rewritten: a new file is created with
+//     O_EXCL and an existing one is only ever opened with O_APPEND. A file
+//     that does not read back cleanly (a line that is not a record, a last
+//     line without its newline, a line over [MaxLine]) is reported as a
+//     [*CorruptError] and cannot be continued: nothing is added to it.
+//   - One record is one write(2) of one line, under a mutex: concurrent
+//     appends from several goroutines never interleave within a line.
+//   - Reads are bounded: a line over [MaxLine], a file over [MaxFile] or a
+//     referenced text over [MaxText] is refused or elided, never read
+//     whole; of a call's result (shown in its card; the model's copy is a
+//     message) only [MaxResultPreview] bytes are read back; [List] reads
+//     only the first line and the last 256 KiB of each file.
+//
+// Two processes appending to the same session at once are not excluded
+// from each other; their lines do not interleave, but the conversation
+// they leave is a mix.
+package chatlog

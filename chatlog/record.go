@@ -1,0 +1,182 @@
+package chatlog
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
+)
+
+// Version is the format of the files this package writes; a file of a
+// later version is reported, not guessed at.
+const Version = 1
+
+// Record types.
+const (
+	TypeSession = "session" // the first line: Session is set
+	TypeMessage = "message" // Message is set: one entry of the model's conversation
+	TypeCall    = "call"    // Call is set: a tool call as it ended
+	TypeNote    = "note"    // Note is set: something mcphost said (resumed, cleared)
+)
+
+// NoteCleared is the note of /clear: the model's conversation starts again
+// after it.
+const NoteCleared = "cleared"
+
+// Record is one line of a session file.
+type Record struct {
+	Type    string    `json:"type"`
+	Time    time.Time `json:"time"`
+	Session *Header   `json:"session,omitempty"`
+	Message *Message  `json:"message,omitempty"`
+	Call    *Call     `json:"call,omitempty"`
+	Note    string    `json:"note,omitempty"`
+}
+
+// Header describes a session.
+type Header struct {
+	Version int       `json:"version"`
+	ID      string    `json:"id"`
+	Dir     string    `json:"dir"` // the working directory it was started in
+	Started time.Time `json:"started"`
+	Model   string    `json:"model,omitempty"`
+}
+
+// Message is an entry of the model's conversation (an llm.Message).
+type Message struct {
+	Role        string       `json:"role"` // user, assistant, tool
+	Text        Text         `json:"text,omitzero"`
+	ToolCalls   []ToolCall   `json:"toolCalls,omitempty"`
+	ToolResults []ToolResult `json:"toolResults,omitempty"`
+}
+
+// ToolCall is a call the model asked for; Args is its JSON text.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Args Text   `json:"args,omitzero"`
+}
+
+// ToolResult is what the model was given for a call.
+type ToolResult struct {
+	CallID  string `json:"callId"`
+	Content Text   `json:"content,omitzero"`
+	IsError bool   `json:"isError,omitempty"`
+}
+
+// Call is a tool call as it ended: the gate's decision, the person's
+// answer, the outcome. Entry.Args is moved to Args, and the result's text
+// is Result, so that both may be stored apart when large.
+type Call struct {
+	Entry  host.CallEntry `json:"entry"`
+	Args   Text           `json:"args,omitzero"`
+	Result Text           `json:"result,omitzero"`
+	// Manual marks a call the person made from the call form.
+	Manual bool `json:"manual,omitempty"`
+}
+
+// Text is a string kept in the line or, when long, in a file of its own.
+// In JSON it is a string, or {"ref":NAME,"bytes":N}.
+type Text struct {
+	S string
+	// Ref names the file holding the text (its SHA-256 in hex) and Bytes
+	// is its length; set when the text is stored apart. After reading, S
+	// holds the text, or a note saying why it could not be read.
+	Ref   string
+	Bytes int
+}
+
+// T returns s as a Text.
+func T(s string) Text { return Text{S: s} }
+
+// IsZero reports an empty text, which is left out of a record.
+func (t Text) IsZero() bool { return t.S == "" && t.Ref == "" }
+
+type textRef struct {
+	Ref   string `json:"ref"`
+	Bytes int    `json:"bytes"`
+}
+
+// MarshalJSON writes a reference when the text is stored apart.
+func (t Text) MarshalJSON() ([]byte, error) {
+	if t.Ref != "" {
+		return json.Marshal(textRef{t.Ref, t.Bytes})
+	}
+	return json.Marshal(t.S)
+}
+
+// UnmarshalJSON reads a string or a reference.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		var r textRef
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		if !validRef(r.Ref) {
+			return errors.New("a text reference is not a SHA-256 in hex")
+		}
+		*t = Text{Ref: r.Ref, Bytes: r.Bytes}
+		return nil
+	}
+	*t = Text{}
+	return json.Unmarshal(b, &t.S)
+}
+
+func validRef(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// FromLLM converts a message of the model's conversation.
+func FromLLM(m llm.Message) *Message {
+	out := &Message{Role: string(m.Role), Text: T(m.Text)}
+	for _, c := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Args: T(string(c.Args))})
+	}
+	for _, r := range m.ToolResults {
+		out.ToolResults = append(out.ToolResults, ToolResult{CallID: r.CallID, Content: T(r.Content), IsError: r.IsError})
+	}
+	return out
+}
+
+// LLM converts the message back for the model.
+func (m *Message) LLM() llm.Message {
+	out := llm.Message{Role: llm.Role(m.Role), Text: m.Text.S}
+	for _, c := range m.ToolCalls {
+		args := json.RawMessage(c.Args.S)
+		if !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Args: args})
+	}
+	for _, r := range m.ToolResults {
+		out.ToolResults = append(out.ToolResults, llm.ToolResult{CallID: r.CallID, Content: r.Content.S, IsError: r.IsError})
+	}
+	return out
+}
+
+// NewCall returns the record of a call as it ended; result is the text of
+// its result (host.ResultText), "" when there is none.
+func NewCall(e *host.CallEntry, result string) *Call {
+	c := &Call{Entry: *e, Args: T(string(e.Args)), Result: T(result)}
+	c.Entry.Args, c.Entry.Result = nil, nil
+	return c
+}
+
+// CallEntry returns the call with its arguments back in place.
+func (c *Call) CallEntry() *host.CallEntry {
+	e := c.Entry
+	if json.Valid([]byte(c.Args.S)) {
+		e.Args = json.RawMessage(c.Args.S)
+	}
+	return &e
+}

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# End-to-end check of saved chats and elicitation forms in the interactive
+# interface, in a real terminal (tmux, 120x40) with the real binary:
+#
+#  1. a chat with a scripted model is saved as it happens; /export writes it
+#     as Markdown; mcphost sessions lists it;
+#  2. mcphost --continue, in the same directory, shows the earlier messages,
+#     says that session approvals ended, and the model gets the history;
+#  3. server-everything's elicitation form (a multi-select among its
+#     fields) is filled with keys and accepted by the real server.
+#
+# Exit status: 0 passed, 1 a check failed, 3 tmux is missing and could not
+# be installed. Step 3 needs the npm servers (npm ci in interop/); set
+# MCPHOST_SKIP_INTEROP=1 to skip it. TUI_E2E_KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+if ! command -v tmux >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get install -y tmux >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y tmux >/dev/null 2>&1; } || true
+  fi
+  command -v tmux >/dev/null 2>&1 || { echo "tui-e2e-sessions: tmux is required (apt-get install tmux)" >&2; exit 3; }
+fi
+
+work=$(mktemp -d)
+sock="mcphost-e2e-sessions-$$"
+session=tui
+tm() { tmux -L "$sock" "$@"; }
+cleanup() {
+  tm kill-server >/dev/null 2>&1 || true
+  if [ "${TUI_E2E_KEEP:-}" = 1 ]; then echo "tui-e2e-sessions: kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+fail() {
+  echo "tui-e2e-sessions: FAIL: $*" >&2
+  echo "--- screen" >&2
+  tm capture-pane -t "$session" -p >&2 2>/dev/null || true
+  [ -s "$work/stderr" ] && { echo "--- stderr" >&2; cat "$work/stderr" >&2; }
+  exit 1
+}
+screen() { tm capture-pane -t "$session" -p; }
+wait_for() {
+  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
+  while :; do
+    local s ok=1
+    s=$(screen)
+    for want in "$@"; do
+      [[ "$s" == *"$want"* ]] || { ok=0; break; }
+    done
+    [ "$ok" = 1 ] && return 0
+    [ -f "$work/exit" ] && fail "mcphost exited with status $(cat "$work/exit") while waiting for: $*"
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for: $*"
+    sleep 0.2
+  done
+}
+type_line() { tm send-keys -t "$session" -l "$1"; tm send-keys -t "$session" Enter; }
+past_grace() { sleep 1.5; } # a dialog ignores keys until typing pauses
+quit() {
+  tm send-keys -t "$session" C-c
+  sleep 0.2
+  tm send-keys -t "$session" C-c
+  for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
+  [ -f "$work/exit" ] || fail "mcphost did not quit"
+  tm kill-server >/dev/null 2>&1 || true
+}
+# start ARGS...: mcphost in the chat directory, in a fresh tmux server.
+start() {
+  rm -f "$work/exit"
+  tm kill-server >/dev/null 2>&1 || true
+  tm new-session -d -s "$session" -x 120 -y 40 \
+    "cd '$work/chat' && env XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color '$work/mcphost' $* 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
+}
+
+echo "tui-e2e-sessions: building mcphost" >&2
+go build -o "$work/mcphost" ./cmd/mcphost
+mkdir -p "$work/state" "$work/config" "$work/chat"
+cat >"$work/first.jsonl" <<'EOF'
+{"text": "Reading the tasks first.", "toolCalls": [{"name": "tasks__list_tasks", "args": {}}]}
+{"expectResult": {"contains": "T-1"}, "text": "T-1 is the launch announcement."}
+EOF
+cat >"$work/second.jsonl" <<'EOF'
+{"text": "Still T-1, as before."}
+EOF
+
+echo "tui-e2e-sessions: a chat is saved and exported" >&2
+start --demo --model "'script:$work/first.jsonl'"
+wait_for "servers 2/2 ready"
+type_line "What is T-1?"
+wait_for "T-1 is the launch announcement."
+type_line "/export chat.md"
+wait_for "wrote the conversation to chat.md"
+quit
+grep -q "^## You" "$work/chat/chat.md" && grep -q "### Tool call \`tasks/list_tasks\`" "$work/chat/chat.md" ||
+  fail "the export lacks the message or the call: $(cat "$work/chat/chat.md")"
+list=$(env XDG_STATE_HOME="$work/state" "$work/mcphost" sessions)
+[[ "$list" == *"$work/chat"*"T-1 is the launch announcement."* ]] || fail "mcphost sessions does not list the chat: $list"
+
+echo "tui-e2e-sessions: --continue shows it and goes on" >&2
+start --demo --continue --model "'script:$work/second.jsonl'"
+wait_for "What is T-1?" "T-1 is the launch announcement." "continuing the chat" "ended with it"
+wait_for "servers 2/2 ready"
+type_line "And now?"
+wait_for "Still T-1, as before."
+quit
+
+if [ "${MCPHOST_SKIP_INTEROP:-}" = 1 ]; then
+  echo "tui-e2e-sessions: MCPHOST_SKIP_INTEROP=1: the elicitation step is skipped" >&2
+  echo "tui-e2e-sessions: PASS" >&2
+  exit 0
+fi
+everything="$root/interop/node_modules/.bin/mcp-server-everything"
+[ -x "$everything" ] || fail "server-everything is not installed: run npm ci in interop/ (or set MCPHOST_SKIP_INTEROP=1)"
+
+echo "tui-e2e-sessions: server-everything's form, multi-select included" >&2
+cat >"$work/ask.jsonl" <<'EOF'
+{"text": "Asking the server.", "toolCalls": [{"name": "ev__trigger-elicitation-request", "args": {}}]}
+{"expectResult": {"contains": "User provided the requested information"}, "text": "The server took your answers."}
+EOF
+start --server "'ev=node $everything stdio'" --model "'script:$work/ask.jsonl'"
+wait_for "servers 1/1 ready"
+type_line "Ask me."
+wait_for "ev/trigger-elicitation-request" "Allow once"
+past_grace
+tm send-keys -t "$session" -l y
+sleep 0.3
+type_line "trigger-elicitation-request"
+wait_for "A server asks you for information" "untitledSingleSelectEnum"
+past_grace
+tm send-keys -t "$session" -l "Ada Lovelace"
+for _ in $(seq 9); do tm send-keys -t "$session" Tab; done # to untitledMultipleSelectEnum
+tm send-keys -t "$session" Right Space                     # Piano, beside the default Guitar
+wait_for "[x] Guitar ›[x] Piano"
+for _ in $(seq 4); do tm send-keys -t "$session" Tab; done # to Accept
+wait_for "[ Accept ]"
+tm send-keys -t "$session" Enter
+wait_for "The server took your answers." "ran · allowed: you, once"
+quit
+echo "tui-e2e-sessions: PASS" >&2
