@@ -74,10 +74,12 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // command's own check applies.
 func subcommandArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
-			if check == nil {
-				return nil
-			}
+		if check == nil {
+			check = cobra.NoArgs
+		}
+		if len(args) == 0 || check(cmd, args) == nil {
+			// No word, or words the command itself takes (mcphost
+			// --resume ID): not a subcommand.
 			return check(cmd, args)
 		}
 		return unknownCommand(cmd, args[0])
