@@ -34,11 +34,22 @@ func TestServerOutlivesStartingThread(t *testing.T) {
 		tid  int
 	}
 	ch := make(chan started)
-	go func() {
+	// The runtime never ends the main thread: a goroutine locked to it is
+	// kept there, parked until the test ends, and another one tries.
+	parked := make(chan struct{})
+	defer close(parked)
+	var start func()
+	start = func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if syscall.Gettid() == os.Getpid() {
+			go start()
+			<-parked
+			return
+		}
 		c, err := pt.Connect(context.Background())
 		ch <- started{c, err, syscall.Gettid()}
-	}()
+	}
+	go start()
 	s := <-ch
 	if s.err != nil {
 		t.Fatal(s.err)
