@@ -31,6 +31,16 @@ type LoopOptions struct {
 	// at four bytes a token (default 25,000); larger results are cut with a
 	// marker saying how much.
 	MaxResultTokens int
+	// ToolSearch is SearchAuto (the default, for ""), SearchAlways or
+	// SearchNever: whether the model is offered the host's search tool
+	// instead of every definition (see [Loop.searching]).
+	ToolSearch string
+	// AlwaysLoad, if set, picks the tools offered in full even while tool
+	// search is on ("alwaysLoad" in a server's config entry).
+	AlwaysLoad func(t *client.Tool) bool
+	// ContextWindow is the model's window in tokens; 0 means the table of
+	// [ContextWindowFor].
+	ContextWindow int
 	// OnEvent, if set, sees every event as it happens: from the Run
 	// goroutine, except progress events, which come from the goroutine
 	// that delivers the server's notification while the call runs. Calls
@@ -47,6 +57,9 @@ type Loop struct {
 	// Transcript is everything that happened, in order, for rendering.
 	Transcript []Entry
 	Usage      llm.Usage
+	search     search
+	// searchOn says the turn being run offers the search tool.
+	searchOn bool
 }
 
 // LoopEventKind names the events of a run, as stream-json prints them.
@@ -101,6 +114,9 @@ type CallEntry struct {
 	Status    Status          `json:"status,omitempty"`
 	Attempts  []Attempt       `json:"attempts,omitempty"`
 	Message   string          `json:"message,omitempty"`
+	// Builtin marks a call of the host's own tool search: it runs no
+	// server code and is not gated.
+	Builtin bool `json:"builtin,omitempty"`
 	// ResultBytes is the size of the result text given to the model before
 	// truncation; Truncated says it was cut.
 	ResultBytes int           `json:"resultBytes,omitempty"`
@@ -250,24 +266,31 @@ const ChangedToolNote = "The definition of this tool changed since the person la
 // property descriptions, is the server's text too.
 var changedSchema = json.RawMessage(`{"type":"object"}`)
 
-// tools are the definitions offered to the model. A tool whose definition
-// differs from its pin is offered by name only, with ChangedToolNote: a rug
-// pull usually changes the description to carry an injection, and the
-// model must not read it before a person has.
+// tools are the definitions offered to the model this turn: every tool, or
+// with tool search the search tool and the tools loaded so far (see
+// [Loop.offered]).
 func (l *Loop) tools() []llm.Tool {
-	out := make([]llm.Tool, 0, len(l.o.Tools))
-	for _, t := range l.o.Tools {
-		if l.o.Gate != nil && l.o.Gate.Changed(t) {
-			out = append(out, llm.Tool{Name: l.o.Names.Model(t), Description: ChangedToolNote, InputSchema: changedSchema})
-			continue
-		}
-		desc := t.Description
-		if t.Title != "" {
-			desc = t.Title + ". " + desc
-		}
-		out = append(out, llm.Tool{Name: l.o.Names.Model(t), Description: desc, InputSchema: t.InputSchema})
+	return l.offered()
+}
+
+// appendTool appends the definition of t. A tool whose definition differs
+// from its pin is offered by name only, with ChangedToolNote: a rug pull
+// usually changes the description to carry an injection, and the model
+// must not read it before a person has. A server tool that takes the name
+// of the host's search tool is not offered while search is on.
+func (l *Loop) appendTool(out []llm.Tool, t *client.Tool) []llm.Tool {
+	name := l.o.Names.Model(t)
+	if name == SearchToolName && l.searchOn {
+		return out
 	}
-	return out
+	if l.changed(t) {
+		return append(out, llm.Tool{Name: name, Description: ChangedToolNote, InputSchema: changedSchema})
+	}
+	desc := t.Description
+	if t.Title != "" {
+		desc = t.Title + ". " + desc
+	}
+	return append(out, llm.Tool{Name: name, Description: desc, InputSchema: t.InputSchema})
 }
 
 // Run adds the user's message and runs model turns until the model stops
@@ -278,7 +301,6 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	l.messages = append(l.messages, llm.Message{Role: llm.RoleUser, Text: user})
 	l.Transcript = append(l.Transcript, Entry{Role: "user", Text: user})
 	out := &RunOutcome{}
-	tools := l.tools()
 	for step := 1; ; step++ {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
@@ -290,6 +312,10 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
+		// Recomputed every turn: tools found by a search are offered from
+		// the turn after it, appended so the list's front never moves.
+		l.searchOn = l.searching()
+		tools := l.tools()
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
 		var text strings.Builder
 		var calls []llm.ToolCall
@@ -387,6 +413,9 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 // call runs one tool call through the gate and prepares the model's view of
 // its result.
 func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolResult) {
+	if c.Name == SearchToolName && l.searchOn {
+		return l.runSearch(c)
+	}
 	entry := &CallEntry{ID: c.ID, ModelName: c.Name, Args: c.Args}
 	t, ok := l.o.Names.Lookup(c.Name)
 	if !ok {
