@@ -332,8 +332,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			case llm.EventToolCall:
 				calls = append(calls, *e.Call)
 			case llm.EventUsage:
-				l.Usage.InputTokens += e.Usage.InputTokens
-				l.Usage.OutputTokens += e.Usage.OutputTokens
+				l.Usage.Add(e.Usage)
 			case llm.EventDone:
 				done = e
 			}
