@@ -41,6 +41,8 @@ type LoopOptions struct {
 	// ContextWindow is the model's window in tokens; 0 means the table of
 	// [ContextWindowFor].
 	ContextWindow int
+	// Summarizer writes the summaries of compaction; nil means Model.
+	Summarizer llm.Model
 	// OnEvent, if set, sees every event as it happens: from the Run
 	// goroutine, except progress events, which come from the goroutine
 	// that delivers the server's notification while the call runs. Calls
@@ -60,22 +62,27 @@ type Loop struct {
 	search     search
 	// searchOn says the turn being run offers the search tool.
 	searchOn bool
+	// calls remembers each call whose result is in the history, by call
+	// ID, in callOrder.
+	calls     map[string]callInfo
+	callOrder []string
 }
 
 // LoopEventKind names the events of a run, as stream-json prints them.
 type LoopEventKind string
 
 const (
-	EvTurnStart LoopEventKind = "turn_start"
-	EvTextDelta LoopEventKind = "text_delta"
-	EvToolCall  LoopEventKind = "tool_call" // the model asked for a call
-	EvDecision  LoopEventKind = "decision"  // the gate decided (and, if asked, the person answered)
-	EvResult    LoopEventKind = "result"    // the call ended, or was refused
-	EvBlocked   LoopEventKind = "blocked"   // the call needed a person and none could be asked
-	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
-	EvThinking  LoopEventKind = "thinking"  // the model's visible thinking, not part of its answer
-	EvWarning   LoopEventKind = "warning"   // something the person should know (a tool not offered, a cut description)
-	EvDone      LoopEventKind = "done"
+	EvTurnStart  LoopEventKind = "turn_start"
+	EvTextDelta  LoopEventKind = "text_delta"
+	EvToolCall   LoopEventKind = "tool_call"  // the model asked for a call
+	EvDecision   LoopEventKind = "decision"   // the gate decided (and, if asked, the person answered)
+	EvResult     LoopEventKind = "result"     // the call ended, or was refused
+	EvBlocked    LoopEventKind = "blocked"    // the call needed a person and none could be asked
+	EvProgress   LoopEventKind = "progress"   // the server reported progress on a running call
+	EvThinking   LoopEventKind = "thinking"   // the model's visible thinking, not part of its answer
+	EvWarning    LoopEventKind = "warning"    // something the person should know (a tool not offered, a cut description)
+	EvCompaction LoopEventKind = "compaction" // the conversation was compacted to fit the model's window
+	EvDone       LoopEventKind = "done"
 )
 
 // LoopEvent is one thing that happened in a run.
@@ -87,6 +94,8 @@ type LoopEvent struct {
 	// Progress only: the server's latest report on Call, which is a copy
 	// of the entry as it was when the call was sent.
 	Progress *client.Progress `json:"progress,omitempty"`
+	// Compaction only: what was compacted.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
 	Status string     `json:"status,omitempty"`
@@ -94,9 +103,11 @@ type LoopEvent struct {
 
 // Entry is one item of the transcript.
 type Entry struct {
-	Role string     `json:"role"` // user, assistant, tool
+	Role string     `json:"role"` // user, assistant, tool, compaction
 	Text string     `json:"text,omitempty"`
 	Call *CallEntry `json:"call,omitempty"`
+	// Compaction is set on a compaction entry.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // CallEntry is a tool call as the transcript keeps it.
@@ -156,7 +167,9 @@ type RunOutcome struct {
 	Steps int    // model turns taken
 	Calls []*CallEntry
 	// Status is "done", "step-limit", "cancelled", "error", "refused",
-	// "max_tokens" or "model_context_window_exceeded".
+	// "context-full" (the next request would not fit the model's window,
+	// even after compaction), "max_tokens" or
+	// "model_context_window_exceeded".
 	Status string
 }
 
@@ -316,6 +329,16 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		// the turn after it, appended so the list's front never moves.
 		l.searchOn = l.searching()
 		tools := l.tools()
+		if err := l.fit(ctx, tools); err != nil {
+			out.Status = "error"
+			if ctx.Err() != nil {
+				out.Status = "cancelled"
+			} else if errors.Is(err, ErrContextFull) {
+				out.Status = "context-full"
+			}
+			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
+			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
+		}
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
 		var text strings.Builder
 		var calls []llm.ToolCall
@@ -471,6 +494,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		entry.decision(r.Decision, r.DecidedBy)
 	}
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
+	l.remember(c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	if !decided && r.DecidedBy != "" {
 		e := snap
 		e.Args = nil

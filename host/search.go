@@ -165,6 +165,7 @@ func (l *Loop) runSearch(c llm.ToolCall) (*CallEntry, llm.ToolResult) {
 		entry.Status = StatusSuccess
 	}
 	entry.ResultBytes = len(content)
+	l.remember(c.ID, "mcphost/search_tools", string(c.Args), false)
 	entry.Result = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: content}}, IsError: entry.IsError}
 	l.emit(LoopEvent{Kind: EvResult, Call: entry})
 	return entry, llm.ToolResult{CallID: c.ID, Content: content, IsError: entry.IsError}
