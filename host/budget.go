@@ -1,6 +1,10 @@
 package host
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/mcphost/mcphost/client"
+)
 
 // bytesPerToken is the estimate of request bytes a token stands for. It is
 // a rough mean for English and JSON; a tokenizer per provider would be
@@ -66,4 +70,12 @@ func (l *Loop) window() int {
 		return DefaultContextWindow
 	}
 	return ContextWindowFor(l.o.Model.Name())
+}
+
+// ContextSettings are the configured parts of a Loop's context budget, as
+// a front end passes them on to LoopOptions.
+type ContextSettings struct {
+	ToolSearch    string                    // "toolSearch"
+	AlwaysLoad    func(t *client.Tool) bool // the servers' "alwaysLoad"
+	ContextWindow int                       // the model's "contextWindow"
 }

@@ -215,6 +215,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 		m.loop = host.NewLoop(host.LoopOptions{
 			Model: m.cfg.Model, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
+			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,
 			OnEvent: func(ev host.LoopEvent) {
 				if ev.Call != nil {
 					c := *ev.Call // the loop goes on writing to its own entry

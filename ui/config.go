@@ -53,6 +53,8 @@ type Config struct {
 	// message (0: the loop's default).
 	System   string
 	MaxSteps int
+	// Context configures tool search and the context budget of the loop.
+	Context host.ContextSettings
 
 	// In and Out are the terminal. Run refuses to start unless both are
 	// terminals.

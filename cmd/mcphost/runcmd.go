@@ -116,9 +116,10 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 
 	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
+	cs := st.contextSettings(model)
 	loop := host.NewLoop(host.LoopOptions{
 		Model: model, Gate: sess.gate, Tools: sess.m.Tools(), MaxSteps: o.MaxSteps,
-		System: systemPrompt,
+		System: systemPrompt, ToolSearch: cs.ToolSearch, AlwaysLoad: cs.AlwaysLoad, ContextWindow: cs.ContextWindow,
 		OnEvent: func(e host.LoopEvent) {
 			switch o.Output {
 			case "stream-json":
@@ -127,7 +128,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 				if e.Kind == host.EvResult && e.Call != nil {
 					fmt.Fprintln(s.Err, callLine(e.Call))
 				}
-				if e.Kind == host.EvWarning {
+				if e.Kind == host.EvWarning || e.Kind == host.EvCompaction {
 					fmt.Fprintln(s.Err, "mcphost: "+sanitize.Line(e.Text))
 				}
 			}
