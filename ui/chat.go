@@ -241,6 +241,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 
 func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 	ev := msg.ev
+	m.onContextEvent(ev)
 	switch ev.Kind {
 	case host.EvTurnStart:
 		m.finishText()
@@ -353,6 +354,8 @@ func (m *Model) command(line string) tea.Cmd {
 		}
 	case "/grants":
 		return m.openPanel(newGrantsPanel(m))
+	case "/compact":
+		return m.compactCommand()
 	case "/help", "/?":
 		return m.openPanel(newHelpPanel(m))
 	case "/explain":

@@ -65,6 +65,7 @@ type Model struct {
 	pending   string       // a message written while the servers were starting
 	current   *entry       // the assistant message being streamed
 	cards     map[string]*card
+	ctxView   contextView // tokens and cache, for the status line
 
 	tr    transcript
 	input textarea.Model
@@ -605,6 +606,9 @@ func (m *Model) statusLine(w int) string {
 			g += fmt.Sprintf("+%d always", always)
 		}
 		parts = append(parts, g)
+	}
+	if t := m.contextStatus(); t != "" {
+		parts = append(parts, t)
 	}
 	if bot, total, following := m.tr.position(); !following && total > 0 {
 		parts = append(parts, fmt.Sprintf("scrolled up, at %d of %d (pgdown)", bot, total))
