@@ -39,7 +39,9 @@ Output (--output):
                reasons, attempts and outcome, the blocked calls, token usage
   stream-json  one JSON object per event as it happens: for each call,
                tool_call, decision (before the call is sent), progress while
-               it runs, then result with the outcome (see the README)
+               it runs, then result with the outcome (see the README); a
+               compaction event when the conversation was compacted to fit
+               the model's window; usage counts cached prompt tokens
 
 Exit codes: 0 ok; 3 a call was blocked for approval (the result is likely
 incomplete; --allow-blocked makes this 0); 6 a call's outcome is unknown;
