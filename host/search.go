@@ -122,16 +122,20 @@ func (l *Loop) offered() []llm.Tool {
 	byRef := make(map[string]*client.Tool, len(l.o.Tools))
 	for _, t := range l.o.Tools {
 		byRef[t.Ref()] = t
-		if l.o.AlwaysLoad != nil && l.o.AlwaysLoad(t) && !l.search.seen[t.Ref()] {
+		if l.alwaysLoaded(t) {
 			out = l.appendTool(out, t)
 		}
 	}
 	for _, ref := range l.search.found {
-		if t, ok := byRef[ref]; ok {
+		if t, ok := byRef[ref]; ok && !l.alwaysLoaded(t) {
 			out = l.appendTool(out, t)
 		}
 	}
 	return out
+}
+
+func (l *Loop) alwaysLoaded(t *client.Tool) bool {
+	return l.o.AlwaysLoad != nil && l.o.AlwaysLoad(t)
 }
 
 // fullTools are every definition, as offered without search.

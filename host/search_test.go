@@ -134,7 +134,7 @@ func TestSearchToolOrderStableAcrossTurns(t *testing.T) {
 		{ToolCalls: []llm.ScriptCall{call(SearchToolName, `{"query":"task digest","limit":2}`)}},
 		{ToolCalls: []llm.ScriptCall{call("f__get_digest", `{}`)}},
 		{Text: "done"},
-	}, LoopOptions{ToolSearch: SearchAlways})
+	}, LoopOptions{ToolSearch: SearchAlways, AlwaysLoad: func(t *client.Tool) bool { return t.Name == "comment_on_task" }})
 	if _, err := l.Run(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
