@@ -20,6 +20,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -58,29 +59,47 @@ type figures struct {
 	ExtraTurns      int // turns beyond two per message
 	SentTokens      int // estimated prompt tokens over the session
 	CacheableTokens int // of them, repeated from the previous request
+	Usage           llm.Usage
 }
 
 func run(w io.Writer, messages int) error {
-	fmt.Fprintf(w, "| servers | tools | toolSearch | first request | est. tokens | turns | tokens sent (%d messages) | of them a prefix cache serves | uncached |\n", messages)
+	fmt.Fprintf(w, "OpenAI-compatible (automatic prefix cache), %d messages:\n\n", messages)
+	fmt.Fprintln(w, "| servers | tools | toolSearch | first request | est. tokens | turns | tokens sent | of them a prefix cache serves | uncached |")
 	fmt.Fprintln(w, "|---:|---:|---|---:|---:|---:|---:|---:|---:|")
 	for _, n := range []int{1, 10, 50} {
 		for _, search := range []string{host.SearchNever, host.SearchAuto} {
-			f, err := session(n, search, messages)
+			f, err := session("openai", n, search, messages)
 			if err != nil {
 				return fmt.Errorf("%d servers, toolSearch %s: %w", n, search, err)
 			}
 			fmt.Fprintf(w, "| %d | %d | %s | %s | %d | %d (+%d) | %d | %d (%.0f%%) | %d |\n",
 				f.Servers, f.Tools, f.Search, kb(f.FirstBytes), f.FirstTokens, f.Turns, f.ExtraTurns,
-				f.SentTokens, f.CacheableTokens, 100*float64(f.CacheableTokens)/float64(max(f.SentTokens, 1)), f.SentTokens-f.CacheableTokens)
+				f.SentTokens, f.CacheableTokens, pct(f.CacheableTokens, f.SentTokens), f.SentTokens-f.CacheableTokens)
+		}
+	}
+	fmt.Fprintf(w, "\nAnthropic Messages with mcphost's cache breakpoints (cache simulated by the endpoint), %d messages:\n\n", messages)
+	fmt.Fprintln(w, "| servers | toolSearch | first request | turns | input tokens | read from cache | written to cache | uncached |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|")
+	for _, n := range []int{1, 10, 50} {
+		for _, search := range []string{host.SearchNever, host.SearchAuto} {
+			f, err := session("anthropic", n, search, messages)
+			if err != nil {
+				return fmt.Errorf("anthropic, %d servers, toolSearch %s: %w", n, search, err)
+			}
+			u := f.Usage
+			fmt.Fprintf(w, "| %d | %s | %s | %d | %d | %d (%.0f%%) | %d | %d |\n", f.Servers, f.Search, kb(f.FirstBytes), f.Turns,
+				u.InputTokens, u.CacheReadTokens, pct(u.CacheReadTokens, u.InputTokens), u.CacheWriteTokens, u.InputTokens-u.CacheReadTokens-u.CacheWriteTokens)
 		}
 	}
 	return nil
 }
 
+func pct(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }
+
 func kb(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1024) }
 
 // session runs one configuration and measures it.
-func session(n int, search string, messages int) (*figures, error) {
+func session(provider string, n int, search string, messages int) (*figures, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var specs []client.Spec
@@ -108,10 +127,14 @@ func session(n int, search string, messages int) (*figures, error) {
 	gate := host.NewGate(host.GateOptions{Catalog: m, Policy: policy, Trusted: func(string) bool { return true },
 		Asker: host.HeadlessAsker{}, Mode: decide.Headless})
 
-	fake := &fakeModel{}
+	fake := &fakeModel{anthropic: provider == "anthropic", cache: map[[32]byte]bool{}}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
-	model, err := llm.New("openai-compatible:bench", llm.Options{BaseURL: srv.URL + "/v1", Getenv: func(string) string { return "" }, MaxRetries: -1})
+	spec, base, key := "openai-compatible:bench", srv.URL+"/v1", ""
+	if fake.anthropic {
+		spec, base, key = "anthropic:claude-bench", srv.URL, "bench"
+	}
+	model, err := llm.New(spec, llm.Options{BaseURL: base, APIKey: key, Getenv: func(string) string { return "" }, MaxRetries: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +149,7 @@ func session(n int, search string, messages int) (*figures, error) {
 			return nil, fmt.Errorf("message %d: the list_tasks call did not succeed: %+v", i+1, out.Calls)
 		}
 	}
-	f := &figures{Servers: n, Tools: len(m.Tools()), Search: search}
+	f := &figures{Servers: n, Tools: len(m.Tools()), Search: search, Usage: loop.Usage}
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
 	f.FirstBytes = len(fake.bodies[0])
@@ -135,18 +158,22 @@ func session(n int, search string, messages int) (*figures, error) {
 	f.ExtraTurns = f.Turns - 2*messages
 	for i, b := range fake.bodies {
 		f.SentTokens += len(b) / 4
-		if i > 0 {
+		if i > 0 && !fake.anthropic {
 			f.CacheableTokens += sharedPrefix(fake.rendered[i-1], fake.rendered[i]) / 4
 		}
 	}
 	return f, nil
 }
 
-// fakeModel is the model: an OpenAI-compatible endpoint with fixed turns.
+// fakeModel is the model: an OpenAI-compatible or Anthropic endpoint with
+// fixed turns.
 type fakeModel struct {
-	mu       sync.Mutex
-	bodies   [][]byte
-	rendered [][]byte // tools then messages, as a server renders a prompt
+	anthropic bool
+	mu        sync.Mutex
+	bodies    [][]byte
+	rendered  [][]byte // tools then messages, as a server renders a prompt
+	// cache holds the prefixes written at earlier breakpoints (Anthropic).
+	cache map[[32]byte]bool
 }
 
 type chatRequest struct {
@@ -162,6 +189,10 @@ func (f *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f.anthropic {
+		f.serveMessages(w, body)
 		return
 	}
 	var req chatRequest
@@ -226,4 +257,128 @@ func sharedPrefix(a, b []byte) int {
 		n++
 	}
 	return n
+}
+
+// messagesBody is the part of a Messages request the fake reads.
+type messagesBody struct {
+	System   []json.RawMessage `json:"system"`
+	Messages []struct {
+		Role    string            `json:"role"`
+		Content []json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
+// serveMessages answers a Messages request, simulating the prompt cache:
+// the prompt is the tools, the system blocks and the messages' blocks, in
+// that order; a breakpoint writes the prefix that ends at its block, and a
+// request reads the longest prefix written before that ends at a block at
+// most 20 blocks before one of its breakpoints.
+func (f *fakeModel) serveMessages(w http.ResponseWriter, body []byte) {
+	var req messagesBody
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	var blocks []json.RawMessage
+	blocks = append(blocks, req.Tools...)
+	blocks = append(blocks, req.System...)
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			blocks = append(blocks, append(json.RawMessage(m.Role+":"), b...))
+		}
+	}
+	hashes := make([][32]byte, len(blocks))
+	sizes := make([]int, len(blocks))
+	var breaks []int
+	h := sha256.New()
+	total := 0
+	for i, b := range blocks {
+		var obj map[string]json.RawMessage
+		raw := []byte(b)
+		if j := bytes.IndexByte(raw, '{'); j >= 0 && json.Unmarshal(raw[j:], &obj) == nil {
+			if _, ok := obj["cache_control"]; ok {
+				breaks = append(breaks, i)
+				delete(obj, "cache_control")
+			}
+			clean, _ := json.Marshal(obj)
+			raw = append(raw[:j:j], clean...)
+		}
+		h.Write(raw)
+		total += len(raw)
+		copy(hashes[i][:], h.Sum(nil))
+		sizes[i] = total
+	}
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	read := 0
+	for _, b := range breaks {
+		for i := b; i >= 0 && i > b-20; i-- {
+			if f.cache[hashes[i]] {
+				read = max(read, sizes[i])
+				break
+			}
+		}
+	}
+	written := 0
+	for _, b := range breaks {
+		if !f.cache[hashes[b]] {
+			f.cache[hashes[b]] = true
+			written = max(written, sizes[b]-read)
+		}
+	}
+	turn := len(f.bodies)
+	f.mu.Unlock()
+
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		var tool struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(t, &tool)
+		offered[tool.Name] = true
+	}
+	last := req.Messages[len(req.Messages)-1]
+	var lastBlock struct {
+		Type    string `json:"type"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(last.Content[len(last.Content)-1], &lastBlock)
+	result := ""
+	for _, c := range lastBlock.Content {
+		result += c.Text
+	}
+	const target = "tasks1__list_tasks"
+	var call, args string
+	switch {
+	case lastBlock.Type == "tool_result" && strings.Contains(result, "[mcphost:") && strings.Contains(result, "found"):
+		call, args = target, `{}`
+	case lastBlock.Type == "tool_result":
+	case offered[target]:
+		call, args = target, `{}`
+	case offered[host.SearchToolName]:
+		call, args = host.SearchToolName, `{"query":"list tasks tasks1","limit":3}`
+	}
+	in, rd, wr := total/4, read/4, written/4
+	usage := fmt.Sprintf(`{"input_tokens":%d,"cache_read_input_tokens":%d,"cache_creation_input_tokens":%d,"output_tokens":1}`, in-rd-wr, rd, wr)
+	var b bytes.Buffer
+	event := func(name, data string) { fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", name, data) }
+	event("message_start", `{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"claude-bench","stop_reason":null,"usage":`+usage+`}}`)
+	stop := "end_turn"
+	if call != "" {
+		stop = "tool_use"
+		event("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_%d","name":%q,"input":{}}}`, turn, call))
+		a, _ := json.Marshal(args)
+		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":`+string(a)+`}}`)
+	} else {
+		event("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		event("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Here are the tasks."}}`)
+	}
+	event("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	event("message_delta", `{"type":"message_delta","delta":{"stop_reason":"`+stop+`"},"usage":{"output_tokens":10}}`)
+	event("message_stop", `{"type":"message_stop"}`)
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = w.Write(b.Bytes())
 }
