@@ -176,7 +176,11 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 	c.After = estimate(l.o.System, l.messages, tools)
 	if c.After*100 > window*compactShare || force {
 		if err := l.summarise(ctx, tools, c); err != nil {
-			return nil, err
+			// A summary is best effort while the request still fits.
+			if ctx.Err() != nil || c.After*100 > window*fullShare {
+				return nil, err
+			}
+			l.emit(LoopEvent{Kind: EvWarning, Text: "the conversation was not summarised: " + err.Error()})
 		}
 		c.After = estimate(l.o.System, l.messages, tools)
 	}

@@ -314,6 +314,8 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	l.messages = append(l.messages, llm.Message{Role: llm.RoleUser, Text: user})
 	l.Transcript = append(l.Transcript, Entry{Role: "user", Text: user})
 	out := &RunOutcome{}
+	var tools []llm.Tool
+	found := 0
 	for step := 1; ; step++ {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
@@ -325,10 +327,13 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
-		// Recomputed every turn: tools found by a search are offered from
-		// the turn after it, appended so the list's front never moves.
-		l.searchOn = l.searching()
-		tools := l.tools()
+		// Computed once a Run, and again after a search found tools: they
+		// are offered from the next turn, appended so the list's front
+		// never moves.
+		if tools == nil || len(l.search.found) != found {
+			l.searchOn = l.searching()
+			tools, found = l.tools(), len(l.search.found)
+		}
 		if err := l.fit(ctx, tools); err != nil {
 			out.Status = "error"
 			if ctx.Err() != nil {

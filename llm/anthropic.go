@@ -78,7 +78,7 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 	if err == nil && len(req.Tools) > 0 {
 		var tools []byte
 		tools, warnings, err = m.tools.encoded(req.Tools, m.ToolLimits(), encodeAnthropicTool)
-		body = withTools(body, withToolBreakpoint(tools))
+		body = withCachedTools(body, tools)
 	}
 	if err != nil {
 		return fmt.Errorf("anthropic: %w", err)
@@ -303,18 +303,24 @@ func markLast(m *anthropicMessage) {
 	}
 }
 
-// withToolBreakpoint returns the encoded tools array with a cache
-// breakpoint on its last tool, which caches every definition. tools is
-// not modified: it belongs to the tool cache.
-func withToolBreakpoint(tools []byte) []byte {
+// withCachedTools is withTools with a cache breakpoint on the last tool,
+// which caches every definition. It builds the body in one allocation and
+// leaves tools, which belong to the tool cache, unchanged.
+func withCachedTools(body, tools []byte) []byte {
+	const mark = `,"cache_control":{"type":"ephemeral"}`
 	n := len(tools)
-	if n < 3 || tools[n-2] != '}' || tools[n-1] != ']' {
-		return tools
+	if n < 3 || tools[n-2] != '}' || tools[n-1] != ']' || len(body) < 2 || body[len(body)-1] != '}' {
+		return withTools(body, tools)
 	}
-	out := make([]byte, 0, n+len(`,"cache_control":{"type":"ephemeral"}`))
-	out = append(out, tools[:n-2]...)
-	out = append(out, `,"cache_control":{"type":"ephemeral"}}]`...)
-	return out
+	out := make([]byte, 0, len(body)+n+len(mark)+len(`,"tools":`))
+	out = append(out, body[:len(body)-1]...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tools":`...)
+	out = append(out, tools[:n-1]...)
+	out = append(out[:len(out)-1], mark...)
+	return append(out, "}]}"...)
 }
 
 // rawBlocks returns the content blocks of msg as this model received them,
