@@ -233,7 +233,11 @@ func (l *Loop) explainLimit(err error) error {
 	for i, s := range servers {
 		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
 	}
-	return fmt.Errorf("%w: the tools come from %s; disable a server (\"disabled\": true in its config entry) to offer fewer", err, strings.Join(parts, ", "))
+	fix := "disable a server (\"disabled\": true in its config entry) to offer fewer"
+	if l.o.ToolSearch == SearchNever {
+		fix = "let mcphost search them instead (\"toolSearch\": \"auto\"), or " + fix
+	}
+	return fmt.Errorf("%w: the tools come from %s; %s", err, strings.Join(parts, ", "), fix)
 }
 
 // ErrStepLimit ends a Run that reached MaxSteps with the model still calling

@@ -163,3 +163,14 @@ func TestSearchMarksUntrustedDescriptions(t *testing.T) {
 		t.Errorf("an untrusted server's tool is described as %q", got)
 	}
 }
+
+// With search off, a provider's refusal of too many tools says that search
+// is the other way out.
+func TestTooManyToolsSuggestsSearch(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true})
+	m := &recorder{Model: llm.NewScript(nil), fail: &llm.TooManyToolsError{Provider: "openai", Max: 128, Got: 130}}
+	_, err := NewLoop(LoopOptions{Model: m, Gate: w.gate, Tools: w.m.Tools(), ToolSearch: SearchNever}).Run(context.Background(), "hi")
+	if err == nil || !strings.Contains(err.Error(), `"toolSearch": "auto"`) {
+		t.Errorf("err = %v, want the advice to turn tool search on", err)
+	}
+}
