@@ -209,9 +209,13 @@ func (e *benchEnv) writeSetFiles(set serverSet) (*setFiles, error) {
 		Env     map[string]string `json:"env,omitempty"`
 		Trust   bool              `json:"trust"`
 	}
+	// Tool search stays off: the floor lists every tool and calls one in
+	// a single step, and the model server checks that every tool is
+	// offered on the first turn. bench/ctxbench measures search.
 	cfg := struct {
+		ToolSearch string                `json:"toolSearch"`
 		MCPServers map[string]hostServer `json:"mcpServers"`
-	}{MCPServers: map[string]hostServer{}}
+	}{ToolSearch: "never", MCPServers: map[string]hostServer{}}
 	for _, s := range specs {
 		cfg.MCPServers[s.Name] = hostServer{Command: s.Command, Args: s.Args, Env: s.Env, Trust: true}
 	}

@@ -24,6 +24,11 @@ const (
 	TransportSSE   = "sse"  // the older HTTP+SSE transport
 )
 
+// ToolSearchModes lists the values "toolSearch" accepts: "auto" offers a
+// search tool instead of every definition when they would take too much of
+// the model's window, "always" and "never" do or do not regardless.
+var ToolSearchModes = []string{"auto", "always", "never"}
+
 // AutoApproveLevels lists the values "permissions"."autoApprove" accepts.
 var AutoApproveLevels = []string{"none", "reads", "additive"}
 
@@ -76,6 +81,9 @@ type Server struct {
 	URL     string
 	Headers map[string]string // nil when empty
 
+	// AlwaysLoad names tools offered in full even while tool search is on.
+	AlwaysLoad []string
+
 	Trust           bool   // annotations from this server are believed
 	ProtocolVersion string // a date, or ProtocolAuto
 	// Tasks is one of TaskModes ("" when not set: "required"): which tools
@@ -125,7 +133,9 @@ type Config struct {
 	// Models holds per-model settings by "provider:model" spec, from the
 	// user's own config only.
 	Models map[string]ModelSettings
-	Files  []string // every file that was read, in the order read
+	// ToolSearch is one of ToolSearchModes; "" means "auto".
+	ToolSearch string
+	Files      []string // every file that was read, in the order read
 }
 
 // Server returns the server with the given name.

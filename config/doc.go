@@ -20,8 +20,9 @@
 //	  "model": "anthropic:claude-sonnet-4-5"
 //	}
 //
-// Top-level keys: "mcpServers", "permissions", "model", "models" ("$schema"
-// is accepted for editors).
+// Top-level keys: "mcpServers", "permissions", "model", "models",
+// "toolSearch" (one of ToolSearchModes; user's config only) ("$schema" is
+// accepted for editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written
@@ -31,7 +32,8 @@
 // (a date, default DefaultProtocolVersion, or ProtocolAuto), "tasks" (one
 // of TaskModes, default "required"), "startTimeout" and "callTimeout"
 // (duration strings such as "30s"; left out, the host's defaults apply),
-// "disabled" (boolean). Without "type", a server with
+// "disabled" (boolean), "alwaysLoad" (tool names offered in full even
+// while tool search is on). Without "type", a server with
 // "command" is stdio and one with "url" is http. A server needs exactly one
 // of "command" and "url". Server names have 1 to 64 letters, digits, '-',
 // '_' and '.', because they become prefixes of tool names.
@@ -40,9 +42,10 @@
 // "ask" and "deny", arrays of rules, each a glob string or an object.
 //
 // "models" maps a model spec ("anthropic:claude-sonnet-4-5") to its
-// settings (ModelSettings): "maxTokens", the output limit, and "thinking":
+// settings (ModelSettings): "maxTokens", the output limit, "thinking":
 // "off", "adaptive", an effort ("low", "medium", "high", …) or a token
-// budget as a number. The llm package checks them against the provider.
+// budget as a number, and "contextWindow", the window in tokens when
+// mcphost's table does not know the model. The llm package checks them against the provider.
 // Like "model", it is read from the user's own config only.
 //
 // A null value is the same as leaving the key out. Of duplicate keys the

@@ -91,6 +91,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.AutoApprove = r.cfg.AutoApprove
 		cfg.Model = r.cfg.Model
 		cfg.Models = r.cfg.Models
+		cfg.ToolSearch = r.cfg.ToolSearch
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -16,9 +16,12 @@ type ModelSettings struct {
 	// …) or a token budget written as a number; "" means the provider's
 	// default.
 	Thinking string
+	// ContextWindow is the model's context window in tokens; 0 means
+	// mcphost's table of common models.
+	ContextWindow int
 }
 
-var modelKeys = []string{"maxTokens", "thinking"}
+var modelKeys = []string{"maxTokens", "thinking", "contextWindow"}
 
 // models parses "models": an object from "provider:model" specs to
 // settings.
@@ -42,6 +45,12 @@ func (p *parser) models(m member) error {
 					return p.errorf(v.start, `expected a positive whole number of tokens for "maxTokens" %s, like 32000`, where)
 				}
 				s.MaxTokens = k
+			case "contextWindow":
+				k, err := strconv.Atoi(v.str)
+				if v.kind != kindNumber || err != nil || k < 1024 {
+					return p.errorf(v.start, `expected a whole number of tokens, at least 1024, for "contextWindow" %s, like 200000`, where)
+				}
+				s.ContextWindow = k
 			case "thinking":
 				if v.kind != kindString && v.kind != kindNumber {
 					return p.typeError(v, `a string ("off", "adaptive", "low", "medium", "high") or a token budget`, quote(f.key), where)

@@ -16,8 +16,8 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models"}
-	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch"}
+	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
 )
@@ -188,6 +188,15 @@ func (p *parser) parse() error {
 				continue
 			}
 			err = p.models(m)
+		case "toolSearch":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"toolSearch" is ignored in a project file: only your own config chooses what the model is offered`)
+				continue
+			}
+			p.cfg.ToolSearch, err = p.str(m.val, quote(m.key), where)
+			if err == nil && !slices.Contains(ToolSearchModes, p.cfg.ToolSearch) {
+				err = p.errorf(m.val.start, `invalid "toolSearch" %q; expected one of %s`, short(p.cfg.ToolSearch), strings.Join(ToolSearchModes, ", "))
+			}
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}
@@ -395,6 +404,8 @@ func (p *parser) server(m member) (Server, error) {
 			s.CallTimeout, err = p.duration(v, label, where)
 		case "disabled":
 			s.Disabled, err = p.boolean(v, label, where)
+		case "alwaysLoad":
+			s.AlwaysLoad, err = p.strList(v, label, where)
 		default:
 			p.unknown(f, where, serverKeys, serverForeign)
 		}

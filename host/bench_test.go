@@ -106,7 +106,9 @@ func BenchmarkLoopPerCall(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		l := NewLoop(LoopOptions{Model: llm.NewScript(script), Gate: g, Tools: m.Tools(), MaxSteps: turns + 1})
+		// A window that holds the whole run: this measures a call, not
+		// compaction.
+		l := NewLoop(LoopOptions{Model: llm.NewScript(script), Gate: g, Tools: m.Tools(), MaxSteps: turns + 1, ContextWindow: 1 << 30})
 		if _, err := l.Run(context.Background(), "go"); err != nil {
 			b.Fatal(err)
 		}

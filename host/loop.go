@@ -32,6 +32,18 @@ type LoopOptions struct {
 	// at four bytes a token (default 25,000); larger results are cut with a
 	// marker saying how much.
 	MaxResultTokens int
+	// ToolSearch is SearchAuto (the default, for ""), SearchAlways or
+	// SearchNever: whether the model is offered the host's search tool
+	// instead of every definition (see [Loop.searching]).
+	ToolSearch string
+	// AlwaysLoad, if set, picks the tools offered in full even while tool
+	// search is on ("alwaysLoad" in a server's config entry).
+	AlwaysLoad func(t *client.Tool) bool
+	// ContextWindow is the model's window in tokens; 0 means the table of
+	// [ContextWindowFor].
+	ContextWindow int
+	// Summarizer writes the summaries of compaction; nil means Model.
+	Summarizer llm.Model
 	// OnEvent, if set, sees every event as it happens: from the Run
 	// goroutine, except progress events, which come from the goroutine
 	// that delivers the server's notification while the call runs. Calls
@@ -54,23 +66,31 @@ type Loop struct {
 	// Transcript is everything that happened, in order, for rendering.
 	Transcript []Entry
 	Usage      llm.Usage
+	search     search
+	// searchOn says the turn being run offers the search tool.
+	searchOn bool
+	// calls remembers each call whose result is in the history, by call
+	// ID, in callOrder.
+	calls     map[string]callInfo
+	callOrder []string
 }
 
 // LoopEventKind names the events of a run, as stream-json prints them.
 type LoopEventKind string
 
 const (
-	EvTurnStart LoopEventKind = "turn_start"
-	EvTextDelta LoopEventKind = "text_delta"
-	EvToolCall  LoopEventKind = "tool_call" // the model asked for a call
-	EvDecision  LoopEventKind = "decision"  // the gate decided (and, if asked, the person answered)
-	EvResult    LoopEventKind = "result"    // the call ended, or was refused
-	EvBlocked   LoopEventKind = "blocked"   // the call needed a person and none could be asked
-	EvProgress  LoopEventKind = "progress"  // the server reported progress on a running call
-	EvThinking  LoopEventKind = "thinking"  // the model's visible thinking, not part of its answer
-	EvWarning   LoopEventKind = "warning"   // something the person should know (a tool not offered, a cut description)
-	EvTask      LoopEventKind = "task"      // a call running as an MCP task was created, changed status, or ended
-	EvDone      LoopEventKind = "done"
+	EvTurnStart  LoopEventKind = "turn_start"
+	EvTextDelta  LoopEventKind = "text_delta"
+	EvToolCall   LoopEventKind = "tool_call"  // the model asked for a call
+	EvDecision   LoopEventKind = "decision"   // the gate decided (and, if asked, the person answered)
+	EvResult     LoopEventKind = "result"     // the call ended, or was refused
+	EvBlocked    LoopEventKind = "blocked"    // the call needed a person and none could be asked
+	EvProgress   LoopEventKind = "progress"   // the server reported progress on a running call
+	EvThinking   LoopEventKind = "thinking"   // the model's visible thinking, not part of its answer
+	EvWarning    LoopEventKind = "warning"    // something the person should know (a tool not offered, a cut description)
+	EvCompaction LoopEventKind = "compaction" // the conversation was compacted to fit the model's window
+	EvTask       LoopEventKind = "task"       // a call running as an MCP task was created, changed status, or ended
+	EvDone       LoopEventKind = "done"
 )
 
 // LoopEvent is one thing that happened in a run.
@@ -84,6 +104,8 @@ type LoopEvent struct {
 	Progress *client.Progress `json:"progress,omitempty"`
 	// Task only: the step of the call's task, like Progress.
 	Task *TaskReport `json:"task,omitempty"`
+	// Compaction only: what was compacted.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
 	Status string     `json:"status,omitempty"`
@@ -91,9 +113,11 @@ type LoopEvent struct {
 
 // Entry is one item of the transcript.
 type Entry struct {
-	Role string     `json:"role"` // user, assistant, tool
+	Role string     `json:"role"` // user, assistant, tool, compaction
 	Text string     `json:"text,omitempty"`
 	Call *CallEntry `json:"call,omitempty"`
+	// Compaction is set on a compaction entry.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 // CallEntry is a tool call as the transcript keeps it.
@@ -113,6 +137,9 @@ type CallEntry struct {
 	Message   string          `json:"message,omitempty"`
 	// Stale: the server answered with the SERVER_STALE signal (see Result.Stale).
 	Stale bool `json:"stale,omitempty"`
+	// Builtin marks a call of the host's own tool search: it runs no
+	// server code and is not gated.
+	Builtin bool `json:"builtin,omitempty"`
 	// ResultBytes is the size of the result text given to the model before
 	// truncation; Truncated says it was cut.
 	ResultBytes int           `json:"resultBytes,omitempty"`
@@ -154,7 +181,9 @@ type RunOutcome struct {
 	Steps int    // model turns taken
 	Calls []*CallEntry
 	// Status is "done", "step-limit", "cancelled", "error", "refused",
-	// "max_tokens" or "model_context_window_exceeded".
+	// "context-full" (the next request would not fit the model's window,
+	// even after compaction), "max_tokens" or
+	// "model_context_window_exceeded".
 	Status string
 }
 
@@ -218,7 +247,11 @@ func (l *Loop) explainLimit(err error) error {
 	for i, s := range servers {
 		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
 	}
-	return fmt.Errorf("%w: the tools come from %s; disable a server (\"disabled\": true in its config entry) to offer fewer", err, strings.Join(parts, ", "))
+	fix := "disable a server (\"disabled\": true in its config entry) to offer fewer"
+	if l.o.ToolSearch == SearchNever {
+		fix = "let mcphost search them instead (\"toolSearch\": \"auto\"), or " + fix
+	}
+	return fmt.Errorf("%w: the tools come from %s; %s", err, strings.Join(parts, ", "), fix)
 }
 
 // ErrStepLimit ends a Run that reached MaxSteps with the model still calling
@@ -272,24 +305,31 @@ const ChangedToolNote = "The definition of this tool changed since the person la
 // property descriptions, is the server's text too.
 var changedSchema = json.RawMessage(`{"type":"object"}`)
 
-// tools are the definitions offered to the model. A tool whose definition
-// differs from its pin is offered by name only, with ChangedToolNote: a rug
-// pull usually changes the description to carry an injection, and the
-// model must not read it before a person has.
+// tools are the definitions offered to the model this turn: every tool, or
+// with tool search the search tool and the tools loaded so far (see
+// [Loop.offered]).
 func (l *Loop) tools() []llm.Tool {
-	out := make([]llm.Tool, 0, len(l.o.Tools))
-	for _, t := range l.o.Tools {
-		if l.o.Gate != nil && l.o.Gate.Changed(t) {
-			out = append(out, llm.Tool{Name: l.o.Names.Model(t), Description: ChangedToolNote, InputSchema: changedSchema})
-			continue
-		}
-		desc := t.Description
-		if t.Title != "" {
-			desc = t.Title + ". " + desc
-		}
-		out = append(out, llm.Tool{Name: l.o.Names.Model(t), Description: desc, InputSchema: t.InputSchema})
+	return l.offered()
+}
+
+// appendTool appends the definition of t. A tool whose definition differs
+// from its pin is offered by name only, with ChangedToolNote: a rug pull
+// usually changes the description to carry an injection, and the model
+// must not read it before a person has. A server tool that takes the name
+// of the host's search tool is not offered while search is on.
+func (l *Loop) appendTool(out []llm.Tool, t *client.Tool) []llm.Tool {
+	name := l.o.Names.Model(t)
+	if name == SearchToolName && l.searchOn {
+		return out
 	}
-	return out
+	if l.changed(t) {
+		return append(out, llm.Tool{Name: name, Description: ChangedToolNote, InputSchema: changedSchema})
+	}
+	desc := t.Description
+	if t.Title != "" {
+		desc = t.Title + ". " + desc
+	}
+	return append(out, llm.Tool{Name: name, Description: desc, InputSchema: t.InputSchema})
 }
 
 // Run adds the user's message and runs model turns until the model stops
@@ -300,7 +340,8 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	l.add(llm.Message{Role: llm.RoleUser, Text: user})
 	l.Transcript = append(l.Transcript, Entry{Role: "user", Text: user})
 	out := &RunOutcome{}
-	tools := l.tools()
+	var tools []llm.Tool
+	found := 0
 	for step := 1; ; step++ {
 		if step > l.o.MaxSteps {
 			out.Status = "step-limit"
@@ -312,6 +353,23 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			return out, fmt.Errorf("%w: the model was still calling tools after %d %s (raise it with --max-steps)", ErrStepLimit, l.o.MaxSteps, turns)
 		}
 		out.Steps = step
+		// Computed once a Run, and again after a search found tools: they
+		// are offered from the next turn, appended so the list's front
+		// never moves.
+		if tools == nil || len(l.search.found) != found {
+			l.searchOn = l.searching()
+			tools, found = l.tools(), len(l.search.found)
+		}
+		if err := l.fit(ctx, tools); err != nil {
+			out.Status = "error"
+			if ctx.Err() != nil {
+				out.Status = "cancelled"
+			} else if errors.Is(err, ErrContextFull) {
+				out.Status = "context-full"
+			}
+			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
+			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
+		}
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
 		var text strings.Builder
 		var calls []llm.ToolCall
@@ -328,8 +386,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			case llm.EventToolCall:
 				calls = append(calls, *e.Call)
 			case llm.EventUsage:
-				l.Usage.InputTokens += e.Usage.InputTokens
-				l.Usage.OutputTokens += e.Usage.OutputTokens
+				l.Usage.Add(e.Usage)
 			case llm.EventDone:
 				done = e
 			}
@@ -419,6 +476,9 @@ func edited(asked, ran json.RawMessage) bool {
 // call runs one tool call through the gate and prepares the model's view of
 // its result.
 func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolResult) {
+	if c.Name == SearchToolName && l.searchOn {
+		return l.runSearch(c)
+	}
 	entry := &CallEntry{ID: c.ID, ModelName: c.Name, Args: c.Args}
 	t, ok := l.o.Names.Lookup(c.Name)
 	if !ok {
@@ -485,6 +545,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	}
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Stale = r.Stale
+	l.remember(c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	if !decided && r.DecidedBy != "" {
 		e := snap
 		e.Args = nil

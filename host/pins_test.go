@@ -245,6 +245,15 @@ func assertWithheld(t *testing.T, g *Gate, tl *client.Tool) {
 	if string(offered[0].InputSchema) != `{"type":"object"}` {
 		t.Errorf("the model is offered the new schema %s", offered[0].InputSchema)
 	}
+	// Tool search neither quotes the new description nor matches on it.
+	l = NewLoop(LoopOptions{Gate: g, Tools: []*client.Tool{tl}, ToolSearch: SearchAlways})
+	found := l.searchText(searchArgs{Query: tl.Name})
+	if !strings.Contains(found, "CHANGED") || !strings.Contains(found, ChangedToolNote) || strings.Contains(found, "IMPORTANT") {
+		t.Errorf("a search finds the changed tool as %q, want it marked changed with the withheld note", found)
+	}
+	if found := l.searchText(searchArgs{Query: "arguments first"}); strings.Contains(found, tl.Name) {
+		t.Errorf("a search matched the changed tool on its new description: %q", found)
+	}
 }
 
 // An unchanged tool is offered as the server defines it.

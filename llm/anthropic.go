@@ -78,7 +78,7 @@ func (m *anthropicModel) Stream(ctx context.Context, req *Request, emit func(Eve
 	if err == nil && len(req.Tools) > 0 {
 		var tools []byte
 		tools, warnings, err = m.tools.encoded(req.Tools, m.ToolLimits(), encodeAnthropicTool)
-		body = withTools(body, tools)
+		body = withCachedTools(body, tools)
 	}
 	if err != nil {
 		return fmt.Errorf("anthropic: %w", err)
@@ -145,9 +145,19 @@ type anthropicMessage struct {
 }
 
 type textBlock struct {
-	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+	Type         string        `json:"type"` // "text"
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
+
+// cacheControl marks a prompt cache breakpoint: the request up to and
+// including the marked block is cached, and a later request with the same
+// prefix reads it from the cache.
+type cacheControl struct {
+	Type string `json:"type"` // "ephemeral"
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type thinkingBlock struct {
 	Type      string `json:"type"` // "thinking"
@@ -160,13 +170,16 @@ type toolUseBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type toolResultBlock struct {
-	Type      string      `json:"type"` // "tool_result"
-	ToolUseID string      `json:"tool_use_id"`
-	Content   []textBlock `json:"content,omitempty"`
-	IsError   bool        `json:"is_error,omitempty"`
+	Type         string        `json:"type"` // "tool_result"
+	ToolUseID    string        `json:"tool_use_id"`
+	Content      []textBlock   `json:"content,omitempty"`
+	IsError      bool          `json:"is_error,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 // hasText reports whether s is text the API accepts in a text block: it
@@ -199,7 +212,7 @@ func (m *anthropicModel) params(req *Request) *messagesRequest {
 		}
 	}
 	if hasText(req.System) {
-		p.System = []textBlock{{Type: "text", Text: req.System}}
+		p.System = []textBlock{{Type: "text", Text: req.System, CacheControl: ephemeral}}
 	}
 	var lastRole Role
 	for _, msg := range req.Messages {
@@ -245,7 +258,69 @@ func (m *anthropicModel) params(req *Request) *messagesRequest {
 		p.Messages = append(p.Messages, anthropicMessage{Role: role, Content: blocks})
 		lastRole = role
 	}
+	markConversation(p.Messages)
 	return p
+}
+
+// markConversation places the conversation's cache breakpoints: on the last
+// block of the last message, which moves with every turn, and on the last
+// block of the user message before the last assistant message, where the
+// previous turn's moving breakpoint was, so the cache it wrote is read even
+// when a turn added more blocks than the API looks back over. With the
+// breakpoints on the tools and the system prompt that is four, the API's
+// maximum. A raw block (an assistant message sent back as received) is
+// never changed.
+func markConversation(msgs []anthropicMessage) {
+	if len(msgs) == 0 {
+		return
+	}
+	last := len(msgs) - 1
+	markLast(&msgs[last])
+	for i := last - 1; i > 0; i-- {
+		if msgs[i].Role == RoleAssistant && msgs[i-1].Role == RoleUser {
+			if i-1 != last {
+				markLast(&msgs[i-1])
+			}
+			break
+		}
+	}
+}
+
+// markLast puts a cache breakpoint on the last block of m, when it is a
+// block that takes one.
+func markLast(m *anthropicMessage) {
+	i := len(m.Content) - 1
+	switch b := m.Content[i].(type) {
+	case textBlock:
+		b.CacheControl = ephemeral
+		m.Content[i] = b
+	case toolUseBlock:
+		b.CacheControl = ephemeral
+		m.Content[i] = b
+	case toolResultBlock:
+		b.CacheControl = ephemeral
+		m.Content[i] = b
+	}
+}
+
+// withCachedTools is withTools with a cache breakpoint on the last tool,
+// which caches every definition. It builds the body in one allocation and
+// leaves tools, which belong to the tool cache, unchanged.
+func withCachedTools(body, tools []byte) []byte {
+	const mark = `,"cache_control":{"type":"ephemeral"}`
+	n := len(tools)
+	if n < 3 || tools[n-2] != '}' || tools[n-1] != ']' || len(body) < 2 || body[len(body)-1] != '}' {
+		return withTools(body, tools)
+	}
+	out := make([]byte, 0, len(body)+n+len(mark)+len(`,"tools":`))
+	out = append(out, body[:len(body)-1]...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"tools":`...)
+	out = append(out, tools[:n-1]...)
+	out = append(out[:len(out)-1], mark...)
+	return append(out, "}]}"...)
 }
 
 // rawBlocks returns the content blocks of msg as this model received them,

@@ -179,6 +179,7 @@ func (t *anthropicTurn) handle(ev *anthropicEvent) error {
 		u := ev.Message.Usage
 		t.usage.InputTokens = u.input()
 		t.usage.OutputTokens = u.OutputTokens
+		t.usage.CacheReadTokens, t.usage.CacheWriteTokens = u.CacheReadInputTokens, u.CacheCreationInputTokens
 	case "content_block_start":
 		var b contentBlock
 		if err := json.Unmarshal(ev.ContentBlock, &b); err != nil {
@@ -261,6 +262,7 @@ func (t *anthropicTurn) handle(ev *anthropicEvent) error {
 		// again only by some API versions.
 		if in := u.input(); in > 0 {
 			t.usage.InputTokens = in
+			t.usage.CacheReadTokens, t.usage.CacheWriteTokens = u.CacheReadInputTokens, u.CacheCreationInputTokens
 		}
 		if u.OutputTokens > 0 {
 			t.usage.OutputTokens = u.OutputTokens

@@ -30,7 +30,7 @@ func TestAnthropicStream(t *testing.T) {
 			{Kind: EventTextDelta, Text: "the weather."},
 			{Kind: EventToolCall, Call: &ToolCall{ID: "toolu_01Weather", Name: "get_weather",
 				Args: json.RawMessage(`{"location": "San Francisco, CA", "unit": "celsius", "days": [1, 2]}`)}},
-			{Kind: EventUsage, Usage: Usage{InputTokens: 572, OutputTokens: 89}},
+			{Kind: EventUsage, Usage: Usage{InputTokens: 572, OutputTokens: 89, CacheReadTokens: 100}},
 			{Kind: EventDone, StopReason: StopToolUse},
 		}},
 		{"anthropic/parallel_tools.sse", []Event{
@@ -103,9 +103,9 @@ func TestAnthropicRequest(t *testing.T) {
 		"model": "claude-test",
 		"max_tokens": 1000,
 		"stream": true,
-		"system": [{"type": "text", "text": "You are terse."}],
+		"system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
 		"messages": [
-			{"role": "user", "content": [{"type": "text", "text": "Read a.txt and list ."}]},
+			{"role": "user", "content": [{"type": "text", "text": "Read a.txt and list .", "cache_control": {"type": "ephemeral"}}]},
 			{"role": "assistant", "content": [
 				{"type": "text", "text": "Reading."},
 				{"type": "tool_use", "id": "toolu_1", "name": "files_read", "input": {"path": "a.txt"}},
@@ -114,12 +114,12 @@ func TestAnthropicRequest(t *testing.T) {
 			{"role": "user", "content": [
 				{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "hello"}]},
 				{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true, "content": [{"type": "text", "text": "denied by rule"}]},
-				{"type": "text", "text": "Go on."}
+				{"type": "text", "text": "Go on.", "cache_control": {"type": "ephemeral"}}
 			]}
 		],
 		"tools": [
 			{"name": "files_read", "description": "Read a file.", "input_schema": `+schema+`},
-			{"name": "files_list", "input_schema": {"type": "object", "properties": {}}}
+			{"name": "files_list", "input_schema": {"type": "object", "properties": {}}, "cache_control": {"type": "ephemeral"}}
 		]
 	}`)
 	if diff := cmp.Diff(want, r.Body); diff != "" {

@@ -75,10 +75,22 @@ type Request struct {
 
 // Usage counts the tokens of one turn. InputTokens includes tokens read from
 // or written to a prompt cache, so the number means the same for every
-// provider.
+// provider; CacheReadTokens and CacheWriteTokens say how many of them were
+// (Anthropic's cache_read_input_tokens and cache_creation_input_tokens,
+// OpenAI's prompt_tokens_details.cached_tokens, which has no write count).
 type Usage struct {
-	InputTokens  int `json:"inputTokens"`
-	OutputTokens int `json:"outputTokens"`
+	InputTokens      int `json:"inputTokens"`
+	OutputTokens     int `json:"outputTokens"`
+	CacheReadTokens  int `json:"cacheReadTokens"`
+	CacheWriteTokens int `json:"cacheWriteTokens"`
+}
+
+// Add adds u's counts to the receiver's.
+func (t *Usage) Add(u Usage) {
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
 }
 
 // EventKind says what an [Event] carries.

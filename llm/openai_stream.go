@@ -70,6 +70,12 @@ type chatChunk struct {
 	Usage *struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
+		// PromptTokensDetails.CachedTokens: the prompt tokens the server's
+		// automatic prefix cache served (OpenAI, and compatible servers
+		// that say so).
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
@@ -119,6 +125,9 @@ func present(raw json.RawMessage) bool {
 func (t *openaiTurn) handle(chunk *chatChunk) error {
 	if chunk.Usage != nil {
 		t.usage = Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+		if d := chunk.Usage.PromptTokensDetails; d != nil {
+			t.usage.CacheReadTokens = d.CachedTokens
+		}
 	}
 	for _, choice := range chunk.Choices {
 		if choice.Index != 0 {

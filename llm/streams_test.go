@@ -162,7 +162,7 @@ func TestRequestMinimal(t *testing.T) {
 		{"openai:gpt-test", "openai/max_tokens.sse",
 			`{"model":"gpt-test","messages":[{"role":"user","content":""}],"stream":true,"stream_options":{"include_usage":true}}`},
 		{"anthropic:claude-test", "anthropic/max_tokens.sse",
-			`{"model":"claude-test","max_tokens":32000,"messages":[{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"a","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c"}]}],"stream":true}`},
+			`{"model":"claude-test","max_tokens":32000,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]},{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"a","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","cache_control":{"type":"ephemeral"}}]}],"stream":true}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.spec, func(t *testing.T) {

@@ -142,9 +142,9 @@ func TestAnthropicNoWhitespaceTextBlocks(t *testing.T) {
 		{Role: RoleUser, Text: "go on"},
 	}}
 	turnOf(t, m, req)
-	want := `"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},` +
+	want := `"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]},` +
 		`{"role":"assistant","content":[{"type":"tool_use","id":"c","name":"a","input":{}}]},` +
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c"},{"type":"text","text":"go on"}]}]`
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"c"},{"type":"text","text":"go on","cache_control":{"type":"ephemeral"}}]}]`
 	if raw := string(f.requests()[0].Raw); !strings.Contains(raw, want) || strings.Contains(raw, `"system"`) {
 		t.Errorf("request\n%s\nwant messages %s and no system", raw, want)
 	}

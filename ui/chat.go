@@ -296,6 +296,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
 			History: m.rec.takeHistory(), OnMessage: m.rec.message, // session.go
+			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,
 			OnEvent: func(ev host.LoopEvent) {
 				if ev.Call != nil {
 					c := *ev.Call // the loop goes on writing to its own entry
@@ -323,6 +324,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 
 func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 	ev := msg.ev
+	m.onContextEvent(ev)
 	switch ev.Kind {
 	case host.EvTurnStart:
 		m.finishText()
@@ -455,6 +457,8 @@ func (m *Model) command(line string) tea.Cmd {
 		}
 	case "/grants":
 		return m.openPanel(newGrantsPanel(m))
+	case "/compact":
+		return m.compactCommand()
 	case "/help", "/?":
 		return m.openPanel(newHelpPanel(m))
 	case "/explain":

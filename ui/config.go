@@ -61,6 +61,8 @@ type Config struct {
 	// message (0: the loop's default).
 	System   string
 	MaxSteps int
+	// Context configures tool search and the context budget of the loop.
+	Context host.ContextSettings
 
 	// Session saves the chat as it happens; nil: it is not saved. Resumed,
 	// when set, is the saved chat this one continues: its transcript is

@@ -135,6 +135,7 @@ var commandHelp = [][2]string{
 	{"/servers", "server states, stderr tails; restart a server"},
 	{"/explain SERVER/TOOL [ARGS]", "the decision for a call and every reason"},
 	{"/grants", "approvals in force; revoke them"},
+	{"/compact", "compact the conversation: old results out, old turns summarised"},
 	{"/trust NAME", "believe a running server's annotations from now on (remembered)"},
 	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
 	{"/export [FILE]", "write the conversation as Markdown (never over an existing file)"},

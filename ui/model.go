@@ -65,6 +65,7 @@ type Model struct {
 	pending   string       // a message written while the servers were starting
 	current   *entry       // the assistant message being streamed
 	cards     map[string]*card
+	ctxView   contextView // tokens and cache, for the status line
 
 	tr    transcript
 	input textarea.Model
@@ -710,6 +711,9 @@ func (m *Model) statusLine(w int) string {
 		parts = append(parts, g)
 	}
 	if u := m.usage.status(m.contextWindow()); u != "" {
+		if c := m.ctxView.usage.CacheReadTokens; c > 0 {
+			u += " (" + humanCount(c) + " cached)"
+		}
 		parts = append(parts, u)
 	}
 	if bot, total, following := m.tr.position(); !following && total > 0 {

@@ -58,6 +58,9 @@ func (m *Model) contextWindow() int {
 	if m.cfg.ContextWindow > 0 {
 		return m.cfg.ContextWindow
 	}
+	if m.cfg.Context.ContextWindow > 0 {
+		return m.cfg.Context.ContextWindow
+	}
 	if w, ok := m.cfg.Model.(windower); ok {
 		return w.ContextWindow()
 	}

@@ -39,7 +39,9 @@ Output (--output):
                reasons, attempts and outcome, the blocked calls, token usage
   stream-json  one JSON object per event as it happens: for each call,
                tool_call, decision (before the call is sent), progress while
-               it runs, then result with the outcome (see the README)
+               it runs, then result with the outcome (see the README); a
+               compaction event when the conversation was compacted to fit
+               the model's window; usage counts cached prompt tokens
 
 Exit codes: 0 ok; 3 a call was blocked for approval (the result is likely
 incomplete; --allow-blocked makes this 0); 6 a call's outcome is unknown;
@@ -116,9 +118,10 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 
 	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
+	cs := st.contextSettings(model)
 	loop := host.NewLoop(host.LoopOptions{
 		Model: model, Gate: sess.gate, Tools: sess.m.Tools(), MaxSteps: o.MaxSteps,
-		System: systemPrompt,
+		System: systemPrompt, ToolSearch: cs.ToolSearch, AlwaysLoad: cs.AlwaysLoad, ContextWindow: cs.ContextWindow,
 		OnEvent: func(e host.LoopEvent) {
 			switch o.Output {
 			case "stream-json":
@@ -130,7 +133,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 						fmt.Fprintln(s.Err, "  "+note)
 					}
 				}
-				if e.Kind == host.EvWarning {
+				if e.Kind == host.EvWarning || e.Kind == host.EvCompaction {
 					fmt.Fprintln(s.Err, "mcphost: "+sanitize.Line(e.Text))
 				}
 			}
