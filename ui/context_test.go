@@ -31,8 +31,11 @@ func TestCompactCommand(t *testing.T) {
 		h.key("enter")
 		h.until("the run ends", func() bool { return h.m.run == nil && h.m.loop != nil })
 	}
-	h.m.ctxView.usage = llm.Usage{InputTokens: 12345, OutputTokens: 67, CacheReadTokens: 9000}
-	if s := h.screen(); !strings.Contains(s, "tokens 12.3k in/67 out (9") {
+	u := llm.Usage{InputTokens: 12345, OutputTokens: 67, CacheReadTokens: 9000}
+	h.m.usage = usageMeter{}
+	h.m.usage.add(u)
+	h.m.ctxView.usage = u
+	if s := h.screen(); !strings.Contains(s, "tokens 12.4k (9.0k cached)") {
 		t.Errorf("the status line lacks the token figure:\n%s", s)
 	}
 	h.typeText("/compact")
