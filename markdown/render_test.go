@@ -198,3 +198,13 @@ func TestMDNestingKeepsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareByDefault: with no Options.Prepare, the source is made safe
+// before it is parsed: a lone CR, which a terminal would act on, is shown
+// escaped, not taken as a line ending.
+func TestPrepareByDefault(t *testing.T) {
+	got := New(Options{}).Render("a\rb", 20)
+	if want := []string{`a\rb`}; !slices.Equal(got, want) {
+		t.Errorf("Render(a CR b) = %q, want %q", got, want)
+	}
+}

@@ -6,6 +6,47 @@ import (
 	"unicode/utf8"
 )
 
+// Stream returns a Stream that draws at width.
+func (r *Renderer) Stream(width int) *Stream {
+	return &Stream{r: r, width: width}
+}
+
+// Stream is a document that arrives in chunks. The blocks that have
+// finished (see Boundary) are drawn once, as they complete, and kept; the
+// open block is drawn anew on every call to Lines.
+type Stream struct {
+	r     *Renderer
+	width int
+	src   strings.Builder
+	done  int      // bytes of src in the finished blocks
+	lines []string // the finished blocks, drawn
+}
+
+// Feed appends a chunk of the document.
+func (s *Stream) Feed(chunk string) { s.src.WriteString(chunk) }
+
+// Len is the number of bytes fed.
+func (s *Stream) Len() int { return s.src.Len() }
+
+// Lines draws what has arrived: done, the finished blocks, and open, the
+// block still arriving, drawn as if the document ended there. Between the
+// two, when both have lines, the caller puts one blank line. done is the
+// Stream's own and grows in place: the caller must not change it. When the
+// stream ends, done, the blank line and open are the lines Render draws
+// for the whole document, except where a block uses a link reference
+// defined in another.
+func (s *Stream) Lines() (done, open []string) {
+	src := s.src.String()
+	if cut := s.done + Boundary(src[s.done:]); cut > s.done {
+		seg := s.r.Render(src[s.done:cut], s.width)
+		if len(s.lines) > 0 && len(seg) > 0 {
+			s.lines = append(s.lines, "")
+		}
+		s.lines, s.done = append(s.lines, seg...), cut
+	}
+	return s.lines, s.r.Render(src[s.done:], s.width)
+}
+
 // Boundary is where the finished blocks of streamed markdown end: the
 // last blank line outside a fenced code block that is followed by a line
 // starting in the first column (so not a list item's or a quote's

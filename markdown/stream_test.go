@@ -38,7 +38,7 @@ func streamed(t *testing.T, r *Renderer, src string, n, width int) []string {
 	s := r.Stream(width)
 	var done, open []string
 	for i := 0; i < len(src); i += n {
-		s.Write(src[i:min(i+n, len(src))])
+		s.Feed(src[i:min(i+n, len(src))])
 		done, open = s.Lines()
 		for j, l := range done {
 			if j >= len(final) || final[j] != l {
@@ -72,7 +72,7 @@ func TestStreamMatchesRender(t *testing.T) {
 // drawn as markdown too.
 func TestStreamDrawsFinishedBlocksOnce(t *testing.T) {
 	s := New(Options{Style: testStyle("notty")}).Stream(40)
-	s.Write("Intro with **bold** text.\n\nA *second* para")
+	s.Feed("Intro with **bold** text.\n\nA *second* para")
 	done, open := s.Lines()
 	if len(done) != 1 || stripped(done[0]) != "Intro with bold text." {
 		t.Fatalf("finished lines %q, want the rendered paragraph", done)
@@ -81,7 +81,7 @@ func TestStreamDrawsFinishedBlocksOnce(t *testing.T) {
 		t.Fatalf("open lines %q, want the second paragraph so far", open)
 	}
 	first := done[0]
-	s.Write("graph.\n\n```\ncode")
+	s.Feed("graph.\n\n```\ncode")
 	done, open = s.Lines()
 	if len(done) != 3 || done[0] != first || stripped(done[2]) != "A second paragraph." {
 		t.Fatalf("finished lines %q: want the first paragraph kept as it was, a blank line and the second", done)
@@ -114,7 +114,7 @@ func FuzzStream(f *testing.F) {
 			final = r.Render(src, width)
 		}
 		for i := 0; i < len(src); i += n {
-			s.Write(src[i:min(i+n, len(src))])
+			s.Feed(src[i:min(i+n, len(src))])
 			done, open := s.Lines()
 			checkMarkdown(t, src, width, done)
 			checkMarkdown(t, src, width, open)

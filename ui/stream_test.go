@@ -58,6 +58,19 @@ func TestStreamedMarkdownMatchesAtEveryCut(t *testing.T) {
 	}
 }
 
+// TestStreamedMarkdownFollowsResize: a message streamed at one width and
+// then drawn at another is drawn anew at the new width, as the finished
+// message will be.
+func TestStreamedMarkdownFollowsResize(t *testing.T) {
+	rc := &renderCtx{st: newStyles(true, true), md: &answerMarkdown{}}
+	e := &entry{kind: entryAssistant, text: streamMD}
+	e.streamLines(rc, 60)
+	got := e.streamLines(rc, 14)
+	if want := rc.md.render(streamMD, rc.st.markdownStyle(), 14); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("streamed at 60 then 14 cells:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // TestAssistantMarkdownTabs: a finished answer reaches the parser with its
 // tabs, whose width depends on their column, so structure built with tabs
 // survives.

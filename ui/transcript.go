@@ -64,7 +64,7 @@ func (e *entry) streamLines(rc *renderCtx, width int) []string {
 	if e.stream == nil || width != e.streamW || style != e.streamStyle || len(e.text) < e.stream.Len() {
 		e.stream, e.streamW, e.streamStyle = rc.md.renderer(style).Stream(width), width, style
 	}
-	e.stream.Write(e.text[e.stream.Len():])
+	e.stream.Feed(e.text[e.stream.Len():])
 	done, open := e.stream.Lines()
 	out := make([]string, 0, len(done)+len(open)+1)
 	out = append(out, done...)
