@@ -126,3 +126,20 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkStream feeds a long answer in chunks of about 20 bytes and
+// draws it after each, as the chat does while a model streams: the cost
+// of a frame is the open block's, whatever has arrived before it.
+func BenchmarkStream(b *testing.B) {
+	doc := strings.Repeat(streamDoc+"\n\n", 40)
+	r := New(Options{Style: testStyle("dark"), Indent: "  "})
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := r.Stream(80)
+		for i := 0; i < len(doc); i += 20 {
+			s.Feed(doc[i:min(i+20, len(doc))])
+			s.Lines()
+		}
+	}
+}
