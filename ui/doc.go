@@ -28,9 +28,10 @@
 //
 // Everything a server sent (tool names, titles, descriptions, schemas,
 // results, errors, stderr) is passed through package sanitize before it is
-// drawn, and so is the model's text before it is rendered as markdown; the
-// markdown renderer's own output keeps only colour and style sequences, never
-// hyperlinks or other terminal controls.
+// drawn, and so is the model's text before it is rendered as markdown (by
+// package markdown, in the transcript's colours); the markdown renderer's own
+// output keeps only colour and style sequences, never hyperlinks or other
+// terminal controls.
 //
 // Everything a server sent is escaped as sanitize does; the model's own text
 // keeps one exception, a zero-width joiner inside an emoji sequence, so that
@@ -47,8 +48,8 @@
 //
 // The transcript renders only the entries on screen and caches each entry's
 // lines per width, so a long session costs the same per frame as a short one.
-// A streamed answer renders each finished markdown block once, as it
-// completes. A tool result opens in a pager that scrolls, searches and saves
+// A streamed answer is fed to a markdown.Stream, which renders each finished
+// block once, as it completes. A tool result opens in a pager that scrolls, searches and saves
 // it. The screen is the terminal's alternate screen; on quitting, the
 // conversation is printed to the normal screen, into the terminal's
 // scrollback.

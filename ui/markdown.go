@@ -1,29 +1,48 @@
 package ui
 
-// markdown renders finished assistant messages. The style's sequences are
-// built on first use and kept.
-type markdown struct {
+import "github.com/mcphost/mcphost/markdown"
+
+// answerMarkdown draws the model's answers with package markdown in the
+// transcript's look. The renderer for the current style is built on first
+// use and kept.
+type answerMarkdown struct {
 	style string
-	look  *mdLook
+	r     *markdown.Renderer
 }
 
-// render returns the message as styled lines of at most width cells, or
-// nil if it cannot be rendered (the caller then shows it as plain text).
-// text must be prepared by cleanMarkdown. style is "dark", "light" or
-// "notty" (no colour; bold, italic and faint remain).
-func (md *markdown) render(text, style string, width int) []string {
-	if width < 10 {
+// mdMinWidth is the narrowest transcript drawn as markdown; below it the
+// caller shows the text plain.
+const mdMinWidth = 10
+
+// renderer returns the renderer for style, "dark", "light" or "notty" (no
+// colour; bold, italic and faint remain).
+func (md *answerMarkdown) renderer(style string) *markdown.Renderer {
+	if md.r == nil || md.style != style {
+		st := newStyles(style != "light", style == "notty")
+		md.r = markdown.New(markdown.Options{
+			Style: markdown.Style{
+				Heading: st.Model.GetForeground(),
+				Code:    st.Warn.GetForeground(),
+				Link:    st.Info.GetForeground(),
+				Quiet:   st.Muted.GetForeground(),
+				NoColor: st.noColor,
+			},
+			// A two-cell margin, as for every other entry in the transcript.
+			Indent:  "  ",
+			Prepare: cleanModelMarkdown,
+			Clean:   cleanModel,
+		})
+		md.style = style
+	}
+	return md.r
+}
+
+// render returns the model's text as styled lines of at most width cells,
+// or nil if it is too narrow to render (the caller then shows it as plain
+// text).
+func (md *answerMarkdown) render(text, style string, width int) []string {
+	if width < mdMinWidth {
 		return nil
 	}
-	if md.look == nil || md.style != style {
-		md.look, md.style = newMDLook(style), style
-	}
-	// A two-cell margin, as for every other entry in the transcript.
-	lines := mdRender(text, md.look, width-2)
-	for i, l := range lines {
-		if l != "" {
-			lines[i] = "  " + l
-		}
-	}
-	return lines
+	return md.renderer(style).Render(text, width)
 }

@@ -235,7 +235,7 @@ func newInput(st styles, haveModel bool) textarea.Model {
 
 func (m *Model) setStyles(dark bool) {
 	m.st = newStyles(dark, m.cfg.NoColor)
-	m.rc = renderCtx{st: m.st, dst: dialogStyles(dark, m.cfg.NoColor), now: m.now, frame: m.rc.frame, md: &markdown{}}
+	m.rc = renderCtx{st: m.st, dst: dialogStyles(dark, m.cfg.NoColor), now: m.now, frame: m.rc.frame, md: &answerMarkdown{}}
 	for _, e := range m.tr.entries {
 		e.invalidate()
 	}

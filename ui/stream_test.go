@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcphost/mcphost/host"
 	"github.com/rivo/uniseg"
 )
@@ -40,15 +41,16 @@ func TestStreamedMarkdownRendersFinishedBlocks(t *testing.T) {
 // TestStreamedMarkdownMatchesAtEveryCut: for every prefix, the streamed
 // rendering of the finished blocks is the final rendering's beginning.
 func TestStreamedMarkdownMatchesAtEveryCut(t *testing.T) {
-	rc := &renderCtx{st: newStyles(true, true), md: &markdown{}}
-	final := rc.md.render(cleanModelMarkdown(streamMD), rc.st.markdownStyle(), 60)
+	rc := &renderCtx{st: newStyles(true, true), md: &answerMarkdown{}}
+	final := rc.md.render(streamMD, rc.st.markdownStyle(), 60)
 	for i := 1; i <= len(streamMD); i++ {
 		e := &entry{kind: entryAssistant, text: streamMD[:i]}
 		got := e.streamLines(rc, 60)
 		if i == len(streamMD) && strings.Join(got, "\n") != strings.Join(final, "\n") {
 			t.Fatalf("the whole message streamed differs from the final rendering:\n%s\n---\n%s", strings.Join(got, "\n"), strings.Join(final, "\n"))
 		}
-		for j, l := range e.doneLines {
+		done, _ := e.stream.Lines()
+		for j, l := range done {
 			if j >= len(final) || final[j] != l {
 				t.Fatalf("at %d bytes, finished line %d is %q, the final rendering has %q", i, j, l, final[min(j, len(final)-1)])
 			}
@@ -56,23 +58,39 @@ func TestStreamedMarkdownMatchesAtEveryCut(t *testing.T) {
 	}
 }
 
-func TestBlockBoundary(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want string // the finished part
+// TestStreamedMarkdownFollowsResize: a message streamed at one width and
+// then drawn at another is drawn anew at the new width, as the finished
+// message will be.
+func TestStreamedMarkdownFollowsResize(t *testing.T) {
+	rc := &renderCtx{st: newStyles(true, true), md: &answerMarkdown{}}
+	e := &entry{kind: entryAssistant, text: streamMD}
+	e.streamLines(rc, 60)
+	got := e.streamLines(rc, 14)
+	if want := rc.md.render(streamMD, rc.st.markdownStyle(), 14); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("streamed at 60 then 14 cells:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestAssistantMarkdownTabs: a finished answer reaches the parser with its
+// tabs, whose width depends on their column, so structure built with tabs
+// survives.
+func TestAssistantMarkdownTabs(t *testing.T) {
+	rc := &renderCtx{st: newStyles(true, true), now: newClock().Now, md: &answerMarkdown{}}
+	for _, tc := range []struct {
+		src  string
+		want []string
 	}{
-		{"para", ""},
-		{"para\n\nnext", "para\n\n"},
-		{"para\n\nnext\n", "para\n\n"},
-		{"para\n\n1", ""},       // may become a numbered item
-		{"- a\n\n- b\n", ""},    // a list may turn loose
-		{"- a\n\n  more\n", ""}, // an item's continuation
-		{"```\nx\n\ny\n", ""},   // inside an open fence
-		{"```\nx\n\n```\n\nz", "```\nx\n\n```\n\n"},
-		{"> q\n\n> r\n", ""},
+		{"1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
+		{"- a\n  \t- b", []string{"  • a", "    • b"}},
+		{"x\r\n\r\n-\ty", []string{"  x", "", "  • y"}},
 	} {
-		if got := c.in[:blockBoundary(c.in)]; got != c.want {
-			t.Errorf("blockBoundary(%q) keeps %q, want %q", c.in, got, c.want)
+		e := &entry{kind: entryAssistant, done: true, text: tc.src}
+		got := e.lines(rc, 30, false)
+		for i := range got {
+			got[i] = stripped(got[i])
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("answer %q (-want +got):\n%s", tc.src, diff)
 		}
 	}
 }
@@ -92,7 +110,7 @@ func TestEmojiJoinersInModelTextOnly(t *testing.T) {
 	if s := clean(family); strings.ContainsRune(s, '\u200d') {
 		t.Errorf("server text kept a joiner: %q", s)
 	}
-	md := (&markdown{}).render(cleanModelMarkdown("**"+family+"** a\u200db"), "notty", 40)
+	md := (&answerMarkdown{}).render("**"+family+"** a\u200db", "notty", 40)
 	if joined := strings.Join(md, "\n"); !strings.Contains(stripped(joined), family) || strings.Contains(joined, "a\u200db") {
 		t.Errorf("markdown: %q", joined)
 	}

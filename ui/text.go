@@ -2,7 +2,6 @@ package ui
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/mcphost/mcphost/sanitize"
@@ -142,33 +141,6 @@ func trunc(s string, width int) string {
 		return ""
 	}
 	return ansi.Truncate(s, width, "…")
-}
-
-// onlySGR drops every escape sequence that is not a colour or style
-// (SGR) sequence: nothing but styling may reach the terminal from rendered
-// text, whatever the renderer or its input.
-func onlySGR(s string) string {
-	if !strings.ContainsRune(s, 0x1b) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	state := byte(0)
-	for len(s) > 0 {
-		seq, width, n, newState := ansi.DecodeSequence(s, state, nil)
-		state = newState
-		if width > 0 || seq == "\n" || isSGR(seq) || printable(seq) {
-			b.WriteString(seq)
-		}
-		s = s[n:]
-	}
-	return b.String()
-}
-
-// printable reports whether seq, a grapheme of no width, is safe text.
-func printable(seq string) bool {
-	r, size := utf8.DecodeRuneInString(seq)
-	return size > 1 && r != utf8.RuneError && !sanitize.Unsafe(r)
 }
 
 // isSGR reports whether seq is CSI … m with only digits, ';' and ':'.

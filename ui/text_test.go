@@ -17,7 +17,7 @@ func TestCleanLineEndings(t *testing.T) {
 	if strings.ContainsRune(got, '\r') || got != sanitize.Text("safe\rEVIL") {
 		t.Errorf("clean(lone CR) = %q, want it escaped as sanitize does", got)
 	}
-	lines := (&markdown{}).render(clean("# Title\r\n\r\nSome *text*.\r\n"), "notty", 40)
+	lines := (&answerMarkdown{}).render(clean("# Title\r\n\r\nSome *text*.\r\n"), "notty", 40)
 	for _, l := range lines {
 		if strings.Contains(l, `\r`) || strings.ContainsRune(l, '\r') {
 			t.Errorf("rendered line shows a CR: %q", l)

@@ -3,10 +3,9 @@ package ui
 import (
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/markdown"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
 
@@ -44,103 +43,35 @@ type entry struct {
 	// every streamEvery, not on every delta.
 	wrappedLen int
 	wrappedAt  time.Time
-	// While it streams, the finished blocks (text[:doneLen]) are rendered
-	// once, as doneLines at doneW; only the open block is drawn anew.
-	doneLen   int
-	doneW     int
-	doneStyle string
-	doneLines []string
+	// While it streams, stream holds text as it arrived, drawn at streamW
+	// in streamStyle: its finished blocks are drawn once, only the open
+	// block anew.
+	stream      *markdown.Stream
+	streamW     int
+	streamStyle string
 }
 
-// streamLines renders a message that is still streaming: its finished
-// blocks as markdown, each rendered once as it completes and kept, and the
-// open block after them as markdown too, so that nothing moves when the
-// stream ends. A frame costs the open block, whatever the message's length.
+// streamLines renders a message that is still streaming with a
+// markdown.Stream: its finished blocks as markdown, each rendered once as
+// it completes and kept, and the open block after them as markdown too, so
+// that nothing moves when the stream ends. A frame costs the open block,
+// whatever the message's length.
 func (e *entry) streamLines(rc *renderCtx, width int) []string {
+	if width < mdMinWidth {
+		return nil // too narrow for markdown: the caller wraps the text
+	}
 	style := rc.st.markdownStyle()
-	if width != e.doneW || style != e.doneStyle || len(e.text) < e.doneLen {
-		e.doneLen, e.doneW, e.doneStyle, e.doneLines = 0, width, style, nil
+	if e.stream == nil || width != e.streamW || style != e.streamStyle || len(e.text) < e.stream.Len() {
+		e.stream, e.streamW, e.streamStyle = rc.md.renderer(style).Stream(width), width, style
 	}
-	// The text before doneLen is finished blocks: the scan starts there.
-	cut := e.doneLen + blockBoundary(e.text[e.doneLen:])
-	if cut > e.doneLen {
-		seg := rc.md.render(cleanModelMarkdown(e.text[e.doneLen:cut]), style, width)
-		if seg == nil {
-			return nil // too narrow for markdown: the caller wraps the text
-		}
-		if len(e.doneLines) > 0 && len(seg) > 0 {
-			e.doneLines = append(e.doneLines, "")
-		}
-		e.doneLines, e.doneLen = append(e.doneLines, seg...), cut
-	}
-	tail := rc.md.render(cleanModelMarkdown(e.text[cut:]), style, width)
-	if tail == nil && strings.TrimSpace(e.text[cut:]) != "" {
-		return nil
-	}
-	out := make([]string, 0, len(e.doneLines)+len(tail)+1)
-	out = append(out, e.doneLines...)
-	if len(out) > 0 && len(tail) > 0 {
+	e.stream.Feed(e.text[e.stream.Len():])
+	done, open := e.stream.Lines()
+	out := make([]string, 0, len(done)+len(open)+1)
+	out = append(out, done...)
+	if len(out) > 0 && len(open) > 0 {
 		out = append(out, "")
 	}
-	return append(out, tail...)
-}
-
-// blockBoundary is where the finished blocks of streamed markdown end: the
-// last blank line outside a fenced code block that is followed by a line
-// starting in the first column (so not a list item's or a quote's
-// continuation, nor a lazy one). 0 if no block has finished.
-func blockBoundary(s string) int {
-	cut, fence := 0, ""
-	blank := false
-	for off := 0; off < len(s); {
-		end := strings.IndexByte(s[off:], '\n')
-		if end < 0 {
-			// The last line is still open: a letter cannot grow into a
-			// list item, a quote, a fence or a heading.
-			if r, _ := utf8.DecodeRuneInString(s[off:]); fence == "" && blank && unicode.IsLetter(r) {
-				cut = off
-			}
-			break
-		}
-		line := s[off : off+end]
-		trimmed := strings.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
-		switch {
-		case fence != "":
-			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" ") == "" {
-				fence = ""
-			}
-		case indent < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")):
-			if blank && indent == 0 {
-				cut = off
-			}
-			fence = trimmed[:3]
-		case strings.TrimSpace(line) == "":
-			blank = true
-			off += end + 1
-			continue
-		default:
-			if blank && indent == 0 && !strings.HasPrefix(line, ">") && !listStart(line) {
-				cut = off
-			}
-		}
-		blank = false
-		off += end + 1
-	}
-	return cut
-}
-
-// listStart reports whether line begins a list item: a blank line between
-// items can make the list loose, which only the whole list decides.
-func listStart(line string) bool {
-	if len(line) > 1 && strings.ContainsRune("-*+", rune(line[0])) && line[1] == ' ' {
-		return true
-	}
-	i := 0
-	for i < len(line) && i < 9 && line[i] >= '0' && line[i] <= '9' {
-		i++
-	}
-	return i > 0 && i+1 < len(line) && (line[i] == '.' || line[i] == ')') && line[i+1] == ' '
+	return append(out, open...)
 }
 
 const (
@@ -166,7 +97,7 @@ type renderCtx struct {
 	dst   dialog.Styles
 	now   func() time.Time
 	frame int
-	md    *markdown
+	md    *answerMarkdown
 }
 
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -199,13 +130,14 @@ func (e *entry) lines(rc *renderCtx, width int, selected bool) []string {
 		}
 	case entryAssistant:
 		switch {
-		case e.done && e.doneLines != nil && e.doneW == width && e.doneStyle == st.markdownStyle():
+		case e.done && e.stream != nil && e.streamW == width && e.streamStyle == st.markdownStyle():
 			// Just finished streaming: the finished blocks are kept and
 			// only the last one is rendered, not the whole message again.
 			out = e.streamLines(rc, width)
-			e.doneLines = nil
+			e.stream = nil
 		case e.done:
-			out = rc.md.render(cleanModelMarkdown(e.text), st.markdownStyle(), width)
+			e.stream = nil // the stream's copy of the text is not needed again
+			out = rc.md.render(e.text, st.markdownStyle(), width)
 		default:
 			out = e.streamLines(rc, width)
 		}

@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 import (
 	"slices"
@@ -10,7 +10,7 @@ import (
 )
 
 // mdCases are markdown sources with their rendering at width 30, styles
-// stripped, prepared as the transcript prepares them. They also seed
+// stripped, prepared by PrepareSource. They also seed
 // FuzzMarkdown.
 var mdCases = []struct {
 	name, src string
@@ -58,8 +58,7 @@ var mdCases = []struct {
 func TestMarkdownRender(t *testing.T) {
 	for _, tc := range slices.Concat(mdCases, mdTableCases) {
 		t.Run(tc.name, func(t *testing.T) {
-			md := &markdown{}
-			got := md.render(cleanMarkdown(tc.src), "dark", 30)
+			got := render(tc.src, "dark", 30)
 			for i := range got {
 				got[i] = stripped(got[i])
 			}
@@ -71,8 +70,7 @@ func TestMarkdownRender(t *testing.T) {
 }
 
 func TestMarkdownNoColor(t *testing.T) {
-	md := &markdown{}
-	got := strings.Join(md.render("# T\n\n**b** `c` [l](u)", "notty", 40), "\n")
+	got := strings.Join(renderRaw("# T\n\n**b** `c` [l](u)", "notty", 40), "\n")
 	if strings.Contains(got, "38;") || strings.Contains(got, "48;") {
 		t.Errorf("notty output has colour: %q", got)
 	}
@@ -121,8 +119,7 @@ func TestMarkdownWidth(t *testing.T) {
 	for _, src := range append(srcs, mdHard...) {
 		for _, style := range []string{"dark", "light", "notty"} {
 			for width := 10; width <= 50; width++ {
-				md := &markdown{}
-				checkMarkdown(t, src, width, md.render(cleanMarkdown(src), style, width))
+				checkMarkdown(t, src, width, render(src, style, width))
 			}
 		}
 	}
@@ -138,35 +135,10 @@ func FuzzMarkdown(f *testing.F) {
 	f.Add("[x](javascript:\x1b[2J) \x1b]8;;http://x\x07y\x1b]8;;\x07 \u202e", 20)
 	f.Fuzz(func(t *testing.T, src string, width int) {
 		width = 10 + (width%200+200)%200
-		md := &markdown{}
 		for _, style := range []string{"dark", "notty"} {
-			checkMarkdown(t, src, width, md.render(cleanMarkdown(src), style, width))
+			checkMarkdown(t, src, width, render(src, style, width))
 		}
 	})
-}
-
-// TestAssistantMarkdownTabs: a finished answer reaches the parser with its
-// tabs, whose width depends on their column, so structure built with tabs
-// survives.
-func TestAssistantMarkdownTabs(t *testing.T) {
-	rc := &renderCtx{st: newStyles(true, true), now: newClock().Now, md: &markdown{}}
-	for _, tc := range []struct {
-		src  string
-		want []string
-	}{
-		{"1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
-		{"- a\n  \t- b", []string{"  • a", "    • b"}},
-		{"x\r\n\r\n-\ty", []string{"  x", "", "  • y"}},
-	} {
-		e := &entry{kind: entryAssistant, done: true, text: tc.src}
-		got := e.lines(rc, 30, false)
-		for i := range got {
-			got[i] = stripped(got[i])
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("answer %q (-want +got):\n%s", tc.src, diff)
-		}
-	}
 }
 
 // TestMDCodeHidesNothing: a code line of any length is drawn whole, its
@@ -179,8 +151,7 @@ func TestMDCodeHidesNothing(t *testing.T) {
 		"e\u0301" + strings.Repeat("x", 100) + "\u200b",
 	} {
 		for width := 10; width <= 60; width++ {
-			md := &markdown{}
-			lines := md.render(cleanMarkdown("```\n"+code+"\n```"), "notty", width)
+			lines := render("```\n"+code+"\n```", "notty", width)
 			checkMarkdown(t, code, width, lines)
 			var got strings.Builder
 			for i, l := range lines {
@@ -194,7 +165,7 @@ func TestMDCodeHidesNothing(t *testing.T) {
 				}
 				got.WriteString(l[len(prefix):])
 			}
-			if want := clean(code); got.String() != want {
+			if want := Clean(code); got.String() != want {
 				t.Fatalf("width %d: code drawn as %q, want %q", width, got.String(), want)
 			}
 		}
@@ -210,8 +181,7 @@ func TestMDNestingKeepsWords(t *testing.T) {
 		for _, depth := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 25, mdMaxNesting + 1, 40} {
 			src := strings.Repeat(marker, depth) + text
 			for width := 10; width <= 60; width++ {
-				md := &markdown{}
-				lines := md.render(cleanMarkdown(src), "dark", width)
+				lines := render(src, "dark", width)
 				checkMarkdown(t, src, width, lines)
 				var got []string
 				for _, l := range lines {
@@ -226,5 +196,15 @@ func TestMDNestingKeepsWords(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPrepareByDefault: with no Options.Prepare, the source is made safe
+// before it is parsed: a lone CR, which a terminal would act on, is shown
+// escaped, not taken as a line ending.
+func TestPrepareByDefault(t *testing.T) {
+	got := New(Options{}).Render("a\rb", 20)
+	if want := []string{`a\rb`}; !slices.Equal(got, want) {
+		t.Errorf("Render(a CR b) = %q, want %q", got, want)
 	}
 }

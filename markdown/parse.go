@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 // A CommonMark parser for the subset the terminal renderer draws: the block
 // structure of the spec (version 0.31.2) and its inlines, with one

@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 import (
 	"fmt"
@@ -284,8 +284,7 @@ var mdRenderCases = []struct {
 func TestMDRender(t *testing.T) {
 	for _, tc := range mdRenderCases {
 		t.Run(tc.name, func(t *testing.T) {
-			md := &markdown{}
-			got := md.render(tc.src, "dark", 30)
+			got := renderRaw(tc.src, "dark", 30)
 			for i := range got {
 				got[i] = stripped(got[i])
 			}
@@ -387,8 +386,7 @@ func TestMDPathological(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := mdParse(tc.src)
 			checkTree(t, "", doc)
-			md := &markdown{}
-			checkMarkdown(t, "", 80, md.render(cleanMarkdown(tc.src), "dark", 80))
+			checkMarkdown(t, "", 80, render(tc.src, "dark", 80))
 		})
 	}
 }
@@ -406,8 +404,7 @@ func FuzzMDParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string, width int) {
 		checkTree(t, src, mdParse(src)) // raw: CR, tabs and NUL reach the parser
 		width = 10 + (width%200+200)%200
-		md := &markdown{}
-		checkMarkdown(t, src, width, md.render(cleanMarkdown(src), "dark", width))
+		checkMarkdown(t, src, width, render(src, "dark", width))
 	})
 }
 
@@ -469,7 +466,7 @@ func BenchmarkMDRender(b *testing.B) {
 	src := strings.Repeat("## Plan\n\nThe **service** is _blocked_ on `quota`; see [the runbook](https://example.com/runbook).\n\n"+
 		"1. Check the bucket:\n   ```sh\n   gsutil du -s gs://backups\n   ```\n2. Ask *ops* to raise the limit.\n\n"+
 		"> Note: this takes a day.\n\n- one\n- two\n  - nested\n\n", 4)
-	look := newMDLook("dark")
+	look := newMDLook(Options{Style: testStyle("dark")})
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 // Inline parsing: the spec's delimiter-stack algorithm for emphasis and
 // links, as in commonmark.js, with the scans that could repeat made to

@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 // A small terminal renderer for markdown. mdParse only parses; the walk
 // below decides every cell, so the output width is known exactly and nothing
@@ -6,6 +6,7 @@ package ui
 // cost tens of milliseconds of package initialisation at every start.
 
 import (
+	"image/color"
 	"strconv"
 	"strings"
 
@@ -26,16 +27,21 @@ const (
 	attrQuiet   // code blocks, rules, quote bars
 )
 
-// mdLook turns attrs into SGR prefixes for one markdown style. The
-// sequences come from lipgloss so that colours follow the UI's palette and
-// are downsampled with everything else.
+// mdLook turns attrs into SGR prefixes for one Style. The sequences come
+// from lipgloss so that colours are downsampled with everything else on the
+// screen. It also holds the cleaning every drawn piece goes through.
 type mdLook struct {
-	styles
-	sgr map[attr][2]string
+	Style
+	clean func(string) string
+	sgr   map[attr][2]string
 }
 
-func newMDLook(style string) *mdLook {
-	return &mdLook{styles: newStyles(style != "light", style == "notty"), sgr: map[attr][2]string{}}
+func newMDLook(o Options) *mdLook {
+	l := &mdLook{Style: o.Style, clean: o.Clean, sgr: map[attr][2]string{}}
+	if l.clean == nil {
+		l.clean = Clean
+	}
+	return l
 }
 
 // wrapSGR returns the text styled with a, each piece self-contained so a
@@ -55,14 +61,14 @@ func (l *mdLook) wrapSGR(s string, a attr) string {
 		}
 		switch {
 		case a&attrHeading != 0:
-			st = st.Foreground(l.Model.GetForeground())
+			st = fg(st, l.Heading)
 		case a&attrCode != 0:
-			st = st.Foreground(l.Warn.GetForeground())
+			st = fg(st, l.Code)
 		case a&attrLink != 0:
-			st = st.Foreground(l.Info.GetForeground()).Underline(true)
+			st = fg(st, l.Link).Underline(true)
 		case a&(attrURL|attrQuiet) != 0:
-			st = st.Foreground(l.Muted.GetForeground())
-			if l.noColor {
+			st = fg(st, l.Quiet)
+			if l.NoColor {
 				st = st.Faint(true)
 			}
 		}
@@ -72,6 +78,14 @@ func (l *mdLook) wrapSGR(s string, a attr) string {
 		l.sgr[a] = p
 	}
 	return p[0] + s + p[1]
+}
+
+// fg is st in colour c, unless c is nil.
+func fg(st lipgloss.Style, c color.Color) lipgloss.Style {
+	if c == nil {
+		return st
+	}
+	return st.Foreground(c)
 }
 
 // piece is a run of text with one look; a word is one or more pieces with
@@ -91,9 +105,8 @@ const (
 	mdNestMax = 20
 )
 
-// mdRender renders the model's markdown, prepared by cleanModelMarkdown
-// (its pieces are cleaned again with cleanModel), to lines of at most
-// width cells.
+// mdRender renders markdown, prepared by Options.Prepare (its pieces are
+// cleaned again with Options.Clean), to lines of at most width cells.
 func mdRender(src string, look *mdLook, width int) []string {
 	r := &mdWalk{look: look, floor: max(min(width, max(width/2, mdNestMin), mdNestMax), 1)}
 	lines := r.blocks(mdParse(src), width, false, nil)
@@ -147,7 +160,7 @@ func (r *mdWalk) block(n *mdNode, width int) []string {
 	case mdHTMLBlock:
 		var out []string
 		for _, l := range n.lines {
-			out = append(out, wrap(cleanModel(l), width)...)
+			out = append(out, wrap(r.look.clean(l), width)...)
 		}
 		return out
 	case mdBlockquote:
@@ -176,7 +189,7 @@ func (r *mdWalk) code(n *mdNode, width int) []string {
 	var more string
 	var out []string
 	for _, l := range n.lines {
-		l = cleanModel(l)
+		l = r.look.clean(l)
 		lw := ansi.StringWidth(l)
 		prefix := "  "
 		for {
@@ -378,7 +391,7 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 			}
 			f := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if dest := cleanModel(mdOneLine(f.n.text)); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
+			if dest := r.look.clean(mdOneLine(f.n.text)); (f.n.kind == mdLink || f.n.kind == mdImage) && dest != "" {
 				// The address, unless the text is the address already.
 				if label := size - f.size; label != len(dest) || !piecesEqual(out[f.start:], dest) {
 					if label > 0 {
@@ -392,21 +405,21 @@ func (r *mdWalk) inlines(n *mdNode, a attr, out []piece) []piece {
 		}
 		switch c.kind {
 		case mdText:
-			add(piece{cleanModel(mdOneLine(c.text)), a})
+			add(piece{r.look.clean(mdOneLine(c.text)), a})
 		case mdSoftBreak:
 			add(piece{" ", a})
 		case mdHardBreak:
 			add(piece{"\n", a})
 		case mdCode:
-			s := cleanModel(c.text)
-			if r.look.noColor {
+			s := r.look.clean(c.text)
+			if r.look.NoColor {
 				s = "`" + s + "`"
 			}
 			add(piece{s, a | attrCode})
 		case mdAutoLink:
-			add(piece{cleanModel(c.text), a | attrLink})
+			add(piece{r.look.clean(c.text), a | attrLink})
 		case mdRawHTML:
-			add(piece{cleanModel(strings.ReplaceAll(c.text, "\n", " ")), a})
+			add(piece{r.look.clean(strings.ReplaceAll(c.text, "\n", " ")), a})
 		case mdEmph, mdLink, mdImage:
 			stack = append(stack, frame{c, a, len(out), size})
 			switch {

@@ -1,4 +1,4 @@
-package ui
+package markdown
 
 import (
 	"regexp"
@@ -34,8 +34,7 @@ var mdTableCases = []struct {
 // TestMDTableLook: the header is bold; the rule and the bars are quiet,
 // as code blocks are.
 func TestMDTableLook(t *testing.T) {
-	md := &markdown{}
-	lines := md.render("| Name | Qty |\n|---|--:|\n| **kiwi** | 3 |", "notty", 40)
+	lines := renderRaw("| Name | Qty |\n|---|--:|\n| **kiwi** | 3 |", "notty", 40)
 	if len(lines) != 3 {
 		t.Fatalf("render = %q, want a header, a rule and a row", lines)
 	}
@@ -63,8 +62,7 @@ func TestMDTableRowsStayApart(t *testing.T) {
 		"| `ui/text.go` | cleanMarkdown | tabs reach the parser |\n"
 	rowStart := regexp.MustCompile(`^  [^ ]`)
 	for width := 10; width <= 120; width++ {
-		md := &markdown{}
-		lines := md.render(cleanMarkdown(src), "dark", width)
+		lines := render(src, "dark", width)
 		checkMarkdown(t, src, width, lines)
 		starts := 0
 		var text strings.Builder
@@ -113,9 +111,8 @@ func TestMDTableColumns(t *testing.T) {
 				t.Errorf("%d columns: a row has %d cells", n, cells)
 			}
 		}
-		md := &markdown{}
 		width := max(4*n+2, 10)
-		if lines := md.render(src, "dark", width); len(lines) != 3 {
+		if lines := renderRaw(src, "dark", width); len(lines) != 3 {
 			t.Errorf("%d columns at width %d: got %d lines, want a grid of 3", n, width, len(lines))
 		}
 	}
@@ -129,7 +126,7 @@ func BenchmarkMDTable(b *testing.B) {
 	for i := range 20 {
 		src.WriteString("| `T-" + strings.Repeat("1", i%4+1) + "` | **ops** | blocked | waiting for [quota](https://example.com/q) |\n")
 	}
-	look := newMDLook("dark")
+	look := newMDLook(Options{Style: testStyle("dark")})
 	for _, width := range []int{100, 30} {
 		b.Run("width="+strconv.Itoa(width), func(b *testing.B) {
 			b.SetBytes(int64(src.Len()))
