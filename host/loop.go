@@ -235,18 +235,7 @@ func (l *Loop) explainLimit(err error) error {
 	if !errors.As(err, &tm) {
 		return err
 	}
-	count := map[string]int{}
-	var servers []string
-	for _, t := range l.o.Tools {
-		if count[t.Server] == 0 {
-			servers = append(servers, t.Server)
-		}
-		count[t.Server]++
-	}
-	parts := make([]string, len(servers))
-	for i, s := range servers {
-		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
-	}
+	parts := l.serverCounts()
 	fix := "disable a server (\"disabled\": true in its config entry) to offer fewer"
 	if l.o.ToolSearch == SearchNever {
 		fix = "let mcphost search them instead (\"toolSearch\": \"auto\"), or " + fix

@@ -91,18 +91,7 @@ func EstimateTools(tools []llm.Tool) int {
 // searchTool is the host's own tool, with a note of the servers whose
 // tools it searches.
 func (l *Loop) searchTool() llm.Tool {
-	count := map[string]int{}
-	var servers []string
-	for _, t := range l.o.Tools {
-		if count[t.Server] == 0 {
-			servers = append(servers, t.Server)
-		}
-		count[t.Server]++
-	}
-	parts := make([]string, len(servers))
-	for i, s := range servers {
-		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
-	}
+	parts := l.serverCounts()
 	return llm.Tool{
 		Name: SearchToolName,
 		Description: "Search the tools of the connected MCP servers by keyword. Only some tools are offered at first; " +
@@ -363,4 +352,22 @@ func truncateRunes(s string, n int) (string, bool) {
 		return s, false
 	}
 	return string(r[:n-1]) + "…", true
+}
+
+// serverCounts names each server of the offered tools with its number of
+// tools, "tasks (26)", in the order the servers first appear.
+func (l *Loop) serverCounts() []string {
+	count := map[string]int{}
+	var servers []string
+	for _, t := range l.o.Tools {
+		if count[t.Server] == 0 {
+			servers = append(servers, t.Server)
+		}
+		count[t.Server]++
+	}
+	parts := make([]string, len(servers))
+	for i, s := range servers {
+		parts[i] = fmt.Sprintf("%s (%d)", s, count[s])
+	}
+	return parts
 }
