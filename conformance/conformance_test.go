@@ -224,6 +224,32 @@ func readResults(dir string) (map[string]*result, error) {
 // something succeeded, and no fewer checks succeeded than for the reference
 // client (a client that skips a step can avoid a failure without earning the
 // success). If not, why says why.
+// judge adds one scenario's results to the totals and fails the test when
+// mcphost's client does worse than the reference without a line in the
+// baseline file, when it passes with one (the line is stale), or when the
+// race detector reported a race in it.
+func judge(t *testing.T, key, baselineFile, reason string, listed bool, g, r *result, total, refTotal *result) {
+	t.Helper()
+	for _, res := range []struct{ sum, one *result }{{total, g}, {refTotal, r}} {
+		if res.one != nil {
+			res.sum.success += res.one.success
+			res.sum.failure += res.one.failure + res.one.warning
+		}
+	}
+	ok, why := passes(g, r)
+	switch {
+	case ok && listed:
+		t.Errorf("%s passes now but is in %s (%s): delete its line", key, baselineFile, reason)
+	case !ok && !listed:
+		t.Errorf("%s: %s\nclient stderr:\n%s", key, why, tail(g, "stderr.txt"))
+	}
+	if g != nil && raceEnabled {
+		if stderr := saved(g, "stderr.txt"); strings.Contains(stderr, "WARNING: DATA RACE") {
+			t.Errorf("%s: the race detector found a data race in mcphost's client:\n%s", key, stderr)
+		}
+	}
+}
+
 func passes(got, ref *result) (ok bool, why string) {
 	switch {
 	case got == nil:
@@ -313,25 +339,7 @@ func TestClientScenarios(t *testing.T) {
 			mark = "baseline: " + reason
 		}
 		fmt.Fprintf(&table, "%-45s %-9s %-9s %s\n", name, g, r, mark)
-		for _, res := range []struct{ sum, one *result }{{&total, g}, {&refTotal, r}} {
-			if res.one != nil {
-				res.sum.success += res.one.success
-				res.sum.failure += res.one.failure + res.one.warning
-			}
-		}
-
-		ok, why := passes(g, r)
-		switch {
-		case ok && listed:
-			t.Errorf("%s passes now but is in baseline.txt (%s): delete its line", name, reason)
-		case !ok && !listed:
-			t.Errorf("%s: %s\nclient stderr:\n%s", name, why, tail(g, "stderr.txt"))
-		}
-		if g != nil && raceEnabled {
-			if stderr := saved(g, "stderr.txt"); strings.Contains(stderr, "WARNING: DATA RACE") {
-				t.Errorf("%s: the race detector found a data race in mcphost's client:\n%s", name, stderr)
-			}
-		}
+		judge(t, name, "baseline.txt", reason, listed, g, r, &total, &refTotal)
 	}
 	for name := range baseline {
 		if !slices.Contains(scenarios, name) {

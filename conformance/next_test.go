@@ -99,24 +99,7 @@ func TestClientScenariosNext(t *testing.T) {
 				mark = "baseline: " + reason
 			}
 			fmt.Fprintf(&table, "%-12s %-40s %-9s %-9s %s\n", v, name, g, r, mark)
-			for _, res := range []struct{ sum, one *result }{{&total, g}, {&refTotal, r}} {
-				if res.one != nil {
-					res.sum.success += res.one.success
-					res.sum.failure += res.one.failure + res.one.warning
-				}
-			}
-			ok, why := passes(g, r)
-			switch {
-			case ok && listed:
-				t.Errorf("%s passes now but is in baseline-next.txt (%s): delete its line", key, reason)
-			case !ok && !listed:
-				t.Errorf("%s: %s\nclient stderr:\n%s", key, why, tail(g, "stderr.txt"))
-			}
-			if g != nil && raceEnabled {
-				if stderr := saved(g, "stderr.txt"); strings.Contains(stderr, "WARNING: DATA RACE") {
-					t.Errorf("%s: the race detector found a data race in mcphost's client:\n%s", key, stderr)
-				}
-			}
+			judge(t, key, "baseline-next.txt", reason, listed, g, r, &total, &refTotal)
 		}
 		fmt.Fprintf(&lines, "mcphost %s: %s checks\nreference %s: %s checks\n", v, &total, v, &refTotal)
 	}
