@@ -45,14 +45,14 @@
 //	{
 //	  "version": 1,
 //	  "auditHeads": {
-//	    "/home/me/.local/state/mcphost/audit.jsonl": {
+//	    "/srv/ci/state/mcphost/audit.jsonl": {
 //	      "hash": "71c7…",
 //	      "recordedAt": "2026-05-01T10:05:00Z",
 //	      "seq": 42
 //	    }
 //	  },
 //	  "consents": {
-//	    "/home/ana/src/notes/.mcp.json#db": {
+//	    "/srv/src/notes/.mcp.json#db": {
 //	      "choice": "untrusted",
 //	      "chosenAt": "2026-05-01T10:02:00Z",
 //	      "hash": "5f0c…"

@@ -7,8 +7,8 @@
 // table, beside a normal call's, for one or more mcphost binaries (say, one
 // built before a change and one after):
 //
-//	go build -o /tmp/mcphost ./cmd/mcphost
-//	go run ./bench/httpmem /tmp/mcphost-old /tmp/mcphost
+//	go build -o mcphost-new ./cmd/mcphost
+//	go run ./bench/httpmem ./mcphost-old ./mcphost-new
 //
 // The attacks: "event", the call's answer is one server-sent event of
 // -event bytes; "gzip", the answer is a gzip body of about a megabyte that
