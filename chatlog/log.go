@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"time"
 )
@@ -37,11 +36,23 @@ const (
 // ErrClosed is returned by Append after Close.
 var ErrClosed = errors.New("chatlog: the session log is closed")
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-
 // ValidID reports whether id can name a session file: letters, digits, '-'
 // and '_', so that an id never leaves the directory.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool {
+	// Checked by hand rather than with a regexp compiled at start: every
+	// command imports this package. The rule: [A-Za-z0-9][A-Za-z0-9_-]{0,63}.
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewID returns a fresh session id: the start time (UTC), so that ids sort
 // by age, and random digits.
