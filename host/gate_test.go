@@ -176,7 +176,11 @@ func TestReadRetriedAtMostTwice(t *testing.T) {
 
 // A call that times out is cancelled, and its outcome is unknown.
 func TestTimedOutReadIsUnknown(t *testing.T) {
-	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 30 * time.Millisecond})
+	// Long enough that each request reaches the server before it times
+	// out, so that every execution is counted before the test waits for
+	// its cancellation (a request still queued when the call gives up
+	// would run, and log, after the test's files are gone).
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, timeout: 300 * time.Millisecond})
 	w.gate.o.RetryBudget = 1 // at most one retry, so the test stays short
 	r := w.call("hang", `{}`)
 	if r.Status != StatusUnknown || len(r.Attempts) == 0 || len(r.Attempts) > 2 {
