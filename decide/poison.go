@@ -2,8 +2,10 @@ package decide
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -83,6 +85,9 @@ func PoisonFlags(desc string) []string {
 	if len(desc) > maxPoisonScan {
 		desc = desc[:maxPoisonScan]
 	}
+	if flags, ok := poisonMemo.Load(desc); ok {
+		return slices.Clone(flags.([]string))
+	}
 	text := normaliseDescription(desc)
 	var out []string
 	for _, r := range poisonRules() {
@@ -90,8 +95,22 @@ func PoisonFlags(desc string) []string {
 			out = append(out, r.name)
 		}
 	}
+	if poisonMemoSize.Add(1) <= maxPoisonMemo {
+		poisonMemo.Store(desc, slices.Clone(out))
+	}
 	return out
 }
+
+// The flags of a description are looked up again for every call to its
+// tool and for every listing that shows them, so they are remembered: the
+// answer depends on the text alone. At most maxPoisonMemo descriptions are
+// kept, so a server that keeps changing its descriptions cannot grow it.
+const maxPoisonMemo = 4096
+
+var (
+	poisonMemo     sync.Map // description → []string
+	poisonMemoSize atomic.Int64
+)
 
 func normaliseDescription(s string) string {
 	s = strings.ToLower(norm.NFKC.String(s))
