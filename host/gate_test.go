@@ -258,8 +258,11 @@ func TestEveryExecutionHasOneIntentBeforeIt(t *testing.T) {
 	for _, tool := range []string{"read_value", "mark", "write_record"} {
 		intents, outcomes := w.records(tool)
 		execs := w.count(fixtures.EventExec, tool)
-		if len(intents) != execs || len(outcomes) != execs {
-			t.Errorf("%s: %d executions, %d intents, %d outcomes; want one intent and one outcome per execution", tool, execs, len(intents), len(outcomes))
+		// An attempt that never reached the server (the connection was
+		// being restarted) has its intent and outcome but no execution;
+		// an execution never lacks its intent.
+		if len(intents) < execs || len(outcomes) != len(intents) {
+			t.Errorf("%s: %d executions, %d intents, %d outcomes; want an intent for every execution and one outcome per intent", tool, execs, len(intents), len(outcomes))
 		}
 		for _, rec := range intents {
 			if rec.ArgsHash == "" || rec.Args != nil {
