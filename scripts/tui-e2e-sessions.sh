@@ -16,47 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-if ! command -v tmux >/dev/null 2>&1; then
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    apt-get install -y tmux >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y tmux >/dev/null 2>&1; } || true
-  fi
-  command -v tmux >/dev/null 2>&1 || { echo "tui-e2e-sessions: tmux is required (apt-get install tmux)" >&2; exit 3; }
-fi
-
-work=$(mktemp -d)
+name=tui-e2e-sessions
 sock="mcphost-e2e-sessions-$$"
-session=tui
-tm() { tmux -L "$sock" "$@"; }
-cleanup() {
-  tm kill-server >/dev/null 2>&1 || true
-  if [ "${TUI_E2E_KEEP:-}" = 1 ]; then echo "tui-e2e-sessions: kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-fail() {
-  echo "tui-e2e-sessions: FAIL: $*" >&2
-  echo "--- screen" >&2
-  tm capture-pane -t "$session" -p >&2 2>/dev/null || true
-  [ -s "$work/stderr" ] && { echo "--- stderr" >&2; cat "$work/stderr" >&2; }
-  exit 1
-}
-screen() { tm capture-pane -t "$session" -p; }
-wait_for() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while :; do
-    local s ok=1
-    s=$(screen)
-    for want in "$@"; do
-      [[ "$s" == *"$want"* ]] || { ok=0; break; }
-    done
-    [ "$ok" = 1 ] && return 0
-    [ -f "$work/exit" ] && fail "mcphost exited with status $(cat "$work/exit") while waiting for: $*"
-    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for: $*"
-    sleep 0.2
-  done
-}
-type_line() { tm send-keys -t "$session" -l "$1"; tm send-keys -t "$session" Enter; }
-past_grace() { sleep 1.5; } # a dialog ignores keys until typing pauses
+# shellcheck source=scripts/tui-lib.sh
+. scripts/tui-lib.sh
+need tmux
 quit() {
   tm send-keys -t "$session" C-c
   sleep 0.2
