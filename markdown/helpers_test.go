@@ -1,12 +1,8 @@
 package markdown
 
 import (
-	"fmt"
-	"unicode/utf8"
-
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/mcphost/mcphost/sanitize"
 )
 
 // testStyle is a Style for "dark", "light" or "notty", in colours like the
@@ -36,25 +32,3 @@ func renderRaw(src, style string, width int) []string {
 
 // stripped removes every escape sequence.
 func stripped(s string) string { return ansi.Strip(s) }
-
-// unsafeOutput returns a description of the first thing in out that a
-// terminal would act on, other than colour and style sequences; "" if
-// there is none.
-func unsafeOutput(out string) string {
-	state := byte(0)
-	for s := out; len(s) > 0; {
-		seq, width, n, ns := ansi.DecodeSequence(s, state, nil)
-		state = ns
-		switch {
-		case width > 0, seq == "\n", isSGR(seq):
-		default:
-			r, size := utf8.DecodeRuneInString(seq)
-			if size <= 1 || r == utf8.RuneError || sanitize.Unsafe(r) {
-				at := len(out) - len(s)
-				return fmt.Sprintf("%q at byte %d, in %q", seq, at, out[max(at-40, 0):min(at+40, len(out))])
-			}
-		}
-		s = s[n:]
-	}
-	return ""
-}

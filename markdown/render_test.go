@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"github.com/mcphost/mcphost/internal/termtest"
 	"slices"
 	"strings"
 	"testing"
@@ -92,7 +93,7 @@ func checkMarkdown(t *testing.T, src string, width int, lines []string) {
 		if strings.Contains(l, "\n") {
 			t.Fatalf("render(%q, %d): line %q holds a newline", src, width, l)
 		}
-		if bad := unsafeOutput(l); bad != "" {
+		if bad := termtest.Unsafe(l); bad != "" {
 			t.Fatalf("render(%q, %d): %s", src, width, bad)
 		}
 	}

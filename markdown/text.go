@@ -48,7 +48,7 @@ func onlySGR(s string) string {
 	for len(s) > 0 {
 		seq, width, n, newState := ansi.DecodeSequence(s, state, nil)
 		state = newState
-		if width > 0 || seq == "\n" || isSGR(seq) || printable(seq) {
+		if width > 0 || seq == "\n" || sanitize.IsSGR(seq) || printable(seq) {
 			b.WriteString(seq)
 		}
 		s = s[n:]
@@ -60,18 +60,4 @@ func onlySGR(s string) string {
 func printable(seq string) bool {
 	r, size := utf8.DecodeRuneInString(seq)
 	return size > 1 && r != utf8.RuneError && !sanitize.Unsafe(r)
-}
-
-// isSGR reports whether seq is CSI … m with only digits, ';' and ':'.
-func isSGR(seq string) bool {
-	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
-		return false
-	}
-	for i := 2; i < len(seq)-1; i++ {
-		c := seq[i]
-		if (c < '0' || c > '9') && c != ';' && c != ':' {
-			return false
-		}
-	}
-	return true
 }

@@ -200,3 +200,19 @@ func escapeRune(b *strings.Builder, r rune) {
 		b.WriteString(pad(strconv.FormatInt(int64(r), 16), 8))
 	}
 }
+
+// IsSGR reports whether seq is a colour and style sequence, CSI … m with
+// only digits, ';' and ':' between: the one kind of escape sequence that
+// mcphost writes itself, and that text it draws may hold.
+func IsSGR(seq string) bool {
+	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
+		return false
+	}
+	for i := 2; i < len(seq)-1; i++ {
+		c := seq[i]
+		if (c < '0' || c > '9') && c != ';' && c != ':' {
+			return false
+		}
+	}
+	return true
+}

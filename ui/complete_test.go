@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestTemplateFilledWithCompletions(t *testing.T) {
 	if !strings.Contains(s, "tab: guide · glossary · \\x1b[2Jgrief") {
 		t.Errorf("suggestions not shown, or not cleaned:\n%s", s)
 	}
-	if u := unsafeOutput(h.m.View().Content); u != "" {
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
 		t.Fatalf("unsafe output: %s", u)
 	}
 	for _, sz := range []struct{ w, h int }{{80, 24}, {140, 40}} {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"testing"
 	"time"
 
@@ -39,7 +40,7 @@ func FuzzTranscriptRender(f *testing.F) {
 		for _, w := range []int{20, 80, 131} {
 			m.Update(teaSize(w, 30))
 			out := m.View().Content
-			if bad := unsafeOutput(out); bad != "" {
+			if bad := termtest.Unsafe(out); bad != "" {
 				t.Fatalf("width %d: %s", w, bad)
 			}
 			if cl := noStrayJoiner(out); cl != "" {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestGrantsShowTheArguments(t *testing.T) {
 	if strings.Contains(s, gs[0].ArgsHash[:8]) {
 		t.Errorf("the hash is shown:\n%s", s)
 	}
-	if u := unsafeOutput(h.m.View().Content); u != "" {
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
 		t.Fatalf("unsafe output: %s", u)
 	}
 }

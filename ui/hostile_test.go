@@ -5,39 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
-	"github.com/mcphost/mcphost/sanitize"
 )
-
-// unsafeOutput returns a description of the first thing in out that a
-// terminal would act on, other than the colour and style sequences the UI
-// writes itself; "" if there is none.
-func unsafeOutput(out string) string {
-	state := byte(0)
-	for s := out; len(s) > 0; {
-		seq, width, n, ns := ansi.DecodeSequence(s, state, nil)
-		state = ns
-		switch {
-		case width > 0, seq == "\n", isSGR(seq):
-		default:
-			r, size := utf8.DecodeRuneInString(seq)
-			if size <= 1 || r == utf8.RuneError || sanitize.Unsafe(r) {
-				at := len(out) - len(s)
-				return fmt.Sprintf("%q at byte %d, in %q", seq, at, out[max(at-40, 0):min(at+40, len(out))])
-			}
-		}
-		s = s[n:]
-	}
-	return ""
-}
 
 // hostileModel calls every tool it is offered, then repeats a hostile
 // string in its answer, as a model that read the results might.
@@ -81,7 +57,7 @@ func TestHostileStringsNeverReachTheTerminal(t *testing.T) {
 		t.Helper()
 		frames++
 		out := h.m.View().Content
-		if bad := unsafeOutput(out); bad != "" {
+		if bad := termtest.Unsafe(out); bad != "" {
 			t.Errorf("%s: the frame carries %s", what, bad)
 		}
 	}
@@ -130,11 +106,11 @@ func TestHostileStringsNeverReachTheTerminal(t *testing.T) {
 // TestUnsafeOutputCatches proves the check can fail.
 func TestUnsafeOutputCatches(t *testing.T) {
 	for _, s := range []string{"a\x1b[2Jb", "a\x1b]52;c;eA==\x07", "\x9b2J", "a\u202eb", "a\rb", "a\x1b]8;;http://x\x1b\\y"} {
-		if unsafeOutput(s) == "" {
-			t.Errorf("unsafeOutput(%q) found nothing", s)
+		if termtest.Unsafe(s) == "" {
+			t.Errorf("termtest.Unsafe(%q) found nothing", s)
 		}
 	}
-	if bad := unsafeOutput("\x1b[1;38;2;10;20;30mok\x1b[m\n"); bad != "" {
+	if bad := termtest.Unsafe("\x1b[1;38;2;10;20;30mok\x1b[m\n"); bad != "" {
 		t.Errorf("SGR flagged: %s", bad)
 	}
 }

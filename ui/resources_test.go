@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"strings"
 	"sync"
 	"testing"
@@ -119,7 +120,7 @@ func TestResourcesPanelListsAndFilters(t *testing.T) {
 			t.Errorf("screen lacks %q:\n%s", want, s)
 		}
 	}
-	if u := unsafeOutput(h.m.View().Content); u != "" {
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
 		t.Fatalf("unsafe output: %s", u)
 	}
 	h.typeText("logo")
@@ -153,7 +154,7 @@ func TestResourceReadSanitized(t *testing.T) {
 		t.Fatalf("text %q", p.detail.text)
 	}
 	out := h.m.View().Content
-	if u := unsafeOutput(out); u != "" {
+	if u := termtest.Unsafe(out); u != "" {
 		t.Fatalf("unsafe output: %s", u)
 	}
 	s := h.screen()
@@ -237,7 +238,7 @@ func TestPromptWithArguments(t *testing.T) {
 	if !strings.Contains(s, "docs/review (path*, tone)") {
 		t.Fatalf("arguments not shown:\n%s", s)
 	}
-	if u := unsafeOutput(h.m.View().Content); u != "" {
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
 		t.Fatalf("unsafe output: %s", u)
 	}
 	h.typeText("review")

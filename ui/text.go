@@ -143,20 +143,6 @@ func trunc(s string, width int) string {
 	return ansi.Truncate(s, width, "…")
 }
 
-// isSGR reports whether seq is CSI … m with only digits, ';' and ':'.
-func isSGR(seq string) bool {
-	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
-		return false
-	}
-	for i := 2; i < len(seq)-1; i++ {
-		c := seq[i]
-		if (c < '0' || c > '9') && c != ';' && c != ':' {
-			return false
-		}
-	}
-	return true
-}
-
 // plural returns "s" unless n is 1.
 func plural(n int) string {
 	if n == 1 {
