@@ -54,7 +54,15 @@ func requireSuite(t *testing.T) suite {
 	if v := s.output(t, "--version"); !strings.HasPrefix(v, "v22.") {
 		t.Fatalf("node_modules holds Node.js %s, want 22.x: %s", v, install)
 	}
-	pkg, err := os.ReadFile("package.json")
+	s.checkPinned(t, "package.json", install)
+	return s
+}
+
+// checkPinned fails the test unless the installed suite is the version the
+// manifest (a package.json) pins.
+func (s suite) checkPinned(t *testing.T, manifestPath, install string) {
+	t.Helper()
+	pkg, err := os.ReadFile(manifestPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +70,11 @@ func requireSuite(t *testing.T) suite {
 		Dependencies map[string]string `json:"dependencies"`
 	}
 	if err := json.Unmarshal(pkg, &manifest); err != nil {
-		t.Fatalf("package.json: %v", err)
+		t.Fatalf("%s: %v", manifestPath, err)
 	}
 	if got, want := s.output(t, s.cli, "--version"), manifest.Dependencies[suitePackage]; got != want {
-		t.Fatalf("installed %s is %s, package.json pins %s: %s", suitePackage, got, want, install)
+		t.Fatalf("installed %s is %s, %s pins %s: %s", suitePackage, got, manifestPath, want, install)
 	}
-	return s
 }
 
 func abs(t *testing.T, p string) string {

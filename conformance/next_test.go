@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,19 +24,7 @@ func requireNextSuite(t *testing.T) suite {
 	if _, err := os.Stat(s.cli); err != nil {
 		t.Fatalf("%v: %s", err, install)
 	}
-	pkg, err := os.ReadFile(filepath.Join("next", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var manifest struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	if err := json.Unmarshal(pkg, &manifest); err != nil {
-		t.Fatalf("next/package.json: %v", err)
-	}
-	if got, want := s.output(t, s.cli, "--version"), manifest.Dependencies[suitePackage]; got != want {
-		t.Fatalf("installed %s in next/ is %s, next/package.json pins %s: %s", suitePackage, got, want, install)
-	}
+	s.checkPinned(t, filepath.Join("next", "package.json"), install)
 	return s
 }
 
