@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
+	"github.com/mcphost/mcphost/fixtures"
 	"os"
 	"regexp"
 	"strings"
@@ -33,41 +33,7 @@ var lookTools = []map[string]any{
 }
 
 func serveLookAlikes() {
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	enc := json.NewEncoder(os.Stdout)
-	for in.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
-			continue // notifications
-		}
-		resp := map[string]any{"jsonrpc": "2.0", "id": req.ID}
-		switch req.Method {
-		case "initialize":
-			resp["result"] = map[string]any{"protocolVersion": req.Params.ProtocolVersion,
-				"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "look", "version": "1"}}
-		case "tools/list":
-			tools := make([]map[string]any, len(lookTools))
-			for i, t := range lookTools {
-				tools[i] = map[string]any{"inputSchema": map[string]any{"type": "object"}}
-				for k, v := range t {
-					tools[i][k] = v
-				}
-			}
-			resp["result"] = map[string]any{"tools": tools}
-		case "ping":
-			resp["result"] = map[string]any{}
-		default:
-			resp["error"] = map[string]any{"code": -32601, "message": "method not found"}
-		}
-		_ = enc.Encode(resp)
-	}
+	(&fixtures.RawServer{Name: "look", Tools: lookTools}).Serve(os.Stdin, os.Stdout)
 }
 
 func lookServer(t *testing.T) string {

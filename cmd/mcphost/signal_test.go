@@ -3,11 +3,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/fixtures"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -86,37 +86,13 @@ func hangServer(dir string) int {
 		fmt.Fprintln(os.Stderr, "hang server:", err)
 		return 1
 	}
-	out := json.NewEncoder(os.Stdout)
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<20)
-	for in.Scan() {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(in.Bytes(), &req) != nil || req.ID == nil {
-			continue // notifications, including notifications/cancelled
-		}
-		var result any
-		switch req.Method {
-		case "initialize":
-			result = map[string]any{"protocolVersion": req.Params.ProtocolVersion,
-				"capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo":   map[string]any{"name": "hang", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "wait",
-				"description": "Never returns.", "inputSchema": map[string]any{"type": "object"}}}}
-		case "tools/call":
+	srv := &fixtures.RawServer{Name: "hang",
+		Tools: []map[string]any{{"name": "wait", "description": "Never returns."}},
+		Call: func(json.RawMessage) (any, bool) {
 			_ = writeAtomic(filepath.Join(dir, "called"), "")
-			continue
-		default:
-			result = map[string]any{}
-		}
-		_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}
+			return nil, false // never answered
+		}}
+	srv.Serve(os.Stdin, os.Stdout)
 	hangForever() // the end of input changes nothing
 	return 0
 }
