@@ -130,7 +130,7 @@ func (l *Loop) fit(ctx context.Context, tools []llm.Tool) error {
 // model. Like Run, it must not be called while a Run is in progress.
 func (l *Loop) Compact(ctx context.Context) (*Compaction, error) {
 	l.searchOn = l.searching()
-	return l.compact(ctx, l.tools(), true)
+	return l.compact(ctx, l.offered(), true)
 }
 
 // compact elides old large tool results first, oldest first, until the

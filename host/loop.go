@@ -294,13 +294,6 @@ const ChangedToolNote = "The definition of this tool changed since the person la
 // property descriptions, is the server's text too.
 var changedSchema = json.RawMessage(`{"type":"object"}`)
 
-// tools are the definitions offered to the model this turn: every tool, or
-// with tool search the search tool and the tools loaded so far (see
-// [Loop.offered]).
-func (l *Loop) tools() []llm.Tool {
-	return l.offered()
-}
-
 // appendTool appends the definition of t. A tool whose definition differs
 // from its pin is offered by name only, with ChangedToolNote: a rug pull
 // usually changes the description to carry an injection, and the model
@@ -347,7 +340,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		// never moves.
 		if tools == nil || len(l.search.found) != found {
 			l.searchOn = l.searching()
-			tools, found = l.tools(), len(l.search.found)
+			tools, found = l.offered(), len(l.search.found)
 		}
 		if err := l.fit(ctx, tools); err != nil {
 			out.Status = "error"

@@ -164,7 +164,7 @@ func TestLoopSetToolsOffersTheNewTools(t *testing.T) {
 	if out, err := l.Run(context.Background(), "second"); err != nil || out.Text != "back" || len(out.Calls) != 1 || out.Calls[0].Status != StatusSuccess {
 		t.Fatalf("with the tools back: %+v %v", out, err)
 	}
-	if got := len(l.tools()); got != len(w.m.Tools()) {
+	if got := len(l.offered()); got != len(w.m.Tools()) {
 		t.Errorf("offered %d tools, want %d", got, len(w.m.Tools()))
 	}
 }

@@ -235,7 +235,7 @@ func TestPinnedOnFirstSightAtRelist(t *testing.T) {
 func assertWithheld(t *testing.T, g *Gate, tl *client.Tool) {
 	t.Helper()
 	l := NewLoop(LoopOptions{Gate: g, Tools: []*client.Tool{tl}})
-	offered := l.tools()
+	offered := l.offered()
 	if len(offered) != 1 {
 		t.Fatalf("offered %d tools, want 1", len(offered))
 	}
@@ -262,7 +262,7 @@ func TestUnchangedToolOfferedInFull(t *testing.T) {
 	r.define(destructiveTool("wipe"))
 	rn := startRun(t, r, filepath.Join(t.TempDir(), "state.json"))
 	tl := rn.waitTool(t, "wipe", "Deletes every record.")
-	offered := NewLoop(LoopOptions{Gate: rn.gate, Tools: []*client.Tool{tl}}).tools()
+	offered := NewLoop(LoopOptions{Gate: rn.gate, Tools: []*client.Tool{tl}}).offered()
 	if offered[0].Description != "Deletes every record." {
 		t.Errorf("an unchanged tool is offered as %q", offered[0].Description)
 	}
