@@ -111,10 +111,15 @@ records that verify reported as missing.`,
 				return nil
 			}
 			h, err := audit.ReadHead(path)
-			if err != nil {
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				fmt.Fprintln(s.Out, "head: none")
+				fmt.Fprintf(s.Err, "mcphost: no audit log yet at %s; the first tool call writes it\n", path)
+			case err != nil:
 				return err
+			default:
+				fmt.Fprintf(s.Out, "head: %s\n", h)
 			}
-			fmt.Fprintf(s.Out, "head: %s\n", h)
 			if rec, ok, err := heads.recorded(path); err != nil {
 				return err
 			} else if ok {
@@ -138,6 +143,13 @@ func verifyLog(s *streams, path, expect string) error {
 		if rec, ok, _ := (stateHeads{path: stateFile(s)}).recorded(path); ok {
 			return fmt.Errorf("%s does not verify: the log is gone, but mcphost recorded its head, seq %d hash %s: it was removed or moved", path, rec.Seq, rec.Hash)
 		}
+		if expect != "" {
+			return withCode(exitError, fmt.Errorf("%s does not verify: there is no log, but --expect names a head it should hold", path))
+		}
+		// No log and no head recorded for it: nothing was ever called
+		// through the gate with this log, which is not tampering.
+		fmt.Fprintf(s.Err, "mcphost: no audit log yet at %s; the first tool call writes it\n", path)
+		return nil
 	}
 	if err != nil {
 		return err

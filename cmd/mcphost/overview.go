@@ -47,8 +47,17 @@ func runOverview(ctx context.Context, g *globalOptions, s *streams) error {
   mcphost tools     every tool with its hints and default decision
   mcphost call      one call through the gate, no model
   mcphost run -p    the model loop, headless`)
-	return startFailures(st, m)
+	if err := startFailures(st, m); err != nil {
+		return err
+	}
+	// The same rule as --continue and --resume without a terminal: what
+	// was asked for (the chat) could not start, so the exit says so.
+	return usageError(errChatNeedsTerminal)
 }
+
+// errChatNeedsTerminal is the usage error of the chat started without a
+// terminal; it names the commands that work without one.
+var errChatNeedsTerminal = errors.New("the interactive chat needs a terminal; use mcphost run -p PROMPT for the model loop or mcphost call SERVER/TOOL for one call")
 
 // runTUI starts the interactive interface.
 func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
