@@ -682,6 +682,9 @@ func (m *Manager) Tasks(ctx context.Context, server string) ([]RunningTask, erro
 			params = map[string]any{"cursor": cursor}
 		}
 		raw, err := l.raw.call(ctx, "tasks/list", params)
+		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) && je.Code == jsonrpc.CodeMethodNotFound {
+			return out, fmt.Errorf("server %q does not offer MCP tasks (it has no tasks/list); its tools run as plain calls", server)
+		}
 		if err != nil {
 			return out, fmt.Errorf("list the tasks of %q: %w", server, err)
 		}

@@ -40,7 +40,7 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 				}
 				return out, err
 			}
-			return listEvery(cmd, g, s, o, list, "SERVER\tURI\tNAME (SERVER'S WORDS)\tTYPE", func(r resourceJSON) string {
+			return listEvery(cmd, g, s, o, "resources", list, "SERVER\tURI\tNAME (SERVER'S WORDS)\tTYPE", func(r resourceJSON) string {
 				return fmt.Sprintf("%s\t%s\t%s\t%s", sanitize.Line(r.Server), sanitize.Line(r.URI),
 					sanitize.Line(sanitize.Truncate(r.Name, 60)), dash(sanitize.Line(r.MIMEType)))
 			})
@@ -105,7 +105,7 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 				}
 				return out, err
 			}
-			return listEvery(cmd, g, s, o, list, "PROMPT\tARGUMENTS\tDESCRIPTION (SERVER'S WORDS)", func(p promptJSON) string {
+			return listEvery(cmd, g, s, o, "prompts", list, "PROMPT\tARGUMENTS\tDESCRIPTION (SERVER'S WORDS)", func(p promptJSON) string {
 				var names []string
 				for _, a := range p.Arguments {
 					n := a.Name
@@ -177,7 +177,7 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 // prints them as JSON (--json) or as a table: header, then one line per
 // item. A server whose listing fails, or that did not start, makes the
 // command fail after printing what the others listed.
-func listEvery[T any](cmd *cobra.Command, g *globalOptions, s *streams, o *listOptions,
+func listEvery[T any](cmd *cobra.Command, g *globalOptions, s *streams, o *listOptions, what string,
 	list func(ctx context.Context, m *client.Manager, server string) ([]T, error), header string, line func(T) string) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -202,12 +202,17 @@ func listEvery[T any](cmd *cobra.Command, g *globalOptions, s *streams, o *listO
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, header)
-		for _, it := range out {
-			fmt.Fprintln(tw, line(it))
+		if len(out) == 0 && len(errs) == 0 {
+			// A bare header reads as a failure; say what was asked.
+			fmt.Fprintf(s.Err, "mcphost: no %s: asked %s\n", what, askedServers(m))
+		} else {
+			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, header)
+			for _, it := range out {
+				fmt.Fprintln(tw, line(it))
+			}
+			tw.Flush()
 		}
-		tw.Flush()
 	}
 	return listFailures(st, m, errs)
 }
@@ -218,4 +223,19 @@ func listFailures(st *setup, m *client.Manager, errs []string) error {
 		return withCode(exitError, fmt.Errorf("%s", sanitize.Text(strings.Join(errs, "; "))))
 	}
 	return startFailures(st, m)
+}
+
+// askedServers names the ready servers a listing asked, for the line that
+// says the listing is empty.
+func askedServers(m *client.Manager) string {
+	var names []string
+	for _, ss := range m.Servers() {
+		if ss.State == client.StateReady {
+			names = append(names, sanitize.Name(ss.Name))
+		}
+	}
+	if len(names) == 0 {
+		return "no server (none is ready)"
+	}
+	return strings.Join(names, ", ")
 }
