@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
@@ -76,6 +77,7 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 	defer m.Close()
 
 	var fs []findingJSON
+	raised := 0 // findings --strict made errors
 	for _, ss := range m.Servers() {
 		if ss.State != client.StateReady {
 			fs = append(fs, findingJSON{Severity: client.SevError, Server: ss.Name, Code: "server-failed",
@@ -94,8 +96,9 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 			continue // the client already reported it, in its own words
 		}
 		sev := f.Severity.String()
-		if o.Strict && decide.RestsOnDefault(f.Code) {
+		if o.Strict && decide.RestsOnDefault(f.Code) && sev != client.SevError {
 			sev = client.SevError // --strict: a hint left out fails the build
+			raised++
 		}
 		fs = append(fs, findingJSON{Severity: sev, Server: f.Server, Tool: f.Tool, Code: f.Code, Message: f.Message})
 	}
@@ -135,14 +138,36 @@ func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) e
 			if f.Tool != "" {
 				where += "/" + f.Tool
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Name(where), f.Code, sanitize.Line(f.Message))
+			// A message may carry the server's stderr on its own lines
+			// (a server that failed to start): the first line in the
+			// table, the rest indented under it, each escaped.
+			first, rest, _ := strings.Cut(f.Message, "\n")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Severity, sanitize.Name(where), f.Code, sanitize.Line(first))
+			for _, l := range strings.Split(rest, "\n") {
+				if strings.TrimSpace(l) != "" {
+					fmt.Fprintf(tw, "\t\t\t  %s\n", sanitize.Line(l))
+				}
+			}
 		}
 		tw.Flush()
-		fmt.Fprintf(s.Err, "%s checked: %s, %s, %s\n", nounCount(len(m.Tools()), "tool"),
-			nounCount(out.Errors, "error"), nounCount(out.Warnings, "warning"), nounCount(out.Infos, "note"))
+		fmt.Fprintf(s.Err, "%s checked: %s, %s, %s%s\n", nounCount(len(m.Tools()), "tool"),
+			nounCount(out.Errors, "error"), nounCount(out.Warnings, "warning"), nounCount(out.Infos, "note"), strictNote(o.Strict, raised))
 	}
 	if out.Errors > 0 {
 		return withCode(exitError, nil)
 	}
 	return nil
+}
+
+// strictNote says in lint's summary what --strict changed, so a strict run
+// that looks like a plain one still says it was strict.
+func strictNote(strict bool, raised int) string {
+	switch {
+	case !strict:
+		return ""
+	case raised == 0:
+		return " (--strict: no verdict rests on a spec default)"
+	default:
+		return fmt.Sprintf(" (--strict: %s resting on a spec default counted as errors)", nounCount(raised, "finding"))
+	}
 }
