@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -110,8 +112,9 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 			return err
 		}
 	} else {
+		untrusted := map[string]bool{}
 		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOOL\tTITLE (SERVER'S WORDS)\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD\tCLASS\tTIER\tVERDICT")
+		fmt.Fprintln(tw, "TOOL\tTITLE (SERVER'S WORDS)\tREAD-ONLY\tDESTRUCTIVE\tIDEMPOTENT\tOPEN-WORLD\tCLASS\tTIER\tVERDICT\tSERVER")
 		for _, t := range tools {
 			title := "-"
 			if t.Title != "" {
@@ -126,7 +129,10 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 				hints = "malformed annotations\t\t\t"
 			}
 			d := st.decideDefault(policy, m, t, decide.Interactive)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s%s\n", sanitize.Name(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict, poisonMark(t))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s%s\t%s\n", sanitize.Name(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict, poisonMark(t), trustWord(st.trusted[t.Server]))
+			if !st.trusted[t.Server] {
+				untrusted[t.Server] = true
+			}
 		}
 		tw.Flush()
 		fmt.Fprintln(s.Out, "\nDESCRIPTIONS (THE SERVERS' WORDS)")
@@ -134,6 +140,10 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 			fmt.Fprintf(s.Out, "%s%s\n%s\n", sanitize.Name(t.Ref()), nameNote(t.Name), indentText(describe(t), "    "))
 		}
 		fmt.Fprintln(s.Err, `"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
+		if n := len(untrusted); n > 0 {
+			fmt.Fprintf(s.Err, "%s: its hints are not believed, so its tools count as the worst case; if you trust it, mark it with --trust %s or \"trust\": true in its config entry.\n",
+				untrustedList(untrusted), sanitize.Name(slices.Sorted(maps.Keys(untrusted))[0]))
+		}
 	}
 	return startFailures(st, m)
 }
@@ -213,4 +223,25 @@ func indentText(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// trustWord is the SERVER column of tools: whether the server's hints are
+// believed.
+func trustWord(trusted bool) string {
+	if trusted {
+		return "trusted"
+	}
+	return "untrusted"
+}
+
+// untrustedList names the untrusted servers for tools' footnote.
+func untrustedList(set map[string]bool) string {
+	names := slices.Sorted(maps.Keys(set))
+	for i, n := range names {
+		names[i] = sanitize.Name(n)
+	}
+	if len(names) == 1 {
+		return "untrusted server " + names[0]
+	}
+	return "untrusted servers " + strings.Join(names, ", ")
 }
