@@ -350,7 +350,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 				out.Status = "context-full"
 			}
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
-			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
+			return out, l.modelError(err)
 		}
 		l.emit(LoopEvent{Kind: EvTurnStart, Step: step})
 		var text strings.Builder
@@ -379,7 +379,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 				out.Status = "cancelled"
 			}
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
-			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), l.explainLimit(err))
+			return out, l.modelError(l.explainLimit(err))
 		}
 		switch stop := done.StopReason; {
 		case stop == llm.StopRefusal:
@@ -392,7 +392,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			}
 			l.Transcript = append(l.Transcript, Entry{Role: "assistant", Text: "[" + why + "]"})
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: why, Usage: &l.Usage})
-			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), &StopError{Reason: stop, Detail: why})
+			return out, l.modelError(&StopError{Reason: stop, Detail: why})
 		case llm.Truncated(stop):
 			// The answer was cut off. Its text is kept; its tool calls,
 			// whose arguments may end anywhere, are never run, and the
@@ -406,7 +406,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			err := &StopError{Reason: stop, Calls: len(calls)}
 			out.Status = stop
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
-			return out, fmt.Errorf("model %s: %w", l.o.Model.Name(), err)
+			return out, l.modelError(err)
 		}
 		l.add(llm.Message{Role: llm.RoleAssistant, Text: text.String(), ToolCalls: calls, Raw: done.Raw, RawFrom: done.RawFrom})
 		if text.Len() > 0 {
@@ -618,4 +618,14 @@ func ResultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// modelError says which model failed. An error that already starts with the
+// model's name (a script names its file and line) is not prefixed again.
+func (l *Loop) modelError(err error) error {
+	name := l.o.Model.Name()
+	if strings.HasPrefix(err.Error(), name+":") {
+		return fmt.Errorf("model %w", err)
+	}
+	return fmt.Errorf("model %s: %w", name, err)
 }

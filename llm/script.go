@@ -175,7 +175,11 @@ func (s *scriptModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	}
 	s.mu.Unlock()
 	if i >= len(s.turns) {
-		return fmt.Errorf("%s: %w after %d turns", s.name, ErrScriptExhausted, len(s.turns))
+		turns := "turns"
+		if len(s.turns) == 1 {
+			turns = "turn"
+		}
+		return fmt.Errorf("%s: %w after %d %s", s.name, ErrScriptExhausted, len(s.turns), turns)
 	}
 
 	turn := s.turns[i]
