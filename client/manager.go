@@ -56,6 +56,10 @@ type Options struct {
 	// definitions here, so that no definition reaches a model unpinned.
 	OnListing func(spec *Spec, tools []*Tool)
 
+	// Trace, if set, sees every JSON-RPC message exchanged with every
+	// server, both ways, as encoded on the wire (see Tracer).
+	Trace Tracer
+
 	Getenv        func(string) string // the host's environment (default os.Getenv)
 	HTTPTransport http.RoundTripper   // base HTTP transport (default http.DefaultTransport)
 	Now           func() time.Time    // clock for the crash window (default time.Now)

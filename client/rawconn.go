@@ -24,12 +24,17 @@ const rawPrefix = "mcphost-raw-"
 type rawTransport struct {
 	inner mcp.Transport
 	conn  *rawConn
+	trace Tracer // nil: nothing traces
+	name  string
 }
 
 func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.inner.Connect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if t.trace != nil {
+		c = &traceConn{Connection: c, server: t.name, trace: t.trace}
 	}
 	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}}
 	return t.conn, nil

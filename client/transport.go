@@ -38,7 +38,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: t}
+		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name}
 		return &dialed{transport: rt, raw: rt}, nil
 	case spec.Transport == TransportStdio || spec.Transport == "":
 		if spec.Command == "" {
@@ -51,7 +51,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		cmd.WaitDelay = 2 * time.Second
 		setProcessGroup(cmd)
 		pt := &procTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		rt := &rawTransport{inner: pt}
+		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name}
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		oh := oauthFor(spec)
@@ -62,6 +62,9 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		hc := g.client()
 		caps := &capsRecorder{}
 		hc.Transport = &capsSniffer{next: hc.Transport, rec: caps}
+		if m.opts.Trace != nil {
+			hc.Transport = &traceRoundTrip{next: hc.Transport, server: spec.Name, trace: m.opts.Trace}
+		}
 		if oh != nil {
 			hc = withOAuth(hc, spec.URL, oh)
 			oh = g.unredacting(oh)
@@ -72,7 +75,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}}
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name}
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)

@@ -36,6 +36,8 @@ type globalOptions struct {
 	StartTimeout time.Duration
 	// Session is --continue and --resume (sessions.go).
 	Session sessionFlags
+	// Trace is --trace: the file that gets every JSON-RPC message.
+	Trace string
 }
 
 // run is the whole program: it parses args, runs the command and returns
@@ -47,6 +49,9 @@ func run(ctx context.Context, args []string, s *streams) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	s.notes.flush(s.Err)
+	if terr := closeTrace(s); terr != nil && err == nil {
+		err = withCode(exitError, terr)
+	}
 	if err != nil {
 		var ce *codeError
 		if !errors.As(err, &ce) || ce.err != nil {
@@ -94,6 +99,7 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person by `MODE`: decline, or defaults (accept the defaults the form gives)")
 	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
 	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
+	f.StringVar(&g.Trace, "trace", "", "write every JSON-RPC message exchanged with the servers to `FILE` (JSON Lines, secrets redacted)")
 	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "let servers start for up to `DURATION` unless their config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
 
 	root.AddCommand(

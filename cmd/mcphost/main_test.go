@@ -59,6 +59,9 @@ func TestScripts(t *testing.T) {
 			"exits": exits,
 			// chat ID DIR TEXT: save a chat as the interactive interface does.
 			"chat": saveChat,
+			// tracematch TRACE SERVER IN OUT: the trace holds what the
+			// server's side logged, both ways (trace_test.go).
+			"tracematch": traceMatch,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond != "npm" {

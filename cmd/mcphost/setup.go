@@ -71,6 +71,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
+	if copts.Trace, err = openTrace(g, s); err != nil {
+		return nil, err
+	}
 	if err := storeErr; err != nil {
 		return nil, usageError(fmt.Errorf("%w\nmcphost keeps pins, grants and consents there and will not overwrite a file it cannot read", err))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/mcphost/mcphost/trace"
 	"io"
 	"os"
 
@@ -26,6 +27,9 @@ type streams struct {
 	// notes counts servers' requests to a headless command; run prints
 	// their summary when the command ends (serverreq.go).
 	notes *requestNotes
+	// trace is --trace's writer once a command opened it; run closes it
+	// when the command ends (trace.go).
+	trace *trace.Writer
 }
 
 func systemStreams() *streams {
