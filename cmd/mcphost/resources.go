@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -149,6 +150,9 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 				return err
 			}
 			defer m.Close()
+			if err := checkPromptArgs(cmd.Context(), m, server, name, pargs); err != nil {
+				return err
+			}
 			res, err := m.GetPrompt(cmd.Context(), server, name, pargs)
 			if err != nil {
 				return withCode(exitError, fmt.Errorf("prompt %s: %s", sanitize.Line(args[0]), sanitize.Text(err.Error())))
@@ -238,4 +242,61 @@ func askedServers(m *client.Manager) string {
 		return "no server (none is ready)"
 	}
 	return strings.Join(names, ", ")
+}
+
+// checkPromptArgs checks a prompt's arguments against what the server lists
+// for it, so that a missing or misspelt argument is a usage error said
+// here, not the server's -32602. A server whose listing fails is left to
+// judge for itself.
+func checkPromptArgs(ctx context.Context, m *client.Manager, server, name string, args map[string]string) error {
+	list, err := m.Prompts(ctx, server)
+	if err != nil || list == nil {
+		return nil
+	}
+	var p *mcp.Prompt
+	var names []string
+	for _, q := range list {
+		names = append(names, sanitize.Name(q.Name))
+		if q.Name == name {
+			p = q
+		}
+	}
+	if p == nil {
+		return usageError(fmt.Errorf("%s has no prompt %s; its prompts: %s", sanitize.Name(server), sanitize.Name(name), strings.Join(names, ", ")))
+	}
+	known := map[string]bool{}
+	var missing, all []string
+	for _, a := range p.Arguments {
+		known[a.Name] = true
+		all = append(all, sanitize.Name(a.Name))
+		if _, ok := args[a.Name]; a.Required && !ok {
+			missing = append(missing, sanitize.Name(a.Name))
+		}
+	}
+	var unknown []string
+	for k := range args {
+		if !known[k] {
+			unknown = append(unknown, sanitize.Name(k))
+		}
+	}
+	sort.Strings(unknown)
+	ref := sanitize.Name(server + "/" + name)
+	switch {
+	case len(unknown) > 0 && len(all) == 0:
+		return usageError(fmt.Errorf("prompt %s takes no arguments; got %s", ref, strings.Join(unknown, ", ")))
+	case len(unknown) > 0:
+		return usageError(fmt.Errorf("prompt %s has no argument %s; its arguments: %s", ref, strings.Join(unknown, ", "), strings.Join(all, ", ")))
+	case len(missing) > 0:
+		example := map[string]string{}
+		for _, a := range missing {
+			example[a] = "…"
+		}
+		b, _ := json.Marshal(example)
+		them := "them"
+		if len(missing) == 1 {
+			them = "it"
+		}
+		return usageError(fmt.Errorf("prompt %s needs %s: pass %s as '%s'", ref, strings.Join(missing, ", "), them, b))
+	}
+	return nil
 }
