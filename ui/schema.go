@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcphost/mcphost/client"
 )
 
 // maxSchema bounds the schemas the call form reads: a larger one is only
@@ -132,26 +132,19 @@ func writeJSON(b *bytes.Buffer, v any, indent string) {
 }
 
 // validator checks arguments against a tool's input schema before they are
-// sent.
+// sent (client.ArgsChecker), after checking they are one JSON object.
 type validator struct {
-	resolved *jsonschema.Resolved
+	args client.ArgsChecker
 	// why says why only the shape is checked, when the schema is unusable.
 	why string
 }
 
 func newValidator(schema json.RawMessage) validator {
-	if len(schema) > maxSchema {
-		return validator{why: "the input schema is too large to check; only the JSON is checked"}
+	v := validator{args: client.NewArgsChecker(schema)}
+	if v.args.Unchecked != "" {
+		v.why = v.args.Unchecked + "; only the JSON is checked"
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		return validator{why: "the input schema cannot be read; only the JSON is checked"}
-	}
-	r, err := s.Resolve(nil) // no loader: nothing is fetched
-	if err != nil {
-		return validator{why: "the input schema cannot be used (" + firstSentence(err.Error()) + "); only the JSON is checked"}
-	}
-	return validator{resolved: r}
+	return v
 }
 
 // check returns the compacted arguments, or why they cannot be sent.
@@ -169,15 +162,8 @@ func (v validator) check(text string) (json.RawMessage, error) {
 	if dec.More() {
 		return nil, errors.New("not valid JSON: more than one value")
 	}
-	if _, ok := inst.(map[string]any); !ok {
-		return nil, errors.New("the arguments must be a JSON object")
-	}
-	if v.resolved != nil {
-		var plain any // the validator wants float64 numbers
-		_ = json.Unmarshal([]byte(text), &plain)
-		if err := v.resolved.Validate(plain); err != nil {
-			return nil, fmt.Errorf("does not match the input schema: %v", err)
-		}
+	if err := v.args.Check(json.RawMessage(text)); err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(text)); err != nil {

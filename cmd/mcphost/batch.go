@@ -112,11 +112,15 @@ func readBatch(path string, r io.Reader) ([]batchCall, error) {
 }
 
 // checkTools fails, naming the line, when a line's tool is not listed by
-// its server: before any call of the file runs.
-func checkTools(m *client.Manager, path string, calls []batchCall) error {
+// its server, or when its arguments do not match the tool's input schema
+// (unless noCheck): before any call of the file runs.
+func checkTools(m *client.Manager, path string, calls []batchCall, noCheck bool) error {
 	for _, c := range calls {
 		server, tool, _ := splitRef(c.Tool)
-		if _, ok := m.Tool(server, tool); ok {
+		if t, ok := m.Tool(server, tool); ok {
+			if err := checkArgs(t, c.Args, noCheck); err != nil {
+				return fmt.Errorf("%s:%d: %w", path, c.line, err)
+			}
 			continue
 		}
 		if _, ok := m.Spec(server); !ok {

@@ -19,6 +19,9 @@ type callOptions struct {
 	JSON  bool
 	Yes   bool
 	Batch string
+	// NoCheck sends arguments the input schema rejects, for a server
+	// author who wants to see the server's own answer to them.
+	NoCheck bool
 }
 
 func newCallCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -69,6 +72,7 @@ server does not list, or a bad batch file), 1 anything else.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.NoCheck, "no-check", false, "send the arguments even if the tool's input schema rejects them")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "approve this one call if it needs approval (never overrides a deny rule)")
 	cmd.Flags().StringVar(&o.Batch, "batch", "", "run the calls of a JSON Lines `FILE` in order, checking each line's expectations")
 	return cmd
@@ -114,8 +118,14 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		opened.discard()
 		return err
 	}
-	if _, ok := m.Tool(server, tool); !ok {
+	t, ok := m.Tool(server, tool)
+	if !ok {
 		err := noSuchTool(m, server, tool)
+		m.Close()
+		opened.discard()
+		return err
+	}
+	if err := checkArgs(t, args, o.NoCheck); err != nil {
 		m.Close()
 		opened.discard()
 		return err
@@ -271,7 +281,7 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 		return err
 	}
 	defer sess.Close()
-	if err := checkTools(sess.m, o.Batch, calls); err != nil {
+	if err := checkTools(sess.m, o.Batch, calls, o.NoCheck); err != nil {
 		return err
 	}
 	return runBatch(sess, s, o.Batch, calls, cmd.Context(), o.JSON)
@@ -284,4 +294,20 @@ func cliAsker(yes bool) (decide.Mode, host.Asker) {
 		return decide.Interactive, host.YesAsker{}
 	}
 	return decide.Headless, host.HeadlessAsker{}
+}
+
+// checkArgs refuses arguments the tool's input schema rejects, before
+// anything is decided or sent: exit 2, naming the field (the schema's words
+// are the server's, so they are escaped).
+func checkArgs(t *client.Tool, args json.RawMessage, noCheck bool) error {
+	if noCheck {
+		return nil
+	}
+	if err := client.NewArgsChecker(t.InputSchema).Check(args); err != nil {
+		why := strings.TrimPrefix(err.Error(), "does not match the input schema: ")
+		why = strings.TrimPrefix(why, "validating root: ")
+		return usageError(fmt.Errorf("%s: the input schema rejects the arguments: %s (its inputSchema is in mcphost tools --json; --no-check sends them anyway)",
+			sanitize.Name(t.Ref()), sanitize.Line(why)))
+	}
+	return nil
 }
