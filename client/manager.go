@@ -136,7 +136,7 @@ func New(specs []Spec, opts Options) *Manager {
 		subs: map[chan Event]struct{}{}, progress: map[string]func(Progress){},
 	}
 	for _, sp := range specs {
-		s := &server{m: m, spec: sp, state: StateStopped, stderr: newTailBuffer(opts.StderrBytes), relist: make(chan struct{}, 1)}
+		s := &server{m: m, spec: sp, state: StateStopped, stderr: newTailBuffer(opts.StderrBytes), relist: make(chan struct{}, 1), recent: &recentRing{}}
 		if s.spec.Transport == "" {
 			s.spec.Transport = TransportStdio
 			if s.spec.Dial != nil {

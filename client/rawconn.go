@@ -22,10 +22,11 @@ const rawPrefix = "mcphost-raw-"
 // responses it reads as raw JSON (tools/list), on the same connection and
 // session the SDK manages.
 type rawTransport struct {
-	inner mcp.Transport
-	conn  *rawConn
-	trace Tracer // nil: nothing traces
-	name  string
+	inner  mcp.Transport
+	conn   *rawConn
+	trace  Tracer // nil: nothing traces
+	name   string
+	recent *recentRing
 }
 
 func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -33,9 +34,7 @@ func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.trace != nil {
-		c = &traceConn{Connection: c, server: t.name, trace: t.trace}
-	}
+	c = &traceConn{Connection: c, server: t.name, trace: t.trace, recent: t.recent}
 	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}}
 	return t.conn, nil
 }

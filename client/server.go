@@ -41,6 +41,9 @@ type Status struct {
 	Log []string `json:"log,omitempty"`
 	// Tasks is the server's tasks capability as sent, when it was read.
 	Tasks *TasksCapability `json:"tasksCapability,omitempty"`
+	// Recent are the last messages exchanged with the server, oldest
+	// first, across its connections.
+	Recent []MessageSummary `json:"recentMessages,omitempty"`
 }
 
 // server is one configured server and its current connection, if any.
@@ -60,6 +63,8 @@ type server struct {
 	relister bool // the relist goroutine runs
 	// log keeps the server's last log messages (notifications/message).
 	log []string
+	// recent keeps the last messages exchanged with the server (recent.go).
+	recent *recentRing
 	// changes remembers, per tool, the last change of its definition seen
 	// in this run, so a person asked about it can be shown what changed.
 	changes map[string]Change
@@ -523,5 +528,6 @@ func (s *server) status() Status {
 	if n := len(s.log); n > 0 {
 		st.Log = append([]string(nil), s.log[max(0, n-10):]...)
 	}
+	st.Recent = s.recent.list()
 	return st
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,30 +26,37 @@ const (
 // be reused; it may be called concurrently.
 type Tracer func(server string, dir Direction, msg []byte)
 
-// traceConn reports each message of a connection to a Tracer: stdio, SSE
-// and in-process connections, below the rawConn so that raw requests and
-// the messages rawConn consumes are seen too.
+// traceConn keeps each message of a connection in the server's ring of
+// recent messages and reports it to a Tracer, if one is set: stdio, SSE and
+// in-process connections, below the rawConn so that raw requests and the
+// messages rawConn consumes are seen too. Only a Tracer costs an encoding.
 type traceConn struct {
 	mcp.Connection
 	server string
-	trace  Tracer
+	trace  Tracer // nil: none
+	recent *recentRing
 }
 
 func (c *traceConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err == nil {
-		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
-			c.trace(c.server, Received, b)
-		}
+		c.seen(Received, msg)
 	}
 	return msg, err
 }
 
 func (c *traceConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if b, err := jsonrpc.EncodeMessage(msg); err == nil {
-		c.trace(c.server, Sent, b)
-	}
+	c.seen(Sent, msg)
 	return c.Connection.Write(ctx, msg)
+}
+
+func (c *traceConn) seen(dir Direction, msg jsonrpc.Message) {
+	c.recent.add(summarize(dir, msg, time.Now()))
+	if c.trace != nil {
+		if b, err := jsonrpc.EncodeMessage(msg); err == nil {
+			c.trace(c.server, dir, b)
+		}
+	}
 }
 
 // maxTracedBody bounds what traceRoundTrip keeps of one HTTP body or one
@@ -56,13 +64,22 @@ func (c *traceConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Tracer receives nil).
 const maxTracedBody = 1 << 20
 
-// traceRoundTrip reports the messages of a streamable HTTP server: each
-// request body posted, and each answer, whether a JSON body or the events
-// of a stream (also the standing GET stream). Bytes pass unchanged.
+// traceRoundTrip keeps and reports (as traceConn) the messages of a
+// streamable HTTP server: each request body posted, and each answer,
+// whether a JSON body or the events of a stream (also the standing GET
+// stream). Bytes pass unchanged.
 type traceRoundTrip struct {
 	next   http.RoundTripper
 	server string
-	trace  Tracer
+	trace  Tracer // nil: none
+	recent *recentRing
+}
+
+func (t *traceRoundTrip) seen(dir Direction, msg []byte) {
+	t.recent.add(summarizeBytes(dir, msg, time.Now()))
+	if t.trace != nil {
+		t.trace(t.server, dir, msg)
+	}
 }
 
 func (t *traceRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -71,7 +88,7 @@ func (t *traceRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) {
 			b, err := io.ReadAll(io.LimitReader(body, maxTracedBody+1))
 			body.Close()
 			if err == nil && len(bytes.TrimSpace(b)) > 0 {
-				t.trace(t.server, Sent, keptOrNil(b))
+				t.seen(Sent, keptOrNil(b))
 			}
 		}
 	}
@@ -82,9 +99,9 @@ func (t *traceRoundTrip) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		resp.Body = &traceEvents{ReadCloser: resp.Body, server: t.server, trace: t.trace}
+		resp.Body = &traceEvents{ReadCloser: resp.Body, seen: t.seen}
 	case "application/json":
-		resp.Body = &traceJSON{ReadCloser: resp.Body, server: t.server, trace: t.trace}
+		resp.Body = &traceJSON{ReadCloser: resp.Body, seen: t.seen}
 	}
 	return resp, nil
 }
@@ -99,11 +116,10 @@ func keptOrNil(b []byte) []byte {
 // traceJSON reports a JSON answer once it has been read to its end.
 type traceJSON struct {
 	io.ReadCloser
-	server string
-	trace  Tracer
-	buf    []byte
-	size   int
-	done   bool
+	seen func(Direction, []byte)
+	buf  []byte
+	size int
+	done bool
 }
 
 func (b *traceJSON) Read(p []byte) (int, error) {
@@ -115,7 +131,7 @@ func (b *traceJSON) Read(p []byte) (int, error) {
 	if err != nil && !b.done {
 		b.done = true
 		if len(bytes.TrimSpace(b.buf)) > 0 {
-			b.trace(b.server, Received, keptOrNil(b.buf))
+			b.seen(Received, keptOrNil(b.buf))
 		}
 	}
 	return n, err
@@ -125,25 +141,32 @@ func (b *traceJSON) Read(p []byte) (int, error) {
 // "data:" lines of one event joined by newlines, as the SSE format says.
 type traceEvents struct {
 	io.ReadCloser
-	server string
-	trace  Tracer
-	line   []byte   // the line being read
-	data   [][]byte // the data lines of the event being read
-	size   int      // the bytes of data in the event
+	seen func(Direction, []byte)
+	line []byte   // the line being read
+	data [][]byte // the data lines of the event being read
+	size int      // the bytes of data in the event
 }
 
 func (e *traceEvents) Read(p []byte) (int, error) {
 	n, err := e.ReadCloser.Read(p)
-	for _, c := range p[:n] {
-		if c != '\n' {
-			if len(e.line) <= maxTracedBody {
-				e.line = append(e.line, c)
-			}
-			continue
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			e.keep(rest)
+			break
 		}
+		e.keep(rest[:i])
 		e.endLine()
+		rest = rest[i+1:]
 	}
 	return n, err
+}
+
+// keep adds to the line being read, up to the bound.
+func (e *traceEvents) keep(b []byte) {
+	if room := maxTracedBody + 1 - len(e.line); room > 0 {
+		e.line = append(e.line, b[:min(len(b), room)]...)
+	}
 }
 
 func (e *traceEvents) endLine() {
@@ -155,7 +178,7 @@ func (e *traceEvents) endLine() {
 			if e.size > maxTracedBody {
 				msg = nil
 			}
-			e.trace(e.server, Received, msg)
+			e.seen(Received, msg)
 		}
 		e.data, e.size = nil, 0
 		return

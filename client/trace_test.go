@@ -8,7 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"time"
+
 	"github.com/mcphost/mcphost/fixtures"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -94,5 +97,51 @@ func TestTraceOverHTTP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecentMessages: every server keeps its last messages for the servers
+// panel, without --trace, each answer named after its request, and at most
+// recentMessages of them.
+func TestRecentMessages(t *testing.T) {
+	f, err := fixtures.New("tasks", fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f.HTTPHandler())
+	t.Cleanup(srv.Close)
+	m := startManager(t, []Spec{fixtureSpec(t, "stdio", "tasks"), {Name: "web", Transport: TransportHTTP, URL: srv.URL}}, Options{HTTPTransport: httpTransport(t)})
+	for _, name := range []string{"stdio", "web"} {
+		callOK(t, m, name, "get_task", `{"id":"T-1"}`)
+		st, _ := statusOf(m, name)
+		n := len(st.Recent)
+		if n < 2 {
+			t.Fatalf("%s: %d recent messages, want the call and its answer at least", name, n)
+		}
+		call, answer := st.Recent[n-2], st.Recent[n-1]
+		if call.Dir != Sent || call.Method != "tools/call" || call.ID == "" || answer.Dir != Received || answer.Method != "tools/call" || answer.ID != call.ID || answer.Size == 0 {
+			t.Errorf("%s: the last two messages are %+v and %+v, want the call sent and its answer, paired", name, call, answer)
+		}
+		for range recentMessages {
+			callOK(t, m, name, "get_task", `{"id":"T-1"}`)
+		}
+		if st, _ := statusOf(m, name); len(st.Recent) != recentMessages {
+			t.Errorf("%s: %d recent messages, want at most %d", name, len(st.Recent), recentMessages)
+		}
+	}
+}
+
+// BenchmarkRecentAdd is what keeping the recent messages costs each
+// message of every connection.
+func BenchmarkRecentAdd(b *testing.B) {
+	r := &recentRing{}
+	id, _ := jsonrpc.MakeID(int64(7))
+	req := &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"get_task","arguments":{"id":"T-1"}}`)}
+	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[]}`)}
+	now := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		r.add(summarize(Sent, req, now))
+		r.add(summarize(Received, resp, now))
 	}
 }

@@ -148,6 +148,12 @@ func (p *serversPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 				}
 			}
 		}
+		if len(s.Recent) > 0 {
+			detail = append(detail, st.Muted.Render(fmt.Sprintf("messages (the last %d; → sent, ← received):", len(s.Recent))))
+			for _, r := range s.Recent {
+				detail = append(detail, trunc("  "+messageLine(r), w))
+			}
+		}
 		if s.StderrTail != "" {
 			detail = append(detail, st.Muted.Render("stderr (the last lines):"))
 			tail := strings.Split(strings.TrimRight(clean(s.StderrTail), "\n"), "\n")
@@ -363,4 +369,24 @@ func (m *Model) serversReady(ready, total int) string {
 		out += fmt.Sprintf(", %d restarting", restarting)
 	}
 	return out
+}
+
+// messageLine is one recent message in the servers panel: time, direction,
+// method, id and size. The method and id are the server's words.
+func messageLine(r client.MessageSummary) string {
+	arrow := "→"
+	if r.Dir == client.Received {
+		arrow = "←"
+	}
+	what := cleanLine(r.Method)
+	if what == "" {
+		what = "answer"
+	}
+	if r.ID != "" {
+		what += " #" + cleanLine(r.ID)
+	}
+	if r.Error {
+		what += " (error)"
+	}
+	return fmt.Sprintf("%s %s %s  %s", r.Time.Local().Format("15:04:05.000"), arrow, what, humanBytes(r.Size))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -332,6 +333,11 @@ func TestServersPanelRestarts(t *testing.T) {
 	s := h.screen()
 	if !strings.Contains(s, "● ready  tasks") || !strings.Contains(s, "disabled  off") {
 		t.Fatalf("servers panel:\n%s", s)
+	}
+	// The selected server's last messages, each answer after its request.
+	if !strings.Contains(s, "messages (the last") || !regexp.MustCompile(`→ tools/list #\S+ +\d+ B`).MatchString(s) ||
+		!regexp.MustCompile(`← tools/list #\S+ +[\d.]+ (B|KB)`).MatchString(s) {
+		t.Errorf("servers panel lacks the server's recent messages:\n%s", s)
 	}
 	if !strings.Contains(h.m.statusLine(80), "servers 1/2 ready") {
 		t.Errorf("status line: %q", h.m.statusLine(80))
