@@ -164,9 +164,12 @@ restart() {
   local w=$1 h=$2
   shift 2
   rm -f "$work/exit"
-  tm kill-session -t "$session"
-  tm new-session -d -s "$session" -x "$w" -y "$h" -c "$work" \
+  # The new session starts before the old one ends: a tmux server with no
+  # session exits, and a command that reaches it meanwhile fails.
+  tm new-session -d -s "$session-next" -x "$w" -y "$h" -c "$work" \
     "env $env_vars '$work/mcphost' $* 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
+  tm kill-session -t "$session"
+  tm rename-session -t "$session-next" "$session"
 }
 
 echo "tui-e2e: a second run: the first run's history, a queued message" >&2
