@@ -129,7 +129,7 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 				hints = "malformed annotations\t\t\t"
 			}
 			d := st.decideDefault(policy, m, t, decide.Interactive)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s%s\t%s\n", sanitize.Name(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict, poisonMark(t), trustWord(st.trusted[t.Server]))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s\t%s%s\n", sanitize.Name(t.Ref()), title, hints, d.Class, d.Tier, d.Verdict, trustWord(st.trusted[t.Server]), poisonMark(t))
 			if !st.trusted[t.Server] {
 				untrusted[t.Server] = true
 			}
@@ -194,7 +194,7 @@ func nameNote(name string) string {
 	return ""
 }
 
-// poisonMark is the mark after a verdict for a tool whose description
+// poisonMark is the mark at the end of a tools line for a tool whose description
 // gives the model orders; "" for an ordinary one.
 func poisonMark(t *client.Tool) string {
 	flags := decide.PoisonFlags(t.Description)
