@@ -29,6 +29,12 @@ const (
 // the model's window, "always" and "never" do or do not regardless.
 var ToolSearchModes = []string{"auto", "always", "never"}
 
+// NotifyModes lists the values "notify" accepts: how a person is told that
+// a question waits for them. "bell" rings the terminal bell, "desktop" sends
+// a desktop notification where the terminal shows one, "off" does neither;
+// left out, both.
+var NotifyModes = []string{"bell", "desktop", "off"}
+
 // AutoApproveLevels lists the values "permissions"."autoApprove" accepts.
 var AutoApproveLevels = []string{"none", "reads", "additive"}
 
@@ -135,7 +141,10 @@ type Config struct {
 	Models map[string]ModelSettings
 	// ToolSearch is one of ToolSearchModes; "" means "auto".
 	ToolSearch string
-	Files      []string // every file that was read, in the order read
+	// Notify is one of NotifyModes; "" means both the bell and a desktop
+	// notification. From the user's own config only.
+	Notify string
+	Files  []string // every file that was read, in the order read
 }
 
 // Server returns the server with the given name.

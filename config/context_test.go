@@ -38,3 +38,31 @@ func TestParseContextSettings(t *testing.T) {
 		t.Errorf("a project file's toolSearch: %q, %v, %v; want it ignored with a warning", cfg.ToolSearch, warnings, err)
 	}
 }
+
+// "notify" is read from the person's own config, checked, and ignored in a
+// project file.
+func TestParseNotify(t *testing.T) {
+	for _, v := range NotifyModes {
+		cfg, warnings, err := Parse("config.json", []byte(`{"notify": "`+v+`"}`), SourceUser)
+		if err != nil || len(warnings) > 0 || cfg.Notify != v {
+			t.Errorf("notify %q: got %q, %v, %v", v, cfg.Notify, warnings, err)
+		}
+	}
+	cfg, _, err := Parse("config.json", []byte(`{"notify": null}`), SourceUser)
+	if err != nil || cfg.Notify != "" {
+		t.Errorf("notify null: got %q, %v; want the default", cfg.Notify, err)
+	}
+	for src, want := range map[string]string{
+		`{"notify": "loud"}`: `config.json:1:12: invalid "notify" "loud"; expected one of bell, desktop, off`,
+		`{"notify": false}`:  `"notify"`,
+	} {
+		_, _, err := Parse("config.json", []byte(src), SourceUser)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got error %v, want one containing %q", src, err, want)
+		}
+	}
+	cfg, warnings, err := Parse(".mcp.json", []byte(`{"notify": "off"}`), SourceProject)
+	if err != nil || cfg.Notify != "" || len(warnings) != 1 || !strings.Contains(warnings[0].Message, "only your own config") {
+		t.Errorf("a project file's notify: %q, %v, %v; want it ignored with a warning", cfg.Notify, warnings, err)
+	}
+}

@@ -21,8 +21,8 @@
 //	}
 //
 // Top-level keys: "mcpServers", "permissions", "model", "models",
-// "toolSearch" (one of ToolSearchModes; user's config only) ("$schema" is
-// accepted for editors).
+// "toolSearch" (one of ToolSearchModes; user's config only), "notify" (one
+// of NotifyModes; user's config only) ("$schema" is accepted for editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written

@@ -55,7 +55,7 @@ func TestLoadDefaultAbsent(t *testing.T) {
 
 func TestLoadDefaultPresent(t *testing.T) {
 	home := t.TempDir()
-	path := writeFile(t, filepath.Join(home, "mcphost", "config.json"), `{"mcpServers": {"a": {"command": "a"}}, "model": "m:n"}`)
+	path := writeFile(t, filepath.Join(home, "mcphost", "config.json"), `{"mcpServers": {"a": {"command": "a"}}, "model": "m:n", "notify": "bell"}`)
 	if got := DefaultPath(home); got != path {
 		t.Errorf("DefaultPath = %q, want %q", got, path)
 	}
@@ -66,7 +66,7 @@ func TestLoadDefaultPresent(t *testing.T) {
 	if diff := cmp.Diff([]string{path}, cfg.Files); diff != "" {
 		t.Errorf("Files (-want +got):\n%s", diff)
 	}
-	if cfg.Model != "m:n" || len(cfg.Servers) != 1 || cfg.Servers[0].File != path {
+	if cfg.Model != "m:n" || cfg.Notify != "bell" || len(cfg.Servers) != 1 || cfg.Servers[0].File != path {
 		t.Errorf("got %+v", cfg)
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -196,6 +196,15 @@ func (p *parser) parse() error {
 			p.cfg.ToolSearch, err = p.str(m.val, quote(m.key), where)
 			if err == nil && !slices.Contains(ToolSearchModes, p.cfg.ToolSearch) {
 				err = p.errorf(m.val.start, `invalid "toolSearch" %q; expected one of %s`, short(p.cfg.ToolSearch), strings.Join(ToolSearchModes, ", "))
+			}
+		case "notify":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"notify" is ignored in a project file: only your own config chooses how mcphost calls you`)
+				continue
+			}
+			p.cfg.Notify, err = p.str(m.val, quote(m.key), where)
+			if err == nil && !slices.Contains(NotifyModes, p.cfg.Notify) {
+				err = p.errorf(m.val.start, `invalid "notify" %q; expected one of %s (leave it out for both the bell and a desktop notification)`, short(p.cfg.Notify), strings.Join(NotifyModes, ", "))
 			}
 		default:
 			p.unknown(m, where, topKeys, topForeign)

@@ -87,9 +87,7 @@ wait_for "servers 1/1 ready"
 type_line "Ask me."
 wait_for "ev/trigger-elicitation-request" "Allow once"
 past_grace
-tm send-keys -t "$session" -l y
-sleep 0.3
-type_line "trigger-elicitation-request"
+type_line "trigger-elicitation-request" # tier 3: the name field has the focus
 wait_for "A server asks you for information" "untitledSingleSelectEnum"
 past_grace
 tm send-keys -t "$session" -l "Ada Lovelace"

@@ -12,7 +12,12 @@
 # after quitting the conversation is in the terminal's scrollback. A second
 # run recalls the first run's messages with the up arrow and queues a message
 # while a slow tool runs; a third, on a 40x12 terminal, shows the dialog's
-# buttons and key hints and cancels the question with Ctrl-C.
+# buttons and key hints and cancels the question with Ctrl-C. A fourth, with
+# an untrusted server, answers a tier-3 confirmation: the waiting dialog
+# rings the bell, sends a desktop notification (wrapped for tmux) and names
+# the call in the pane's title; a paste into the name field does not count;
+# the name typed straight away goes into the field, letter by letter, and
+# Enter allows the call.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux or jq is missing and could
 # not be installed. Set TUI_E2E_KEEP=1 to keep the work directory.
@@ -207,5 +212,39 @@ tm send-keys -t "$session" C-c
 wait_for "cancelled by you"
 tm send-keys -t "$session" C-c C-c
 wait_exit "at 40x12"
+
+echo "tui-e2e: a fourth run: a tier-3 confirmation calls the person and takes the typed name" >&2
+cat >"$work/model4.jsonl" <<'MODEL'
+{"text": "Deleting T-1.", "toolCalls": [{"name": "tasks__delete_task", "args": {"id": "T-1"}}]}
+{"expectError": false, "text": "T-1 is gone."}
+MODEL
+# KITTY_WINDOW_ID makes the outer terminal kitty: OSC 9, wrapped for tmux.
+env_vars="$env_vars KITTY_WINDOW_ID=1"
+restart 120 35 --server "'tasks=$work/fixture tasks'" --model "'script:$work/model4.jsonl'"
+tm pipe-pane -t "$session" -o "cat >>'$work/written'"
+wait_for "servers 1/1 ready"
+title() { tm display-message -p -t "$session" '#{pane_title}'; }
+[ "$(title)" = "mcphost" ] || fail "the title before any question is '$(title)', want mcphost"
+type_line "Delete T-1."
+wait_for "tasks/delete_task" "UNKNOWN · T3" "type delete_task and press enter"
+[ "$(title)" = "mcphost — waiting: tasks/delete_task" ] || fail "the title while the dialog waits is '$(title)'"
+past_grace
+# the bell, then OSC 9 in tmux's passthrough, once
+called=$'\a\ePtmux;\e\e]9;mcphost waiting for you: tasks/delete_task\a\e\\'
+[ "$(grep -aoF "$called" "$work/written" | wc -l)" = 1 ] ||
+  fail "want the bell and one desktop notification wrapped for tmux; the program wrote: $(grep -ao $'\a[^\a]*' "$work/written" | od -c | head -20)"
+tm set-buffer "delete_task"
+tm paste-buffer -p -t "$session"
+wait_for "pasted text does not count: type it" "> ▏"
+tm send-keys -t "$session" -l "delete_task"
+wait_for "> delete_task▏"
+s=$(screen)
+[[ "$s" != *"Edit the arguments"* && "$s" != *"tell the model why"* ]] || fail "a letter of the name opened a field of its own"
+tm send-keys -t "$session" Enter
+wait_for "T-1 is gone." "allowed: you"
+[ "$(title)" = "mcphost" ] || fail "the title after the answer is '$(title)', want mcphost"
+[ "$(grep -aoF "$called" "$work/written" | wc -l)" = 1 ] || fail "the person was called again after the answer"
+tm send-keys -t "$session" C-c C-c
+wait_exit "after the tier-3 confirmation"
 
 echo "tui-e2e: PASS" >&2

@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
+	"github.com/mcphost/mcphost/ui/notify"
 )
 
 // Config is everything the TUI needs. The TUI builds the client.Manager
@@ -87,6 +88,11 @@ type Config struct {
 	// ignores keys after it opens (0: the dialog's default).
 	Now   func() time.Time
 	Grace time.Duration
+	// Notify calls the person when a question starts to wait (the bell, a
+	// desktop notification) and names it in the window title while it
+	// waits. Build it with notify.New from the person's "notify" setting
+	// and notify.Detect; the zero value rings the bell alone.
+	Notify notify.Notifier
 }
 
 func (c Config) historyPath() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,8 @@ type harness struct {
 	msgs chan tea.Msg
 	done chan struct{}
 	quit bool
+	// raw is what the model wrote to the terminal itself (tea.Raw), in order.
+	raw []string
 }
 
 func newHarness(t testing.TB, cfg Config) *harness {
@@ -72,6 +75,9 @@ func (h *harness) send(msg tea.Msg) {
 		return
 	case spinMsg:
 		return // the spinner stays on its first frame in tests
+	case tea.RawMsg:
+		h.raw = append(h.raw, fmt.Sprint(msg.Msg)) // the program writes it, the model never sees it
+		return
 	}
 	_, cmd := h.m.Update(msg)
 	h.run(cmd)

@@ -108,9 +108,30 @@ func (k keyMaps) groups() []keyGroup {
 		{"Transcript (f2)", []key.Binding{t.Prev, t.Next, t.Toggle, t.Open, t.Top, t.Bottom, t.Back}},
 		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Attach, l.Back}},
 		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
-		{"Confirmation dialog (keys wait until typing pauses)", flatten(dialog.DefaultConfirmKeyMap().FullHelp())},
+		{"Confirmation dialog, tiers 1–2 (keys wait until typing pauses)", confirmKeys()},
+		{"Confirmation dialog, tier 3: type the tool's name (letters never act)", t3Keys()},
 		{"Project server consent", flatten(dialog.DefaultConsentKeyMap().FullHelp())},
 	}
+}
+
+// confirmKeys are the single keys of a tier 1 or 2 confirmation.
+func confirmKeys() []key.Binding {
+	k := dialog.DefaultConfirmKeyMap()
+	return flatten([][]key.Binding{{k.Once, k.Args, k.Session, k.Always, k.Deny, k.Reason, k.Edit, k.Next, k.Choose, k.Up},
+		{k.Submit, withDesc(k.Back, "leave a field")}})
+}
+
+// t3Keys are the keys of a tier 3 confirmation, whose name field takes
+// every letter.
+func t3Keys() []key.Binding {
+	k := dialog.DefaultConfirmKeyMap()
+	return []key.Binding{withDesc(k.Confirm, "allow, once the field holds the name"), withDesc(k.Back, "deny"),
+		withDesc(k.Next, "scope: once, these args, session"), k.FieldReason, k.FieldEdit, k.Up}
+}
+
+func withDesc(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 // flatten joins binding groups, leaving out those without help.

@@ -111,6 +111,9 @@ type Model struct {
 	rec *recorder
 	// grantedArgs are the arguments of "these arguments" grants (grants.go).
 	grantedArgs grantedArgs
+	// called counts the times a dialog started to wait and the person was
+	// called (notify.go).
+	called int
 }
 
 type phase uint8
@@ -249,6 +252,7 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.phase == phaseConsent {
 		m.openConsent()
+		cmds = append(cmds, m.callPerson())
 	} else {
 		cmds = append(cmds, m.startServers())
 	}
@@ -343,8 +347,18 @@ func (m *Model) startServers() tea.Cmd {
 	return tea.Batch(watch, start, m.spin())
 }
 
-// Update handles one message.
+// Update handles one message. When it leaves a dialog waiting where none
+// waited, the person is called (notify.go).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	was := m.waiting()
+	_, cmd := m.update(msg)
+	if !was && m.waiting() {
+		cmd = tea.Batch(cmd, m.callPerson())
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case inboxMsg:
 		cmd := m.handle(msg.msg)
@@ -648,7 +662,7 @@ func (m *Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.Cursor = cursor
-	v.WindowTitle = "mcphost"
+	v.WindowTitle = m.windowTitle() // notify.go
 	return v
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/ui"
+	"github.com/mcphost/mcphost/ui/notify"
 )
 
 // runOverview is what mcphost does without a command: the interactive chat
@@ -105,11 +106,16 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	// handlers (a form, and a dialog asking before a server uses the
 	// model), replacing the headless ones, which would print over the
 	// screen.
+	mode, err := notify.ParseMode(st.cfg.Notify)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model),
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
-		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != ""})
+		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",
+		Notify: notify.New(mode, notify.Detect(s.Getenv))})
 	if errors.Is(err, ui.ErrUnknownOutcome) {
 		return withCode(exitUnknown, err)
 	}

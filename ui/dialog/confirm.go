@@ -142,17 +142,29 @@ func NewConfirm(q *host.Question, o Options) *Confirm {
 			b.SetEnabled(false)
 			continue
 		}
-		label := labels[s]
 		if c.tier >= decide.T3 {
-			// the button and the key open the typed confirmation
-			label += "…"
-			b.SetHelp(b.Help().Key, b.Help().Desc+"…")
+			// letters are typed into the name field: no key is a scope
+			b.SetEnabled(false)
 		}
-		c.buttons = append(c.buttons, button{label: label, approve: true, scope: s})
+		c.buttons = append(c.buttons, button{label: labels[s], approve: true, scope: s})
 	}
 	c.buttons = append(c.buttons, button{label: "Deny"})
 	if c.danger {
 		c.focus = len(c.buttons) - 1
+	}
+	if c.tier >= decide.T3 {
+		// The single-key actions would take letters of the name.
+		c.keys.Deny = withKeys(c.keys.Deny, "esc")
+		c.keys.Reason.SetEnabled(false)
+		c.keys.Edit.SetEnabled(false)
+	} else {
+		c.keys.FieldReason.SetEnabled(false)
+		c.keys.FieldEdit.SetEnabled(false)
+	}
+	c.mode = c.home()
+	if c.mode == modeTyped {
+		// the field has the focus; the scope defaults to the narrowest offered
+		c.scope = c.buttons[0].scope
 	}
 
 	c.vp = viewport.New()
@@ -181,6 +193,16 @@ func (c *Confirm) offers(s decide.Scope) bool {
 		}
 	}
 	return false
+}
+
+// home is the mode the dialog rests in: at T3, when approval is offered
+// at all, the name field, so that every letter typed goes into it; the
+// buttons otherwise.
+func (c *Confirm) home() mode {
+	if c.tier >= decide.T3 && len(c.buttons) > 1 {
+		return modeTyped
+	}
+	return modeButtons
 }
 
 // typedWord is what approving a T3 call asks the person to type: the raw
@@ -243,7 +265,13 @@ func (c *Confirm) Update(msg tea.Msg) (*Confirm, tea.Cmd) {
 	}
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
-	case tea.PasteMsg, tea.PasteStartMsg, tea.PasteEndMsg:
+	case tea.PasteMsg:
+		if c.mode == modeTyped {
+			c.hint = pastedHint // and nothing of it is inserted
+			c.relayout()
+		}
+		return c, nil
+	case tea.PasteStartMsg, tea.PasteEndMsg:
 		return c, nil
 	case tea.KeyPressMsg:
 		if c.wait.holds() {
@@ -302,32 +330,11 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 			}
 		}
 	case modeTyped:
-		switch {
-		case key.Matches(msg, k.Back):
-			c.mode, c.typed, c.hint = modeButtons, nil, ""
-		case key.Matches(msg, k.Confirm):
-			if string(c.typed) == c.word {
-				c.finish(host.Answer{Approve: true, Scope: c.scope})
-			} else {
-				c.hint = "That is not " + c.word + ": type it exactly, or press esc to go back."
-			}
-		case msg.Code == tea.KeyBackspace && msg.Mod == 0:
-			if len(c.typed) > 0 {
-				c.typed = c.typed[:len(c.typed)-1]
-			}
-			c.hint = ""
-		case msg.String() == "ctrl+u" || msg.String() == "ctrl+w": // as in a shell: the line, the last word
-			c.typed, c.hint = rubOut(c.typed, msg.String() == "ctrl+w"), ""
-		default:
-			if r, ok := typedRune(msg); ok && len(c.typed) < maxTypedName+8 {
-				c.typed = append(c.typed, r)
-				c.hint = ""
-			}
-		}
+		return c.typedKey(msg)
 	case modeReason:
 		switch {
 		case key.Matches(msg, k.Back):
-			c.mode = modeButtons
+			c.mode = c.home()
 			c.reason.Blur()
 		case key.Matches(msg, k.Confirm):
 			c.finish(host.Answer{Reason: strings.TrimSpace(c.reason.Value())})
@@ -339,7 +346,7 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 	case modeEdit:
 		switch {
 		case key.Matches(msg, k.Back):
-			c.mode, c.hint = modeButtons, ""
+			c.mode, c.hint = c.home(), ""
 			c.editor.Blur()
 		case key.Matches(msg, k.Submit):
 			c.submitEdit()
@@ -351,6 +358,85 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// pastedHint answers a paste into the T3 name field.
+const pastedHint = "pasted text does not count: type it"
+
+// typedKey handles a key in the T3 name field, which has the focus from
+// the moment the dialog takes keys. Every printable character goes into
+// the field and none is a button: only Enter with the exact name approves,
+// at the scope chosen with the arrows or Tab; Esc denies.
+func (c *Confirm) typedKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := c.keys
+	switch {
+	case key.Matches(msg, k.Deny):
+		c.finish(host.Answer{})
+	case key.Matches(msg, k.Confirm):
+		if string(c.typed) == c.word {
+			c.finish(host.Answer{Approve: true, Scope: c.scope})
+		} else {
+			c.hint = missingHint(string(c.typed), c.word)
+		}
+	case key.Matches(msg, k.Next):
+		c.nextScope(1)
+	case key.Matches(msg, k.Prev):
+		c.nextScope(-1)
+	case key.Matches(msg, k.FieldReason):
+		c.mode = modeReason
+		c.reason.Reset()
+		return c.reason.Focus()
+	case key.Matches(msg, k.FieldEdit):
+		return c.startEdit()
+	case msg.Code == tea.KeyBackspace && msg.Mod == 0:
+		if len(c.typed) > 0 {
+			c.typed = c.typed[:len(c.typed)-1]
+		}
+		c.hint = ""
+	case msg.String() == "ctrl+u" || msg.String() == "ctrl+w": // as in a shell: the line, the last word
+		c.typed, c.hint = rubOut(c.typed, msg.String() == "ctrl+w"), ""
+	default:
+		if r, ok := typedRune(msg); ok {
+			if len(c.typed) < maxTypedName+8 {
+				c.typed = append(c.typed, r)
+			}
+			c.hint = ""
+		} else if msg.Mod&^tea.ModShift == 0 && len([]rune(msg.Text)) > 1 {
+			c.hint = pastedHint // a paste the terminal did not bracket
+		}
+	}
+	return nil
+}
+
+// nextScope moves the T3 scope by step among the approvals offered.
+func (c *Confirm) nextScope(step int) {
+	n := len(c.buttons) - 1 // the last button is Deny
+	for i, b := range c.buttons[:n] {
+		if b.scope == c.scope {
+			c.scope = c.buttons[(i+step+n)%n].scope
+			return
+		}
+	}
+}
+
+// missingHint says why typed does not approve: what is still to type, or
+// where it stops matching word.
+func missingHint(typed, word string) string {
+	switch {
+	case typed == "":
+		return "Type " + word + " to allow this call, then press enter; esc denies."
+	case strings.HasPrefix(word, typed):
+		rest := word[len(typed):]
+		return fmt.Sprintf("Not yet: %q is still missing (%d more of %d characters).", rest, len(rest), len(word))
+	}
+	same := 0
+	for same < len(typed) && same < len(word) && typed[same] == word[same] {
+		same++
+	}
+	if same == len(word) {
+		return fmt.Sprintf("Too long: %q comes after %s; backspace removes it.", typed[same:], word)
+	}
+	return fmt.Sprintf("That is not %s: it differs from character %d on; backspace to fix it, esc denies.", word, same+1)
 }
 
 // scroll moves the arguments for the scroll keys and reports whether msg
@@ -387,12 +473,8 @@ func typedRune(msg tea.KeyPressMsg) (rune, bool) {
 }
 
 func (c *Confirm) approve(s decide.Scope) {
-	if !c.offers(s) {
-		return
-	}
-	if c.tier >= decide.T3 {
-		c.mode, c.scope, c.typed, c.hint = modeTyped, s, nil, ""
-		return
+	if !c.offers(s) || c.tier >= decide.T3 {
+		return // T3 approves only from the name field
 	}
 	c.finish(host.Answer{Approve: true, Scope: s})
 }
@@ -560,9 +642,6 @@ func (c *Confirm) relayout() {
 		foot = c.footerLines(w)
 		room = h - len(head) - len(foot) - 1 // the body label, no blank line
 		body = append([]string{}, warns...)
-		if c.tier >= decide.T3 && len(c.buttons) > 1 && c.mode == modeButtons {
-			body = append(body, styled(st.Muted, wrapText("Allowing this call asks you to type "+c.word+".", w))...)
-		}
 		if c.title != "" {
 			body = append(body, extras[0])
 		}
@@ -615,9 +694,6 @@ func (c *Confirm) footerLines(w int) []string {
 		if c.hint != "" {
 			foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
 		}
-		if c.tier >= decide.T3 && len(c.buttons) > 1 && !c.compact {
-			foot = append(foot, styled(st.Muted, wrapText("Allowing this call asks you to type "+c.word+".", w))...)
-		}
 		foot = append(foot, c.buttonLines(w)...)
 		if c.compact {
 			foot = append(foot, helpLines(st, w, withHelp(k.Once, "once"), withHelp(k.Args, "args"), withHelp(k.Session, "session"),
@@ -632,10 +708,21 @@ func (c *Confirm) footerLines(w int) []string {
 			decide.ScopeSession: "allow this tool for the session",
 		}[c.scope]
 		gap()
-		foot = append(foot, wrapText("To "+what+", type "+st.Heading.Render(c.word)+" and press enter.", w)...)
-		foot = append(foot, "> "+string(c.typed)+"▏")
+		if c.compact {
+			foot = append(foot, wrapText("Type "+st.Heading.Render(c.word)+", then enter.", w)...)
+		} else {
+			foot = append(foot, wrapText("To "+what+", type "+st.Heading.Render(c.word)+" and press enter.", w)...)
+		}
+		foot = append(foot, c.scopeLines(w)...)
+		foot = append(foot, "> "+sanitize.Line(string(c.typed))+"▏")
 		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
-		foot = append(foot, helpLines(st, w, k.Confirm, k.Back)...)
+		if c.compact {
+			scope := k.Next
+			scope.SetHelp("tab", "scope")
+			foot = append(foot, helpLines(st, w, withHelp(k.Confirm, "allow"), k.Deny, scope)...)
+		} else {
+			foot = append(foot, helpLines(st, w, withHelp(k.Confirm, "allow"), k.Deny, k.FieldReason, k.FieldEdit)...)
+		}
 	case modeReason:
 		c.reason.SetWidth(max(w-4, 1))
 		gap()
@@ -646,6 +733,28 @@ func (c *Confirm) footerLines(w int) []string {
 		foot = append(foot, helpLines(st, w, k.Submit, withHelp(k.Back, "discard edits"))...)
 	}
 	return foot
+}
+
+// scopeLines shows the approvals a T3 confirmation can give, the chosen
+// one marked; the arrows and Tab move between them.
+func (c *Confirm) scopeLines(w int) []string {
+	var items []string
+	if !c.compact {
+		items = append(items, c.st.Muted.Render("Scope ("+c.keys.Next.Help().Key+"):"))
+	}
+	short := map[decide.Scope]string{decide.ScopeOnce: "once", decide.ScopeArgs: "args", decide.ScopeSession: "session"}
+	for _, b := range c.buttons[:len(c.buttons)-1] {
+		label := b.label
+		if c.compact {
+			label = short[b.scope]
+		}
+		if b.scope == c.scope {
+			items = append(items, c.st.FocusedDanger.Render("[ "+label+" ]"))
+		} else {
+			items = append(items, c.st.Button.Render("  "+label+"  "))
+		}
+	}
+	return flow(items, " ", w)
 }
 
 func (c *Confirm) buttonLines(w int) []string {
@@ -736,6 +845,13 @@ func styled(s lipgloss.Style, lines []string) []string {
 		return nil
 	}
 	return out
+}
+
+// withKeys returns b answering only to keys, its help naming them.
+func withKeys(b key.Binding, keys ...string) key.Binding {
+	b.SetKeys(keys...)
+	b.SetHelp(strings.Join(keys, "/"), b.Help().Desc)
+	return b
 }
 
 func withHelp(b key.Binding, desc string) key.Binding {

@@ -34,7 +34,8 @@ func TestConfirmGolden(t *testing.T) {
 		{name: "long_args_scrolled", call: long, keys: []string{"pgdown", "down", "down"}},
 		{name: "changed_definition", call: callChanged},
 		{name: "two_of_three", call: callT1, o: Options{Position: 2, Of: 3}},
-		{name: "t3_typing", call: callT3, keys: []string{"y", "a", "p", "p", "enter"}},
+		{name: "t3_typing", call: callT3, keys: []string{"tab", "c", "l", "e", "a", "n", "enter"}},
+		{name: "t3_pasted", call: callT3, keys: []string{"c", "l"}, after: func(c *Confirm) { c.Update(tea.PasteMsg{Content: "eanup"}) }},
 		{name: "reason", call: callT2, keys: []string{"r", "n", "o", "t", " ", "n", "o", "w"}},
 		{name: "edit_invalid", call: callT2, keys: []string{"e", "x", "ctrl+s"}},
 		{name: "nocolor", call: callT2, o: Options{NoColor: true}},
@@ -47,6 +48,9 @@ func TestConfirmGolden(t *testing.T) {
 				o.Width, o.Height = sz.w, sz.h
 				c, _ := openConfirm(ask(t, tc.call), o)
 				keys(c, tc.keys...)
+				if tc.after != nil {
+					tc.after(c)
+				}
 				view := c.View()
 				if o.NoColor && strings.Contains(view, "\x1b") {
 					t.Errorf("a NoColor view has escape sequences:\n%q", view)
@@ -119,7 +123,13 @@ func TestConfirmKeys(t *testing.T) {
 		{"T2 shift+tab enter allows always", callT2, []string{"shift+tab", "enter"}, host.Answer{Approve: true, Scope: decide.ScopeAlways}},
 		{"T2 y allows once", callT2, []string{"y"}, once},
 		{"T3 esc denies", callT3, []string{"esc"}, host.Answer{}},
-		{"T3 enter denies", callT3, []string{"enter"}, host.Answer{}},
+		{"T3 typed name enter allows once", callT3, []string{"c", "l", "e", "a", "n", "u", "p", "enter"}, once},
+		{"T3 tab picks these args", callT3, []string{"tab", "c", "l", "e", "a", "n", "u", "p", "enter"}, host.Answer{Approve: true, Scope: decide.ScopeArgs}},
+		{"T3 left wraps to the session", callT3, []string{"left", "c", "l", "e", "a", "n", "u", "p", "enter"}, host.Answer{Approve: true, Scope: decide.ScopeSession}},
+		{"T3 right right picks the session", callT3, []string{"right", "c", "right", "l", "e", "a", "n", "u", "p", "enter"}, host.Answer{Approve: true, Scope: decide.ScopeSession}},
+		{"T3 typing then esc denies", callT3, []string{"c", "l", "e", "esc"}, host.Answer{}},
+		{"T3 ctrl+r enter denies without reason", callT3, []string{"ctrl+r", "enter"}, host.Answer{}},
+		{"T3 ctrl+e esc returns to the name", callT3, []string{"ctrl+e", "esc", "c", "l", "e", "a", "n", "u", "p", "enter"}, once},
 		{"scrolling then n", callT2, []string{"down", "pgdown", "pgup", "up", "n"}, host.Answer{}},
 		{"r enter denies without reason", callT2, []string{"r", "enter"}, host.Answer{}},
 		{"r esc returns, then y", callT2, []string{"r", "x", "esc", "y"}, once},
@@ -164,8 +174,17 @@ func TestConfirmScopes(t *testing.T) {
 		t.Errorf("T3 view offers always:\n%s", view)
 	}
 	keys(c, "A", "A", "enter")
-	if a, done := c.Result(); !done || a.Approve {
-		t.Errorf("A then enter at T3 gave %+v, %v; want a denial (focus was on Deny)", a, done)
+	if a, done := c.Result(); done {
+		t.Errorf("A then enter at T3 gave %+v; want the letters in the name field and no answer", a)
+	}
+	if got := string(c.typed); got != "AA" {
+		t.Errorf("A A at T3 typed %q, want %q", got, "AA")
+	}
+	for range 4 {
+		keys(c, "tab") // the scopes cycle; always is not among them
+		if c.scope == decide.ScopeAlways {
+			t.Fatal("tab reached always at T3")
+		}
 	}
 
 	q = ask(t, callT1)
@@ -269,29 +288,40 @@ func TestConfirmT3NeedsTypedName(t *testing.T) {
 	if q.Decision.Tier != decide.T3 {
 		t.Fatalf("fixture tier %v, want T3", q.Decision.Tier)
 	}
-	for _, k := range []string{"y", "a", "s", "A", "enter", "tab", "right", "left"} {
+	for _, k := range []string{"y", "a", "s", "A", "n", "r", "e", "enter", "tab", "right", "left", "ctrl+s"} {
 		c, _ := openConfirm(q, Options{})
 		keys(c, k)
-		if a, done := c.Result(); done && a.Approve {
-			t.Errorf("key %q alone approved a T3 call", k)
+		if a, done := c.Result(); done {
+			t.Errorf("key %q alone decided a T3 call: %+v", k, a)
 		}
 		keys(c, "enter")
-		if a, done := c.Result(); done && a.Approve {
-			t.Errorf("key %q then enter approved a T3 call", k)
+		if a, done := c.Result(); done {
+			t.Errorf("key %q then enter decided a T3 call: %+v", k, a)
 		}
 	}
 
 	c, _ := openConfirm(q, Options{})
-	keys(c, "s") // session, to be confirmed
-	c.Update(tea.PasteMsg{Content: "cleanup"})
-	c.Update(tea.PasteStartMsg{})
-	c.Update(tea.KeyPressMsg{Code: tea.KeyExtended, Text: "cleanup"}) // a paste without bracketed paste
+	keys(c, "tab", "tab") // session
+	for _, m := range []tea.Msg{tea.PasteMsg{Content: "cleanup"}, tea.PasteStartMsg{},
+		tea.KeyPressMsg{Code: tea.KeyExtended, Text: "cleanup"}} { // the last: a paste without bracketed paste
+		c.hint = ""
+		c.Update(m)
+		if len(c.typed) != 0 {
+			t.Fatalf("%#v put %q into the name field", m, string(c.typed))
+		}
+		if _, ok := m.(tea.PasteStartMsg); ok {
+			continue
+		}
+		if v := ansi.Strip(c.View()); !strings.Contains(v, "pasted text does not count: type it") {
+			t.Errorf("no word about %#v:\n%s", m, v)
+		}
+	}
 	keys(c, "enter")
 	if a, done := c.Result(); done {
 		t.Fatalf("pasting the name decided the dialog: %+v", a)
 	}
-	if v := ansi.Strip(c.View()); !strings.Contains(v, "That is not cleanup") {
-		t.Errorf("no hint after a mismatch:\n%s", v)
+	if v := ansi.Strip(c.View()); !strings.Contains(v, "Type cleanup to allow this call") {
+		t.Errorf("no hint after enter on an empty field:\n%s", v)
 	}
 	typeText(c, "cleanuq")
 	keys(c, "backspace")
@@ -303,6 +333,66 @@ func TestConfirmT3NeedsTypedName(t *testing.T) {
 	a, done := c.Result()
 	if want := (host.Answer{Approve: true, Scope: decide.ScopeSession}); !done || !cmp.Equal(a, want) {
 		t.Errorf("typing the name gave %+v, %v; want %+v", a, done, want)
+	}
+}
+
+// TestConfirmT3TypingNeverFiresButtons: typing the name straight away, letter
+// by letter, as "type the tool's name" invites, puts every letter into the
+// field: e never opens the editor, r never asks for a deny reason, n never
+// denies, y/a/s never approve.
+func TestConfirmT3TypingNeverFiresButtons(t *testing.T) {
+	for _, name := range []string{"delete_task", "list_directory", "read-file/v2.x", "Run_0-9.sh", "yasnre"} {
+		t.Run(name, func(t *testing.T) {
+			cl := callT3
+			cl.name = name
+			c, _ := openConfirm(ask(t, cl), Options{NoColor: true})
+			for i, r := range name {
+				c.Update(press(string(r)))
+				if a, done := c.Result(); done {
+					t.Fatalf("%q decided the dialog after %q: %+v", r, name[:i+1], a)
+				}
+				if c.mode != modeTyped {
+					t.Fatalf("%q left the name field (mode %d) after %q", r, c.mode, name[:i+1])
+				}
+				if got := string(c.typed); got != name[:i+1] {
+					t.Fatalf("field holds %q after typing %q", got, name[:i+1])
+				}
+				if v := c.View(); strings.Contains(v, "Edit the arguments") || strings.Contains(v, "tell the model why") {
+					t.Fatalf("%q opened a field of its own after %q:\n%s", r, name[:i+1], v)
+				}
+			}
+			keys(c, "enter")
+			if a, done := c.Result(); !done || !cmp.Equal(a, host.Answer{Approve: true, Scope: decide.ScopeOnce}) {
+				t.Errorf("typing %q and enter gave %+v, %v; want allow once", name, a, done)
+			}
+		})
+	}
+}
+
+// Enter approves only when the field holds exactly the name; otherwise it
+// says what is missing or wrong and the dialog stays.
+func TestConfirmT3EnterOnlyOnExactName(t *testing.T) {
+	for _, tc := range []struct{ typed, hint string }{
+		{"", "Type delete_task to allow this call"},
+		{"delete_tas", `Not yet: "k" is still missing (1 more of 11 characters).`},
+		{"del", `Not yet: "ete_task" is still missing`},
+		{"delete_taskk", `Too long: "k" comes after delete_task`},
+		{"delete_task ", `Too long: " " comes after delete_task`},
+		{"Delete_task", "That is not delete_task: it differs from character 1 on"},
+		{"delete-task", "That is not delete_task: it differs from character 7 on"},
+	} {
+		cl := callT3
+		cl.name = "delete_task"
+		c, _ := openConfirm(ask(t, cl), Options{NoColor: true, Width: 140, Height: 40})
+		typeText(c, tc.typed)
+		keys(c, "enter")
+		if a, done := c.Result(); done {
+			t.Errorf("%q then enter decided the dialog: %+v", tc.typed, a)
+			continue
+		}
+		if v := c.View(); !strings.Contains(v, tc.hint) {
+			t.Errorf("%q then enter: the view lacks %q:\n%s", tc.typed, tc.hint, v)
+		}
 	}
 }
 
@@ -323,7 +413,6 @@ func TestConfirmT3Word(t *testing.T) {
 	odd := callT3
 	odd.name = "wipe\x1b[2J"
 	c, _ := openConfirm(ask(t, odd), Options{NoColor: true})
-	keys(c, "y")
 	if v := c.View(); !strings.Contains(v, "type approve and press enter") {
 		t.Errorf("a name with escapes must ask for %q:\n%s", ApproveWord, v)
 	}
@@ -342,15 +431,48 @@ func TestConfirmT3Word(t *testing.T) {
 	}
 }
 
-func TestConfirmT3EscGoesBack(t *testing.T) {
+// Esc in the name field denies; the reason and editor fields it opens with
+// ctrl+r and ctrl+e return to it with esc.
+func TestConfirmT3EscDenies(t *testing.T) {
 	c, _ := openConfirm(ask(t, callT3), Options{})
-	keys(c, "y", "c", "esc")
-	if _, done := c.Result(); done {
-		t.Fatal("esc in the confirmation field decided the dialog")
+	keys(c, "ctrl+r", "x", "esc")
+	if _, done := c.Result(); done || c.mode != modeTyped {
+		t.Fatalf("esc in the reason field: done %v, mode %d; want back in the name field", done, c.mode)
 	}
-	keys(c, "esc")
+	keys(c, "ctrl+e", "esc")
+	if _, done := c.Result(); done || c.mode != modeTyped {
+		t.Fatalf("esc in the editor: done %v, mode %d; want back in the name field", done, c.mode)
+	}
+	keys(c, "c", "esc")
 	if a, done := c.Result(); !done || a.Approve {
-		t.Errorf("esc on the buttons gave %+v, %v; want a denial", a, done)
+		t.Errorf("esc in the name field gave %+v, %v; want a denial", a, done)
+	}
+
+	// a reason typed at T3 reaches the model with every letter
+	c, _ = openConfirm(ask(t, callT3), Options{})
+	keys(c, "ctrl+r")
+	typeText(c, "use dry run")
+	keys(c, "enter")
+	if a, done := c.Result(); !done || !cmp.Equal(a, host.Answer{Reason: "use dry run"}) {
+		t.Errorf("ctrl+r and a reason gave %+v, %v", a, done)
+	}
+}
+
+// The grace period holds at T3 too: letters typed before typing pauses are
+// not put into the name field.
+func TestConfirmT3Grace(t *testing.T) {
+	clk := &clock{t: epoch}
+	c := NewConfirm(ask(t, callT3), Options{Now: clk.Now})
+	typeText(c, "cleanup")
+	keys(c, "enter")
+	if _, done := c.Result(); done || len(c.typed) != 0 {
+		t.Fatalf("keys inside the grace period reached the field: %q (done %v)", string(c.typed), done)
+	}
+	clk.advance(DefaultGrace)
+	typeText(c, "cleanup")
+	keys(c, "enter")
+	if a, done := c.Result(); !done || !a.Approve {
+		t.Errorf("typing the name after the pause gave %+v, %v", a, done)
 	}
 }
 

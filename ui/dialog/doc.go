@@ -33,12 +33,18 @@
 // # Tier T3
 //
 // Approving a T3 call takes a deliberate act that no single key, Enter or
-// paste can produce: choosing an approval opens a field in which the person
-// types the tool's raw name, then presses Enter. When the raw name is not
-// easy and unambiguous to type — shorter than 4 or longer than 32
+// paste can produce: the person types the tool's raw name and presses
+// Enter. The name field has the focus from the moment the dialog takes
+// keys (after the grace period), so every printable character typed goes
+// into it and none is a button: typing the name straight away can never
+// open the editor, deny, or start a deny reason. The scope (once, these
+// arguments, the session; never "always") is chosen with Tab or the
+// arrows and starts at once. Enter with anything but the exact name says
+// what is missing and does nothing; Esc denies; Ctrl-R denies with a
+// reason and Ctrl-E edits the arguments. A paste is not inserted: the
+// field says "pasted text does not count: type it". When the raw name is
+// not easy and unambiguous to type — shorter than 4 or longer than 32
 // characters, or containing anything other than printable ASCII without
-// spaces — the field asks for the word "approve" instead. The field takes
-// only single typed characters; pastes, multi-character key events and
-// editing shortcuts are ignored, and Enter with anything else shows a hint
-// and does nothing.
+// spaces — the field asks for the word "approve" instead. Tiers T1 and T2
+// keep their single keys.
 package dialog

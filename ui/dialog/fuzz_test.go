@@ -55,11 +55,11 @@ func FuzzView(f *testing.F) {
 			view := c.View()
 			checkTerminalSafe(t, view)
 			checkSize(t, view, sz.w, sz.h)
-			// the T3 confirmation and the editor show server text too
+			// the T3 name field, with a letter typed, and the editor show server text too
 			keys(c, "y")
 			checkTerminalSafe(t, c.View())
 			c, _ = openConfirm(q, o)
-			keys(c, "e")
+			keys(c, "e", "ctrl+e") // e opens the editor below T3, ctrl+e at T3
 			// only the editor's cursor may be styled
 			checkTerminalSafe(t, stripCursor(c.View()))
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
@@ -133,8 +134,15 @@ func press(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
 	case "ctrl+v":
 		return tea.KeyPressMsg{Code: 'v', Mod: tea.ModCtrl}
+	case "ctrl+r":
+		return tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
+	case "ctrl+e":
+		return tea.KeyPressMsg{Code: 'e', Mod: tea.ModCtrl}
 	}
 	r, _ := utf8.DecodeRuneInString(k)
+	if unicode.IsUpper(r) { // as the terminal reads it: the letter with shift
+		return tea.KeyPressMsg{Code: unicode.ToLower(r), ShiftedCode: r, Mod: tea.ModShift, Text: k}
+	}
 	return tea.KeyPressMsg{Code: r, Text: k}
 }
 

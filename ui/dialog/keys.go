@@ -26,6 +26,10 @@ type ConfirmKeyMap struct {
 	// In a text field: Submit checks and returns edited arguments, Confirm
 	// submits a reason or a typed T3 confirmation, Back leaves the field.
 	Submit, Confirm, Back key.Binding
+
+	// In the T3 name field, where every letter is typed into the field:
+	// deny with a reason, edit the arguments. Disabled below T3.
+	FieldReason, FieldEdit key.Binding
 }
 
 // DefaultConfirmKeyMap returns the confirmation dialog's default keys.
@@ -48,6 +52,9 @@ func DefaultConfirmKeyMap() ConfirmKeyMap {
 		Submit:   key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "check and use")),
 		Confirm:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm")),
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+
+		FieldReason: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "deny with reason")),
+		FieldEdit:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "edit args")),
 	}
 }
 
@@ -64,6 +71,7 @@ func (k ConfirmKeyMap) FullHelp() [][]key.Binding {
 		{k.Next, k.Prev, k.Choose},
 		{k.Up},
 		{k.Submit, k.Confirm, k.Back},
+		{k.FieldReason, k.FieldEdit},
 	}
 }
 

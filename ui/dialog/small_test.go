@@ -26,7 +26,11 @@ func TestConfirmSmallScreens(t *testing.T) {
 			view := ansi.Strip(c.View())
 			checkSize(t, view, sz.w, sz.h)
 			badge := ansi.Strip(Badge(q.Decision.Class, q.Decision.Tier, c.st))
-			for _, want := range []string{strings.TrimSpace(badge), c.name, "Deny", "n/esc deny"} {
+			wants := []string{strings.TrimSpace(badge), c.name, "Deny", "n/esc deny"}
+			if q.Decision.Tier >= decide.T3 {
+				wants = []string{strings.TrimSpace(badge), c.name, "> ▏", "enter allow", "esc deny"}
+			}
+			for _, want := range wants {
 				if !strings.Contains(view, want) {
 					t.Errorf("%s at %dx%d: %q is not on the dialog:\n%s", cl.name, sz.w, sz.h, want, view)
 				}
