@@ -38,7 +38,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name}
+		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
 		return &dialed{transport: rt, raw: rt}, nil
 	case spec.Transport == TransportStdio || spec.Transport == "":
 		if spec.Command == "" {
@@ -51,7 +51,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		cmd.WaitDelay = 2 * time.Second
 		setProcessGroup(cmd)
 		pt := &procTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name}
+		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		oh := oauthFor(spec)
@@ -62,9 +62,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		hc := g.client()
 		caps := &capsRecorder{}
 		hc.Transport = &capsSniffer{next: hc.Transport, rec: caps}
-		if m.opts.Trace != nil {
-			hc.Transport = &traceRoundTrip{next: hc.Transport, server: spec.Name, trace: m.opts.Trace}
-		}
+		hc.Transport = &traceRoundTrip{next: hc.Transport, server: spec.Name, trace: m.opts.Trace, recent: s.recent}
 		if oh != nil {
 			hc = withOAuth(hc, spec.URL, oh)
 			oh = g.unredacting(oh)
@@ -75,7 +73,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name}
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
