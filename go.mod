@@ -27,7 +27,10 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require github.com/stretchr/testify v1.11.1 // indirect
+require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
+)
 
 require (
 	github.com/atotto/clipboard v0.1.4 // indirect
