@@ -6,6 +6,7 @@ require (
 	charm.land/bubbles/v2 v2.2.1
 	charm.land/bubbletea/v2 v2.1.1
 	charm.land/lipgloss/v2 v2.1.0
+	github.com/BurntSushi/toml v1.6.0
 	github.com/adrg/xdg v0.5.3
 	github.com/charmbracelet/colorprofile v0.4.3
 	github.com/charmbracelet/x/ansi v0.11.9
@@ -27,10 +28,7 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/stretchr/testify v1.11.1 // indirect
-)
+require github.com/stretchr/testify v1.11.1 // indirect
 
 require (
 	github.com/atotto/clipboard v0.1.4 // indirect

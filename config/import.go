@@ -13,8 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,11 +58,11 @@ type ImportFile struct {
 type importFormat int
 
 const (
-	formatMCPServers   importFormat = iota // {"mcpServers": {...}}
-	formatClaudeLocal                      // ~/.claude.json: "projects"[WorkDir]."mcpServers"
-	formatVSCode                           // {"servers": {...}, "inputs": [...]}
-	formatCodex                            // TOML [mcp_servers.NAME]
-	formatCursorMCPJSON                    // like formatMCPServers, with editor variables
+	formatMCPServers    importFormat = iota // {"mcpServers": {...}}
+	formatClaudeLocal                       // ~/.claude.json: "projects"[WorkDir]."mcpServers"
+	formatVSCode                            // {"servers": {...}, "inputs": [...]}
+	formatCodex                             // TOML [mcp_servers.NAME]
+	formatCursorMCPJSON                     // like formatMCPServers, with editor variables
 )
 
 // maxImportSize bounds the files read. Claude Code's ~/.claude.json holds
