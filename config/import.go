@@ -528,7 +528,9 @@ func (r varRules) translate(s string, expanded bool) (string, string) {
 		name, isEnv := strings.CutPrefix(body, "env:")
 		switch {
 		case isEnv && expanded && validVarName(name):
-			b.WriteString("${" + name + "}")
+			// The editors read an unset variable as empty; mcphost's
+			// ${NAME} would refuse to load, ${NAME:-} is the same.
+			b.WriteString("${" + name + ":-}")
 		case body == "userHome" && r.home != "":
 			b.WriteString(r.home)
 		case body == "workspaceFolder" && r.workspace != "":

@@ -146,7 +146,7 @@ func TestReadImport(t *testing.T) {
   }
 }`,
 		want: []want{
-			{name: "linear", entry: Entry{Type: "http", URL: "https://mcp.linear.app/sse", Headers: map[string]string{"Authorization": "Bearer ${LINEAR_KEY}"}}},
+			{name: "linear", entry: Entry{Type: "http", URL: "https://mcp.linear.app/sse", Headers: map[string]string{"Authorization": "Bearer ${LINEAR_KEY:-}"}}},
 			{name: "local", entry: Entry{Command: "node", Args: []string{home + "/srv/index.js"}},
 				notes: []string{`"envFile" is not imported: mcphost does not read env files; put the variables in "env"`,
 					`env "ROOT" is left out: its value uses ${workspaceFolder}, which mcphost cannot resolve; set it yourself`}},
@@ -174,7 +174,7 @@ func TestReadImport(t *testing.T) {
   }
 }`,
 		want: []want{
-			{name: "Perplexity", entry: Entry{Command: "npx", Args: []string{"-y", "server-perplexity-ask"}, Env: map[string]string{"LEVEL": "${LOG_LEVEL}", "N": "3"}},
+			{name: "Perplexity", entry: Entry{Command: "npx", Args: []string{"-y", "server-perplexity-ask"}, Env: map[string]string{"LEVEL": "${LOG_LEVEL:-}", "N": "3"}},
 				notes: []string{`env "PERPLEXITY_API_KEY" is left out: its value uses ${input:perplexity-key}, which mcphost cannot resolve (it is an input VS Code asks for when the server starts); set it yourself`}},
 			{name: "github", entry: Entry{Type: "http", URL: "https://api.githubcopilot.com/mcp/"}},
 			{name: "private", skip: `its "url" uses ${input:host}, which mcphost cannot resolve (it is an input VS Code asks for when the server starts) (line 14)`},

@@ -426,7 +426,7 @@ func runMCPImport(g *globalOptions, o *mcpImportOptions, s *streams) error {
 	}
 	var add []config.NamedEntry
 	var looked []string
-	found := 0
+	found, broken := 0, 0
 	for _, f := range config.ImportFiles(pl, o.From) {
 		imps, err := config.ReadImport(f, pl)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -437,6 +437,7 @@ func runMCPImport(g *globalOptions, o *mcpImportOptions, s *streams) error {
 		}
 		if err != nil {
 			fmt.Fprintf(s.Err, "mcphost: warning: %s; its servers are not imported\n", sanitize.Line(err.Error()))
+			broken++
 			continue
 		}
 		if len(imps) == 0 {
@@ -467,6 +468,9 @@ func runMCPImport(g *globalOptions, o *mcpImportOptions, s *streams) error {
 			add = append(add, ne)
 			printPlanned(s, imp, name)
 		}
+	}
+	if found == 0 && broken > 0 {
+		return usageError(errors.New("nothing to import: the files found do not parse (see above)"))
 	}
 	if found == 0 {
 		where := "any other MCP host"
