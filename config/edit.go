@@ -212,11 +212,12 @@ func rewrite(file string, src Source, getenv func(string) string, change func([]
 		return w, err
 	}
 	if err := checkResult(file, out, src, getenv); err != nil {
-		return w, err
+		return w, err // a result the loader would refuse is never written
 	}
-	r, _ := parse(file, out, src, checkEnv(getenv))
-	if err := verify(r.cfg); err != nil {
-		return w, &Error{File: file, Msg: fmt.Sprintf("the edit did not come out as intended (%v); the file was not changed", err)}
+	if r, _ := parse(file, out, src, checkEnv(getenv)); r.cfg != nil {
+		if err := verify(r.cfg); err != nil {
+			return w, &Error{File: file, Msg: fmt.Sprintf("the edit did not come out as intended (%v); the file was not changed", err)}
+		}
 	}
 	if w.Created {
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
