@@ -461,7 +461,7 @@ func runMCPImport(g *globalOptions, o *mcpImportOptions, s *streams) error {
 				}
 			}
 			if why != "" {
-				fmt.Fprintf(s.Out, "  skip %s: %s\n", sanitize.Line(imp.Name), sanitize.Line(why))
+				fmt.Fprintf(s.Out, "  skip %s: %s\n", planText(imp.Name), planText(why))
 				continue
 			}
 			takenBy[name] = f.From
@@ -545,17 +545,31 @@ func printPlanned(s *streams, imp config.Imported, name string) {
 	if e.Command != "" {
 		target = strings.Join(quoteWords(append([]string{e.Command}, e.Args...)), " ")
 	}
-	fmt.Fprintf(s.Out, "  + %s: %s\n", label, sanitize.Line(target))
+	fmt.Fprintf(s.Out, "  + %s: %s\n", label, planText(target))
 	if len(e.Env) > 0 {
-		fmt.Fprintf(s.Out, "      env: %s (values not shown)\n", sanitize.Line(strings.Join(slices.Sorted(maps.Keys(e.Env)), ", ")))
+		fmt.Fprintf(s.Out, "      env: %s (values not shown)\n", planText(strings.Join(slices.Sorted(maps.Keys(e.Env)), ", ")))
 	}
 	if len(e.Headers) > 0 {
-		fmt.Fprintf(s.Out, "      headers: %s (values not shown)\n", sanitize.Line(strings.Join(slices.Sorted(maps.Keys(e.Headers)), ", ")))
+		fmt.Fprintf(s.Out, "      headers: %s (values not shown)\n", planText(strings.Join(slices.Sorted(maps.Keys(e.Headers)), ", ")))
 	}
 	if e.Disabled {
 		fmt.Fprintln(s.Out, "      disabled there, and so here")
 	}
-	for _, n := range imp.Notes {
-		fmt.Fprintf(s.Out, "      note: %s\n", sanitize.Line(n))
+	for i, n := range imp.Notes {
+		if i == maxImportNotes {
+			fmt.Fprintf(s.Out, "      note: %d more notes about this server are not shown\n", len(imp.Notes)-i)
+			break
+		}
+		fmt.Fprintf(s.Out, "      note: %s\n", planText(n))
 	}
+}
+
+// maxImportNotes bounds the notes shown per server: a project's file comes
+// with whatever was cloned, and must not flood the terminal.
+const maxImportNotes = 10
+
+// planText is a value from another host's file, fit for one line of the
+// plan: escaped, and cut when long.
+func planText(v string) string {
+	return sanitize.Line(sanitize.Truncate(v, 300))
 }

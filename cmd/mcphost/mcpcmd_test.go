@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +54,44 @@ func TestMCPImportAsksOnATerminal(t *testing.T) {
 				t.Errorf("stderr = %q, want it to say nothing was added", errOut.String())
 			}
 		})
+	}
+}
+
+// TestMCPImportEscapesAndBounds: a project's file comes with whatever was
+// cloned: its text is escaped on the terminal and its notes are bounded.
+func TestMCPImportEscapesAndBounds(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	var env strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&env, `"K%d": "${input:k%d}", `, i, i)
+	}
+	file := `{"servers": {
+  "ok": {"command": "srv\u001b[2J", "env": {` + env.String() + `"L": "1"}},
+  "bad\u001b]0;x\u0007name": {"command": "x"}
+}}`
+	if err := os.MkdirAll(filepath.Join(work, ".vscode"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, ".vscode", "mcp.json"), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	envs := map[string]string{"HOME": filepath.Join(dir, "home"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "XDG_STATE_HOME": filepath.Join(dir, "state")}
+	var out, errOut bytes.Buffer
+	s := &streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return envs[k] }, WorkDir: work}
+	if code := run(context.Background(), []string{"mcp", "import", "--from", "vscode"}, s); code != exitUsage {
+		t.Fatalf("exit %d, want %d (no terminal, no --yes); stderr:\n%s", code, exitUsage, errOut.String())
+	}
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("control characters reached the terminal:\n%q", got)
+	}
+	for _, want := range []string{`  + ok: srv\x1b[2J`, `  skip bad\x1b]0;x\x07name: mcphost cannot name a server`, "      note: 40 more notes about this server are not shown\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "      note: env"); n != maxImportNotes {
+		t.Errorf("%d notes shown, want %d", n, maxImportNotes)
 	}
 }
