@@ -66,6 +66,16 @@ starts the server; quote it so that your shell leaves it alone.`,
   mcphost mcp add linter --scope project -- python3 tools/linter.py`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The command goes after --, so that its own flags are its own
+			// and a mistyped mcphost flag is not taken for an argument.
+			switch dash := cmd.ArgsLenAtDash(); {
+			case dash == -1 && len(args) > 1:
+				return usageError(fmt.Errorf("put the server's command after --: mcphost mcp add %s -- %s", args[0], strings.Join(quoteWords(args[1:]), " ")))
+			case dash == 0:
+				return usageError(errors.New("the server's name comes before --: mcphost mcp add NAME -- COMMAND [ARGS...]"))
+			case dash > 1:
+				return usageError(fmt.Errorf("one name before --, got %d: %s", dash, strings.Join(quoteWords(args[:dash]), " ")))
+			}
 			return runMCPAdd(g, o, s, args)
 		},
 	}
