@@ -85,4 +85,13 @@
 // absolute (the directory the file was found in, or its "cwd" resolved
 // against that), so that a consent can be bound to where the entry is and
 // what its relative paths mean. See Load for how sources merge.
+//
+// # Writing and importing
+//
+// AddServers and RemoveServer change the "mcpServers" of one file and leave
+// its other bytes alone; they never write over a file the loader refuses,
+// nor write a result it would refuse, and they replace the file atomically.
+// ImportFiles and ReadImport find and convert the servers other MCP hosts
+// (Claude Desktop, Claude Code, Cursor, VS Code, Codex) have configured;
+// trust and approvals are never carried over.
 package config
