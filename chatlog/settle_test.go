@@ -153,6 +153,7 @@ func TestResumeTaintFromNotesAndCalls(t *testing.T) {
 	for _, e := range []*host.CallEntry{
 		{ID: "1", Server: "f", Tool: "search", Class: "read", Reasons: []string{"read-only", "open-world"}, Status: host.StatusToolError},
 		{ID: "2", Server: "f", Tool: "get", Class: "read", Reasons: []string{"read-only", "closed-world"}, Status: host.StatusUnknown},
+		{ID: "3", Server: "f", Tool: "add", Class: "additive", Reasons: []string{"additive", "closed-world"}, Status: host.StatusSuccess},
 	} {
 		if err := l2.Append(Record{Type: TypeCall, Call: NewCall(e, "")}); err != nil {
 			t.Fatal(err)
@@ -163,6 +164,21 @@ func TestResumeTaintFromNotesAndCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tn := s2.Taint(); !tn.OpenWorld || tn.PrivateRead {
-		t.Errorf("taint from the calls: %+v, want open-world only (a tool error counts, an unknown outcome does not)", tn)
+		t.Errorf("taint from the calls: %+v, want open-world only (a tool error counts; an unknown outcome and a closed-world write do not)", tn)
+	}
+
+	// A call decided on the worst case (class unknown: an untrusted server,
+	// a changed definition) is open-world.
+	l3 := newLog(t, dir, "s3")
+	e := &host.CallEntry{ID: "1", Server: "u", Tool: "fetch", Class: "unknown", Reasons: []string{"untrusted-server"}, Status: host.StatusSuccess}
+	if err := l3.Append(Record{Type: TypeCall, Call: NewCall(e, "")}); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := Load(dir, "s3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tn := s3.Taint(); !tn.OpenWorld || tn.PrivateRead {
+		t.Errorf("taint from an untrusted server's call: %+v, want open-world", tn)
 	}
 }

@@ -184,3 +184,27 @@ func TestUnknownOutcomeResultIsNeverElided(t *testing.T) {
 		t.Errorf("compaction elided %d result(s); the unknown outcome's must stay whole", c.Elided)
 	}
 }
+
+// Calls saved before they had mcphost's ids are each remembered on a
+// resume: two unknown outcomes are two.
+func TestPastCallsWithoutIDsKeptApart(t *testing.T) {
+	history := []llm.Message{
+		{Role: llm.RoleUser, Text: "go"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f__w"}, {ID: "b", Name: "f__w"}}},
+		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "a", Content: "unknown"}, {CallID: "b", Content: "unknown"}}},
+		{Role: llm.RoleAssistant, Text: "Both unknown."},
+		{Role: llm.RoleUser, Text: "and?"},
+	}
+	past := []*CallEntry{
+		{ID: "a", Server: "f", Tool: "w", Status: StatusUnknown},
+		{ID: "b", Server: "f", Tool: "w", Status: StatusUnknown},
+	}
+	l := NewLoop(LoopOptions{Model: llm.NewScript(nil), Summarizer: &summarizer{}, History: history, Past: past})
+	c, err := l.Compact(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Unknown != 2 {
+		t.Errorf("the summary named %d unknown outcomes of the resumed history, want 2", c.Unknown)
+	}
+}
