@@ -106,6 +106,9 @@ type Call struct {
 	// Content is the result as the model was given it; saved with the call
 	// as soon as the call ends, before the turn's tool message.
 	Content Text `json:"content,omitzero"`
+	// CallID is mcphost's id for the call (Entry.CallID), which links it
+	// to its audit records.
+	CallID string `json:"callId,omitempty"`
 	// Manual marks a call the person made from the call form.
 	Manual bool `json:"manual,omitempty"`
 }
@@ -200,7 +203,7 @@ func (m *Message) LLM() llm.Message {
 // NewCall returns the record of a call as it ended; result is the text of
 // its result (host.ResultText), "" when there is none.
 func NewCall(e *host.CallEntry, result string) *Call {
-	c := &Call{Entry: *e, Args: T(string(e.Args)), Result: T(result)}
+	c := &Call{Entry: *e, Args: T(string(e.Args)), Result: T(result), CallID: e.CallID}
 	c.Entry.Args, c.Entry.Result = nil, nil
 	return c
 }
@@ -208,6 +211,7 @@ func NewCall(e *host.CallEntry, result string) *Call {
 // CallEntry returns the call with its arguments back in place.
 func (c *Call) CallEntry() *host.CallEntry {
 	e := c.Entry
+	e.CallID = c.CallID
 	if json.Valid([]byte(c.Args.S)) {
 		e.Args = json.RawMessage(c.Args.S)
 	}

@@ -46,8 +46,8 @@ func (s *Session) Settle(path string) error {
 	}
 	// Calls that ended in the session need no look-up.
 	for _, r := range s.Records {
-		if r.Type == TypeCall && r.Call.Entry.CallID != "" {
-			delete(want, r.Call.Entry.CallID)
+		if r.Type == TypeCall && r.Call.CallID != "" {
+			delete(want, r.Call.CallID)
 		}
 	}
 	if len(want) == 0 {

@@ -138,8 +138,9 @@ type Entry struct {
 type CallEntry struct {
 	ID string `json:"id"` // the model's id for the call
 	// CallID is mcphost's own id for the call, as in its audit records
-	// (Result.CallID); "" for a call that never reached the gate.
-	CallID    string          `json:"callId,omitempty"`
+	// (Result.CallID); "" for a call that never reached the gate. It is
+	// not part of the JSON transcript (a saved session keeps it apart).
+	CallID    string          `json:"-"`
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	ModelName string          `json:"modelName"`
