@@ -2,6 +2,7 @@ package chatlog
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -180,5 +181,24 @@ func TestResumeTaintFromNotesAndCalls(t *testing.T) {
 	}
 	if tn := s3.Taint(); !tn.OpenWorld || tn.PrivateRead {
 		t.Errorf("taint from an untrusted server's call: %+v, want open-world", tn)
+	}
+}
+
+// Reading the audit log is bounded: a line longer than any record is
+// skipped without being held, and what follows it is still read.
+func TestAuditOutcomesSkipsOverlongLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	data := strings.Repeat("x", audit.MaxLine+100) + "\n" +
+		`{"kind":"outcome","callId":"m-b","status":"success"}` + "\n" +
+		`{"kind":"intent","callId":"m-c"`
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := auditOutcomes(path, map[string]bool{"m-b": true, "m-c": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got["m-b"] != audit.StatusSuccess {
+		t.Errorf("outcomes %v, want m-b's success only", got)
 	}
 }
