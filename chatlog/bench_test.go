@@ -2,9 +2,12 @@ package chatlog
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/host"
 )
 
@@ -73,5 +76,56 @@ func BenchmarkList(b *testing.B) {
 		if list, err := List(dir); err != nil || len(list) != 200 {
 			b.Fatal(len(list), err)
 		}
+	}
+}
+
+// BenchmarkSettle100k settles one open call of a session against an audit
+// log of 100,000 records (a long-used log): what a resume after a kill
+// spends reading the log. It reports the log's size.
+func BenchmarkSettle100k(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	al, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100000 {
+		kind, status := audit.Intent, audit.Status("")
+		if i%2 == 1 {
+			kind, status = audit.Outcome, audit.StatusSuccess
+		}
+		rec := &audit.Record{Kind: kind, SessionID: "s", CallID: fmt.Sprintf("s-%d", i/2), Server: "fs", Tool: "read_file",
+			Class: "read", Tier: "T0", Verdict: "allow", DecidedBy: "auto", Reasons: []string{"read-only", "closed-world"}, Status: status}
+		if err := al.Append(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	al.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := New(dir, Header{ID: "open", Dir: "/p"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &host.CallEntry{ID: "c", CallID: "s-49999", Server: "fs", Tool: "read_file", Class: "read"}
+	if err := l.Append(Record{Type: TypeNote, Note: NoteStarted, Started: NewStarted(e)}); err != nil {
+		b.Fatal(err)
+	}
+	l.Close()
+	s, err := Load(dir, "open")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Settle(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-log")
+	if s.outcomes["s-49999"] != audit.StatusSuccess {
+		b.Fatalf("outcome %q", s.outcomes["s-49999"])
 	}
 }

@@ -5,7 +5,9 @@
 // $XDG_STATE_HOME/mcphost/sessions. Its first line is a "session" record
 // (the [Header]: id, working directory, start, model); every later line is
 // one [Record] appended as it happens: a message of the model's
-// conversation, a tool call with its decision and outcome, or a note. A
+// conversation, a tool call with its decision, outcome and the model's copy
+// of its result, or a note (a call about to be sent, with mcphost's id for
+// it; the session's taint as it grew; /clear). A
 // text longer than [Log.InlineMax] (a large tool result, say) is not kept
 // in the line: it goes to <dir>/<id>.d/<sha256>, written atomically, and
 // the line keeps a reference with its size.
@@ -24,6 +26,15 @@
 //     whole; of a call's result (shown in its card; the model's copy is a
 //     message) only [MaxResultPreview] bytes are read back; [List] reads
 //     only the first line and the last 256 KiB of each file.
+//
+// What survives a resume: the taint ([Session.Taint], from the notes and
+// the calls), and what each call did ([Session.History]): a call the model
+// asked for that has no result in the file (mcphost was killed in the
+// middle of a turn) is answered from its own record, else, when it was
+// started, from the audit log ([Session.Settle]; an intent without an
+// outcome is an unknown outcome), and as not run only when it was never
+// started. [Session.Calls] names the calls with an unknown outcome for the
+// loop. Grants "for the session" are not kept: they end with the process.
 //
 // Two processes appending to the same session at once are not excluded
 // from each other; their lines do not interleave, but the conversation

@@ -175,7 +175,7 @@ func (l *Log) storeTexts(r *Record) error {
 		}
 	}
 	if c := r.Call; c != nil {
-		texts = append(texts, &c.Args, &c.Result)
+		texts = append(texts, &c.Args, &c.Result, &c.Content)
 	}
 	limit := l.InlineMax
 	if limit <= 0 {

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
 )
 
@@ -42,6 +44,9 @@ type Session struct {
 	Records []Record // every record after the header, texts resolved
 	path    string
 	dir     string
+	// outcomes are the audit log's statuses of the calls started but not
+	// ended in the file, by mcphost's call id (Settle).
+	outcomes map[string]audit.Status
 }
 
 // Path returns the session file's path.
@@ -164,7 +169,7 @@ func (s *Session) resolve(r *Record) {
 		}
 	}
 	if c := r.Call; c != nil {
-		texts = append(texts, &c.Args)
+		texts = append(texts, &c.Args, &c.Content)
 		if c.Result.Ref != "" { // shown in a card: the model has its own copy
 			c.Result.S = readText(textDir(s.dir, s.Header.ID), c.Result.Ref, c.Result.Bytes, MaxResultPreview)
 		}
@@ -210,39 +215,22 @@ func readText(dir, ref string, size, limit int) string {
 	return string(b)
 }
 
-// History returns the model's conversation since the last NoteCleared. A call the model asked for
-// that has no result (the session ended in the middle of it) is answered
-// as not run, so that the conversation can go on.
+// History returns the model's conversation since the last NoteCleared. A
+// call the model asked for that has no result (the session ended in the
+// middle of its turn) is answered as it ended: from its own record in the
+// file, else, if it was started, from the audit log (call Settle first;
+// an intent without an outcome, or no audit record, is an unknown
+// outcome), and as not run only when it was never started.
 func (s *Session) History() []llm.Message {
-	var out []llm.Message
-	for _, r := range s.Records {
-		switch {
-		case r.Type == TypeMessage:
-			out = append(out, r.Message.LLM())
-		case r.Type == TypeNote && r.Note == NoteCleared:
-			out = nil
-		}
-	}
-	return closeCalls(out)
+	msgs, _ := s.conversation()
+	return msgs
 }
 
-func closeCalls(msgs []llm.Message) []llm.Message {
-	var fixed []llm.Message
-	for i, m := range msgs {
-		fixed = append(fixed, m)
-		if m.Role != llm.RoleAssistant || len(m.ToolCalls) == 0 {
-			continue
-		}
-		if i+1 < len(msgs) && msgs[i+1].Role == llm.RoleTool {
-			continue
-		}
-		res := llm.Message{Role: llm.RoleTool}
-		for _, c := range m.ToolCalls {
-			res.ToolResults = append(res.ToolResults, llm.ToolResult{CallID: c.ID, Content: "not run: the session ended before this call", IsError: true})
-		}
-		fixed = append(fixed, res)
-	}
-	return fixed
+// Calls returns the calls whose results are in History, oldest first, as
+// the file (and Settle) knows them: for host.LoopOptions.Past.
+func (s *Session) Calls() []*host.CallEntry {
+	_, calls := s.conversation()
+	return calls
 }
 
 // Continue opens the session's file to append to it. The file must have

@@ -21,9 +21,18 @@ const (
 	TypeNote    = "note"    // Note is set: something mcphost said (resumed, cleared)
 )
 
-// NoteCleared is the note of /clear: the model's conversation starts again
-// after it.
-const NoteCleared = "cleared"
+// Notes.
+const (
+	// NoteCleared is the note of /clear: the model's conversation starts
+	// again after it.
+	NoteCleared = "cleared"
+	// NoteStarted says a call was decided and is about to be sent (Started
+	// is set): written before it runs, so that a session that ends in the
+	// middle of the call knows it may have run, and its id in the audit log.
+	NoteStarted = "call-started"
+	// NoteTaint records the session's taint as it grew (Taint is set).
+	NoteTaint = "taint"
+)
 
 // Record is one line of a session file.
 type Record struct {
@@ -33,6 +42,27 @@ type Record struct {
 	Message *Message  `json:"message,omitempty"`
 	Call    *Call     `json:"call,omitempty"`
 	Note    string    `json:"note,omitempty"`
+	// Started is set on a NoteStarted note, Taint on a NoteTaint note.
+	Started *Started    `json:"started,omitempty"`
+	Taint   *host.Taint `json:"taint,omitempty"`
+}
+
+// Started names a call that is about to be sent.
+type Started struct {
+	ID     string `json:"id"`     // the model's id for the call
+	CallID string `json:"callId"` // mcphost's, as in the audit log
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Class and OpenWorld are the gate's decision: what the call's output
+	// adds to the session's taint, should it end with one.
+	Class     string `json:"class,omitempty"`
+	OpenWorld bool   `json:"openWorld,omitempty"`
+}
+
+// NewStarted returns the note of a call decided and about to be sent
+// (from the loop's decision event).
+func NewStarted(e *host.CallEntry) *Started {
+	return &Started{ID: e.ID, CallID: e.CallID, Server: e.Server, Tool: e.Tool, Class: e.Class, OpenWorld: openWorld(e)}
 }
 
 // Header describes a session.
@@ -73,6 +103,12 @@ type Call struct {
 	Entry  host.CallEntry `json:"entry"`
 	Args   Text           `json:"args,omitzero"`
 	Result Text           `json:"result,omitzero"`
+	// Content is the result as the model was given it; saved with the call
+	// as soon as the call ends, before the turn's tool message.
+	Content Text `json:"content,omitzero"`
+	// CallID is mcphost's id for the call (Entry.CallID), which links it
+	// to its audit records.
+	CallID string `json:"callId,omitempty"`
 	// Manual marks a call the person made from the call form.
 	Manual bool `json:"manual,omitempty"`
 }
@@ -167,7 +203,7 @@ func (m *Message) LLM() llm.Message {
 // NewCall returns the record of a call as it ended; result is the text of
 // its result (host.ResultText), "" when there is none.
 func NewCall(e *host.CallEntry, result string) *Call {
-	c := &Call{Entry: *e, Args: T(string(e.Args)), Result: T(result)}
+	c := &Call{Entry: *e, Args: T(string(e.Args)), Result: T(result), CallID: e.CallID}
 	c.Entry.Args, c.Entry.Result = nil, nil
 	return c
 }
@@ -175,6 +211,7 @@ func NewCall(e *host.CallEntry, result string) *Call {
 // CallEntry returns the call with its arguments back in place.
 func (c *Call) CallEntry() *host.CallEntry {
 	e := c.Entry
+	e.CallID = c.CallID
 	if json.Valid([]byte(c.Args.S)) {
 		e.Args = json.RawMessage(c.Args.S)
 	}

@@ -74,6 +74,7 @@ func (c *Compaction) String() string {
 // callInfo is what the loop remembers of a call whose result is in the
 // history: enough to name it in a marker or a reminder.
 type callInfo struct {
+	model   string // the model's id for the call
 	ref     string // server/tool
 	args    string
 	unknown bool // the outcome is unknown: it may have run
@@ -162,8 +163,8 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 		}
 		for j := range m.ToolResults {
 			r := &m.ToolResults[j]
-			info := l.calls[r.CallID]
-			if len(r.Content) < elideMin || info.unknown || strings.HasPrefix(r.Content, "[mcphost: removed") {
+			info := l.calls[l.byModel[r.CallID]]
+			if len(r.Content) < elideMin || l.unknownModel[r.CallID] || strings.HasPrefix(r.Content, "[mcphost: removed") {
 				continue
 			}
 			marker := fmt.Sprintf("[mcphost: removed the output of %s (call %s, %d bytes) to save context; call the tool again if you need it]", info.ref, r.CallID, len(r.Content))
@@ -291,7 +292,7 @@ func (l *Loop) unknownNote() (string, int) {
 	var lines []string
 	for _, id := range l.callOrder {
 		if info := l.calls[id]; info.unknown {
-			lines = append(lines, fmt.Sprintf("- %s (call %s) with %s", info.ref, id, info.args))
+			lines = append(lines, fmt.Sprintf("- %s (call %s) with %s", info.ref, info.model, info.args))
 		}
 	}
 	if len(lines) == 0 {
@@ -300,14 +301,28 @@ func (l *Loop) unknownNote() (string, int) {
 	return "[mcphost: the outcome of these calls is unknown: they may or may not have run. Check before repeating them:]\n" + strings.Join(lines, "\n"), len(lines)
 }
 
-// remember notes a call for markers and reminders.
-func (l *Loop) remember(id, ref, args string, unknown bool) {
+// remember notes a call that has no id of mcphost's (the host's own
+// search) for markers and reminders, under the model's id.
+func (l *Loop) remember(model, ref, args string, unknown bool) {
+	l.note(fmt.Sprintf("loop-%d", len(l.callOrder)+1), model, ref, args, unknown)
+}
+
+// note remembers a call for markers and reminders under key, mcphost's own
+// id for it: each call is kept apart, so a later call with the same model
+// id (the model picks them; some reuse them) never replaces an earlier one.
+// A model id that ever named a call with an unknown outcome keeps its
+// results whole for good.
+func (l *Loop) note(key, model, ref, args string, unknown bool) {
 	if l.calls == nil {
-		l.calls = map[string]callInfo{}
+		l.calls, l.byModel, l.unknownModel = map[string]callInfo{}, map[string]string{}, map[string]bool{}
 	}
-	if _, ok := l.calls[id]; !ok {
-		l.callOrder = append(l.callOrder, id)
+	if _, ok := l.calls[key]; !ok {
+		l.callOrder = append(l.callOrder, key)
 	}
 	a, _ := truncateRunes(args, 200)
-	l.calls[id] = callInfo{ref: ref, args: a, unknown: unknown}
+	l.calls[key] = callInfo{model: model, ref: ref, args: a, unknown: unknown}
+	l.byModel[model] = key
+	if unknown {
+		l.unknownModel[model] = true
+	}
 }

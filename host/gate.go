@@ -66,6 +66,16 @@ type GateOptions struct {
 
 	SessionID string
 
+	// Taint is what a resumed session had already taken in (a saved
+	// session's Taint): the gate starts from it. Taint only grows; nothing
+	// in a session clears it.
+	Taint Taint
+	// OnTaint, if set, is called each time the session's taint grows, with
+	// the new state, before the call that caused it returns: to record it
+	// in the saved session, so that a resume cannot lose it. It is called on
+	// the calling goroutine, outside the gate's lock.
+	OnTaint func(Taint)
+
 	// CallOptions are passed to every execution (timeouts, progress).
 	CallOptions client.CallOptions
 	// Backoff is the longest wait before automatic retry n ≥ 1; the actual
@@ -132,14 +142,24 @@ func NewGate(o GateOptions) *Gate {
 		o.Pins = NewPins(o.Store)
 	}
 	g := &Gate{o: o, retries: map[string][]time.Time{}}
+	g.RestoreTaint(o.Taint)
 	if o.Store != nil {
 		g.grants = append(g.grants, o.Store.AlwaysGrants()...)
 	}
 	return g
 }
 
+// NewCallID returns a fresh id for a call: mcphost's own, unique across
+// sessions, never the model's. The audit records of the call carry it.
+func (g *Gate) NewCallID() string {
+	return g.o.SessionID + "-" + strconv.FormatInt(g.seq.Add(1), 10)
+}
+
 // Call is one request to run a tool.
 type Call struct {
+	// ID is mcphost's id for the call (NewCallID); "" lets the gate make
+	// one. A caller that records the call before it runs sets it.
+	ID     string
 	Server string
 	Tool   string
 	Args   json.RawMessage
@@ -183,6 +203,8 @@ type Attempt struct {
 
 // Result is the complete account of a call through the gate.
 type Result struct {
+	// CallID is mcphost's id for the call, as in its audit records.
+	CallID       string
 	Server, Tool string
 	Args         json.RawMessage // the arguments that were decided on (edited ones, if the person edited them)
 	Decision     decide.Decision
@@ -313,8 +335,11 @@ var errAuditUnavailable = errors.New("the audit log cannot be written, so only r
 
 // Call runs c through the gate.
 func (g *Gate) Call(ctx context.Context, c Call) *Result {
-	r := &Result{Server: c.Server, Tool: c.Tool, Args: c.Args}
-	callID := g.o.SessionID + "-" + strconv.FormatInt(g.seq.Add(1), 10)
+	callID := c.ID
+	if callID == "" {
+		callID = g.NewCallID()
+	}
+	r := &Result{CallID: callID, Server: c.Server, Tool: c.Tool, Args: c.Args}
 	for edits := 0; ; edits++ {
 		t, err := g.lookup(ctx, c.Server, c.Tool)
 		if err != nil {
@@ -654,15 +679,42 @@ func (g *Gate) spend(server string) bool {
 	return true
 }
 
-// taint notes what kind of output entered the session.
+// taint notes what kind of output entered the session, and reports a
+// change to OnTaint.
 func (g *Gate) taint(d decide.Decision) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	before := Taint{OpenWorld: g.sawOpen, PrivateRead: g.sawPriv}
 	if d.Effective.OpenWorld == decide.True {
 		g.sawOpen = true
 	} else if d.Class == decide.Read {
 		g.sawPriv = true
 	}
+	after := Taint{OpenWorld: g.sawOpen, PrivateRead: g.sawPriv}
+	g.mu.Unlock()
+	if after != before && g.o.OnTaint != nil {
+		g.o.OnTaint(after)
+	}
+}
+
+// Taint is what kinds of output entered a session: from an open-world
+// tool, and from a closed-world read. Both together mean the session holds
+// private data and untrusted content at once.
+type Taint struct {
+	OpenWorld   bool `json:"openWorld,omitempty"`
+	PrivateRead bool `json:"privateRead,omitempty"`
+}
+
+// Tainted reports both kinds at once: the state in which open-world calls
+// are no longer allowed by session grants or plain allow rules.
+func (t Taint) Tainted() bool { return t.OpenWorld && t.PrivateRead }
+
+// RestoreTaint adds t to the session's taint, for a session resumed from
+// its saved calls. It never clears what is there.
+func (g *Gate) RestoreTaint(t Taint) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sawOpen = g.sawOpen || t.OpenWorld
+	g.sawPriv = g.sawPriv || t.PrivateRead
 }
 
 // isStale reports whether a tool error carries the SERVER_STALE signal as

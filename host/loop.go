@@ -55,6 +55,16 @@ type LoopOptions struct {
 	// OnMessage, if set, sees every message added to the conversation,
 	// from the Run goroutine, as it is added: to save the session.
 	OnMessage func(llm.Message)
+	// OnResult, if set, sees each call with the result the model will be
+	// given for it, from the Run goroutine, as soon as the call has ended
+	// and before the next one starts: to save it before the turn's tool
+	// message exists, so that a process killed mid-turn loses no result.
+	OnResult func(*CallEntry, llm.ToolResult)
+	// Past are the calls whose results are in History, oldest first (from
+	// a saved session), so that the loop knows them as its own: which ones
+	// have an unknown outcome, to keep their results whole and name them
+	// again after a summary.
+	Past []*CallEntry
 }
 
 // Loop runs a conversation in which a model calls tools; every call passes
@@ -69,10 +79,14 @@ type Loop struct {
 	search     search
 	// searchOn says the turn being run offers the search tool.
 	searchOn bool
-	// calls remembers each call whose result is in the history, by call
-	// ID, in callOrder.
-	calls     map[string]callInfo
-	callOrder []string
+	// calls remembers each call whose result is in the history, by
+	// mcphost's call id, in callOrder; byModel names the latest call of each
+	// model id, and unknownModel the model ids of calls with an unknown
+	// outcome (see note).
+	calls        map[string]callInfo
+	callOrder    []string
+	byModel      map[string]string
+	unknownModel map[string]bool
 }
 
 // LoopEventKind names the events of a run, as stream-json prints them.
@@ -122,7 +136,11 @@ type Entry struct {
 
 // CallEntry is a tool call as the transcript keeps it.
 type CallEntry struct {
-	ID        string          `json:"id"`
+	ID string `json:"id"` // the model's id for the call
+	// CallID is mcphost's own id for the call, as in its audit records
+	// (Result.CallID); "" for a call that never reached the gate. It is
+	// not part of the JSON transcript (a saved session keeps it apart).
+	CallID    string          `json:"-"`
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	ModelName string          `json:"modelName"`
@@ -258,7 +276,15 @@ func NewLoop(o LoopOptions) *Loop {
 	if o.Names == nil {
 		o.Names = client.BuildNames(o.Tools)
 	}
-	return &Loop{o: o, messages: append([]llm.Message(nil), o.History...)}
+	l := &Loop{o: o, messages: append([]llm.Message(nil), o.History...)}
+	for i, e := range o.Past {
+		key := e.CallID
+		if key == "" { // saved before calls had mcphost's ids
+			key = fmt.Sprintf("past-%d", i)
+		}
+		l.note(key, e.ID, e.Server+"/"+e.Tool, string(e.Args), e.Status == StatusUnknown)
+	}
+	return l
 }
 
 // add appends m to the conversation.
@@ -424,6 +450,9 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		results := make([]llm.ToolResult, 0, len(calls))
 		for _, c := range calls {
 			entry, res := l.call(ctx, c)
+			if l.o.OnResult != nil {
+				l.o.OnResult(entry, res)
+			}
 			out.Calls = append(out.Calls, entry)
 			l.Transcript = append(l.Transcript, Entry{Role: "tool", Call: entry})
 			results = append(results, res)
@@ -472,6 +501,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		return entry, llm.ToolResult{CallID: c.ID, Content: "mcphost: " + entry.Message + "; use one of the tools offered", IsError: true}
 	}
 	entry.Server, entry.Tool = t.Server, t.Name
+	entry.CallID = l.o.Gate.NewCallID() // before any event: a saved session links the call to its audit records by it
 	l.emit(LoopEvent{Kind: EvToolCall, Call: entry})
 	if len(c.Args) == 0 {
 		c.Args = json.RawMessage("{}")
@@ -516,7 +546,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		l.emit(LoopEvent{Kind: EvTask, Call: &e, Task: reportTask(te)})
 	}
 	start := time.Now()
-	r := l.o.Gate.Call(ctx, Call{Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision, OnTask: onTask})
+	r := l.o.Gate.Call(ctx, Call{ID: entry.CallID, Server: t.Server, Tool: t.Name, Args: c.Args, Progress: progress, OnDecision: onDecision, OnTask: onTask})
 	mu.Lock()
 	ended = true
 	mu.Unlock()
@@ -527,7 +557,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	}
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Stale = r.Stale
-	l.remember(c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
+	l.note(entry.CallID, c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	if !decided && r.DecidedBy != "" {
 		e := snap
 		e.Args = nil

@@ -13,8 +13,9 @@
 // the prompt and template forms offer the server's argument completions.
 //
 // With Config.Session the chat is saved as it happens (package chatlog):
-// every message of the model's conversation, every call with its decision
-// and outcome, and /clear. With Config.Resumed the transcript of a saved
+// every message of the model's conversation, a note of each call before it
+// is sent, every call with its decision, outcome and the model's copy of
+// its result as soon as it ends, and /clear. With Config.Resumed the transcript of a saved
 // chat is shown again and the model continues its conversation; approvals
 // given for the earlier session are not carried over. /export writes the
 // transcript as Markdown, never over an existing file.

@@ -21,8 +21,10 @@ type recorder struct {
 
 	mu      sync.Mutex
 	stopped bool
-	// history is the resumed conversation, given to the first loop only.
+	// history is the resumed conversation, given to the first loop only,
+	// and past the calls whose results it holds.
 	history []llm.Message
+	past    []*host.CallEntry
 }
 
 func newRecorder(log *chatlog.Log, resumed *chatlog.Session, post func(noticeMsg)) *recorder {
@@ -31,7 +33,7 @@ func newRecorder(log *chatlog.Log, resumed *chatlog.Session, post func(noticeMsg
 	}
 	r := &recorder{log: log, post: post}
 	if resumed != nil {
-		r.history = resumed.History()
+		r.history, r.past = resumed.History(), resumed.Calls()
 	}
 	return r
 }
@@ -56,12 +58,22 @@ func (r *recorder) message(m llm.Message) {
 	r.append(chatlog.Record{Type: chatlog.TypeMessage, Message: chatlog.FromLLM(m)})
 }
 
-// event saves a call of the model's as it ends (from LoopOptions.OnEvent).
+// event saves that a call of the model's was decided and is about to be
+// sent (from LoopOptions.OnEvent), with mcphost's id for it: a session that
+// ends before the call does then knows it may have run.
 func (r *recorder) event(ev host.LoopEvent) {
-	if ev.Kind != host.EvResult || ev.Call == nil {
+	if ev.Kind != host.EvDecision || ev.Call == nil || ev.Call.CallID == "" {
 		return
 	}
-	r.append(chatlog.Record{Type: chatlog.TypeCall, Call: chatlog.NewCall(ev.Call, callResultText(ev.Call.Result))})
+	r.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteStarted, Started: chatlog.NewStarted(ev.Call)})
+}
+
+// result saves a call of the model's as it ends, with the result the model
+// is given (LoopOptions.OnResult), before the next call starts.
+func (r *recorder) result(e *host.CallEntry, res llm.ToolResult) {
+	c := chatlog.NewCall(e, callResultText(e.Result))
+	c.Content = chatlog.T(res.Content)
+	r.append(chatlog.Record{Type: chatlog.TypeCall, Call: c})
 }
 
 // manual saves a call made from the call form.
@@ -79,17 +91,17 @@ func (r *recorder) cleared() {
 	r.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteCleared})
 }
 
-// takeHistory returns the resumed conversation once: a loop made after
-// /clear starts empty.
-func (r *recorder) takeHistory() []llm.Message {
+// takeHistory returns the resumed conversation and its calls once: a loop
+// made after /clear starts empty.
+func (r *recorder) takeHistory() ([]llm.Message, []*host.CallEntry) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := r.history
-	r.history = nil
-	return h
+	h, p := r.history, r.past
+	r.history, r.past = nil, nil
+	return h, p
 }
 
 func (r *recorder) close() {

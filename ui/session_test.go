@@ -53,10 +53,16 @@ func TestSessionSavedAndResumed(t *testing.T) {
 			if !strings.Contains(r.Call.Result.S, "Draft launch announcement") {
 				t.Errorf("the call's result was not saved: %q", r.Call.Result.S)
 			}
+			if c := r.Call.Content.S; !strings.HasPrefix(c, "[output of the tool tasks/list_tasks") || !strings.Contains(c, "Draft launch announcement") {
+				t.Errorf("the model's copy of the result was not saved with the call: %q", c)
+			}
+		}
+		if r.Type == chatlog.TypeNote {
+			k += ":" + r.Note
 		}
 		kinds = append(kinds, k)
 	}
-	want := "message:user message:assistant call:list_tasks:success message:tool message:assistant"
+	want := "message:user message:assistant note:call-started call:list_tasks:success message:tool message:assistant"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("saved records: %s\nwant %s", got, want)
 	}

@@ -86,6 +86,12 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
 		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	var warn string
+	gate.Taint, gate.OnTaint, warn = resumeState(chat, resumed, st.auditPath(g)) // sessions.go
+	if warn != "" {
+		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", warn)
+		st.warnings = append(st.warnings, warn)
+	}
 	if l, err := audit.Open(st.auditPath(g), st.auditOptions()); err != nil {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
 		st.warnings = append(st.warnings, err.Error()+"; only read-only calls will run")

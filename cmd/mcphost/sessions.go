@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/ui"
@@ -83,6 +84,30 @@ func chatSession(g *globalOptions, s *streams, model string, now func() time.Tim
 		return nil, nil, err
 	}
 	return l, prev, nil
+}
+
+// resumeState settles the calls a resumed session left open from the audit
+// log at auditPath, and returns the gate's options for it: the taint the
+// session had taken in, and every later growth of it recorded in the
+// session, so that a resume never starts clean. Grants "for the session"
+// are not restored: they end with the process. warning, when set, says why
+// the audit log could not be read (the open calls are then unknown).
+func resumeState(chat *chatlog.Log, resumed *chatlog.Session, auditPath string) (taint host.Taint, onTaint func(host.Taint), warning string) {
+	if resumed != nil {
+		if err := resumed.Settle(auditPath); err != nil {
+			warning = err.Error() + "; the calls the chat left open are taken as unknown outcomes"
+		}
+		taint = resumed.Taint()
+	}
+	if chat == nil {
+		return taint, nil, warning
+	}
+	onTaint = func(t host.Taint) {
+		// Best effort once the chat has closed its log; while it runs, the
+		// recorder reports a log that cannot be written.
+		_ = chat.Append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteTaint, Taint: &t})
+	}
+	return taint, onTaint, warning
 }
 
 // modelName is the model's spec, "" without a model.
