@@ -92,6 +92,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Model = r.cfg.Model
 		cfg.Models = r.cfg.Models
 		cfg.ToolSearch = r.cfg.ToolSearch
+		cfg.SamplingBudget = r.cfg.SamplingBudget
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]
