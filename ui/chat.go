@@ -293,7 +293,7 @@ func (m *Model) sendText(text string) tea.Cmd {
 func (m *Model) startRun(text string) tea.Cmd {
 	if m.loop == nil {
 		m.loop = host.NewLoop(host.LoopOptions{
-			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
+			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u: u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
 			History: m.rec.takeHistory(), OnMessage: m.rec.message, // session.go
 			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,

@@ -63,6 +63,10 @@ type Config struct {
 	MaxSteps int
 	// Context configures tool search and the context budget of the loop.
 	Context host.ContextSettings
+	// Sampling answers servers' sampling requests (once the person
+	// approves each) within each server's token budget; nil: a meter with
+	// config.DefaultSamplingBudget.
+	Sampling *host.SampleMeter
 
 	// Session saves the chat as it happens; nil: it is not saved. Resumed,
 	// when set, is the saved chat this one continues: its transcript is
