@@ -142,8 +142,8 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 		return err
 	}
 	defer sess.Close()
-	for _, ss := range sess.m.Servers() {
-		if ss.State != "ready" {
+	for _, ss := range append(sess.m.Servers(), st.held...) {
+		if ss.State != "ready" && ss.State != stateDisabled {
 			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", ss.Name, ss.State, sanitize.Line(ss.LastError))
 		}
 	}
