@@ -384,7 +384,9 @@ func (s *server) supervise(l *live) {
 // supervise, which always follows a closed connection, restarts it.
 func (s *server) sawClosed(l *live) {
 	s.mu.Lock()
-	mark := s.conn == l && s.state == StateReady && !l.stopping
+	// A connection closed on purpose (stop, a replacing install) is no
+	// longer s.conn, so only a crash is marked here.
+	mark := s.conn == l && s.state == StateReady
 	if mark {
 		s.state = StateRestarting
 		s.lastErr = "the connection closed"

@@ -52,6 +52,11 @@ func TestSampleMeterBudget(t *testing.T) {
 	if got := model.limit; len(got) != 2 || got[0] != 1000-1 || got[1] != 400-1 {
 		t.Errorf("output limits %v, want [999 399]: capped to what is left of the budget", got)
 	}
+	small := NewSampleMeter(1000)
+	if _, _, err := small.Sample(ctx, model, "a", sampleReq("hi", 50)); err != nil || model.limit[2] != 50 {
+		t.Errorf("a request for 50 tokens within the budget was given %d (%v), want its own 50", model.limit[2], err)
+	}
+	model.limit = model.limit[:2]
 	_, _, err := m.Sample(ctx, model, "a", sampleReq("hi", 10))
 	if !errors.Is(err, ErrSamplingBudget) || !strings.Contains(err.Error(), `server "a" has spent 1200 of the 1000 tokens`) {
 		t.Fatalf("past the budget: %v", err)
