@@ -163,7 +163,7 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 
 	if asTask {
 		tc := &taskCall{m: m, s: s, tool: tool, opts: opts, ctx: ctx, ceilCtx: ceilCtx, callCtx: callCtx, idle: idle, timeout: timeout, probe: probe}
-		return tc.run(l, args, token)
+		return s.seen(l, tc.run(l, args, token))
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
@@ -175,7 +175,16 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	} else if errors.Is(ceilCtx.Err(), context.DeadlineExceeded) {
 		cause = errCallTimeout
 	}
-	return afterQuestions(classify(result, err, cause, probe), s.questions.load() != asked) // elicited.go
+	return s.seen(l, afterQuestions(classify(result, err, cause, probe), s.questions.load() != asked)) // elicited.go
+}
+
+// seen passes r on, marking the server restarting first when r says its
+// connection l was found closed (see sawClosed).
+func (s *server) seen(l *live, r *CallResult) *CallResult {
+	if errors.Is(r.Err, mcp.ErrConnectionClosed) {
+		s.sawClosed(l)
+	}
+	return r
 }
 
 // classify maps what a call returned to an Outcome. cause is the reason the

@@ -125,6 +125,10 @@ type Manager struct {
 
 	progMu   sync.Mutex
 	progress map[string]func(Progress)
+
+	// crashSeen, set by this package's tests only, runs when supervise
+	// learns that a connection ended, before it does anything about it.
+	crashSeen func(server string)
 }
 
 // New returns a Manager for specs. Nothing starts until Start.

@@ -321,6 +321,9 @@ func (s *server) install(l *live, lst *listing, gen int) {
 func (s *server) supervise(l *live) {
 	defer s.m.wg.Done()
 	waitErr := l.session.Wait()
+	if f := s.m.crashSeen; f != nil {
+		f(s.spec.Name)
+	}
 	l.cancel()
 	l.dialed.proc.kill()
 
@@ -330,6 +333,10 @@ func (s *server) supervise(l *live) {
 		return
 	}
 	s.conn = nil
+	// Restarting from the moment the connection is gone, not from when
+	// setState below publishes it: a call in between must not find the
+	// server ready without a connection (and a retry must wait).
+	s.state = StateRestarting
 	gen := s.gen
 	s.mu.Unlock()
 
@@ -371,6 +378,27 @@ func (s *server) supervise(l *live) {
 			return
 		}
 		why = "restart failed: " + err.Error()
+	}
+}
+
+// sawClosed is told by a call that found l, the server's connection,
+// closed (mcp.ErrConnectionClosed). Until supervise notices the end, the
+// server would still look ready with a dead connection, so that the next
+// calls, and a retry that waits for the server to be ready, would all be
+// sent to it and come back not sent. It is marked restarting at once;
+// supervise, which always follows a closed connection, restarts it.
+func (s *server) sawClosed(l *live) {
+	s.mu.Lock()
+	// A connection closed on purpose (stop, a replacing install) is no
+	// longer s.conn, so only a crash is marked here.
+	mark := s.conn == l && s.state == StateReady
+	if mark {
+		s.state = StateRestarting
+		s.lastErr = "the connection closed"
+	}
+	s.mu.Unlock()
+	if mark {
+		s.m.publish(Event{Kind: EventState, Server: s.spec.Name, State: StateRestarting, Err: "the connection closed"})
 	}
 }
 

@@ -17,6 +17,19 @@ const (
 	ProtocolAuto = "auto"
 )
 
+// DefaultSamplingBudget is the tokens (input and output together) each
+// server may spend through sampling in one run or chat unless the user's
+// own config sets "samplingBudget".
+const DefaultSamplingBudget = 20000
+
+// SamplingBudgetOf returns the budget c sets, or the default.
+func (c *Config) SamplingLimit() int {
+	if c.SamplingBudget != nil {
+		return *c.SamplingBudget
+	}
+	return DefaultSamplingBudget
+}
+
 // Transports a Server can use.
 const (
 	TransportStdio = "stdio"
@@ -144,7 +157,11 @@ type Config struct {
 	// Notify is one of NotifyModes; "" means both the bell and a desktop
 	// notification. From the user's own config only.
 	Notify string
-	Files  []string // every file that was read, in the order read
+	// SamplingBudget is how many tokens of the person's model each server
+	// may spend through sampling in one run or chat, from the user's own
+	// config only; nil means DefaultSamplingBudget, 0 refuses sampling.
+	SamplingBudget *int
+	Files          []string // every file that was read, in the order read
 }
 
 // Server returns the server with the given name.

@@ -22,7 +22,10 @@
 //
 // Top-level keys: "mcpServers", "permissions", "model", "models",
 // "toolSearch" (one of ToolSearchModes; user's config only), "notify" (one
-// of NotifyModes; user's config only) ("$schema" is accepted for editors).
+// of NotifyModes; user's config only), "samplingBudget" (the tokens each
+// server may spend of the person's model through sampling in one run or
+// chat, default DefaultSamplingBudget, 0 refuses sampling; user's config
+// only) ("$schema" is accepted for editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written
@@ -33,10 +36,12 @@
 // of TaskModes, default "required"), "startTimeout" and "callTimeout"
 // (duration strings such as "30s"; left out, the host's defaults apply),
 // "disabled" (boolean), "alwaysLoad" (tool names offered in full even
-// while tool search is on). Without "type", a server with
+// while tool search is on; user's config only: a project file's is ignored
+// with a warning). Without "type", a server with
 // "command" is stdio and one with "url" is http. A server needs exactly one
 // of "command" and "url". Server names have 1 to 64 letters, digits, '-',
-// '_' and '.', because they become prefixes of tool names.
+// '_' and '.', because they become prefixes of tool names; HostName
+// ("mcphost", in any case) is reserved.
 //
 // Permission keys: "autoApprove" (one of AutoApproveLevels), and "allow",
 // "ask" and "deny", arrays of rules, each a glob string or an object.

@@ -28,6 +28,9 @@ func ParseServerFlag(s string) (Server, error) {
 	if !ValidName(name) {
 		return Server{}, fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", name, maxNameLen)
 	}
+	if why := reservedName(name); why != "" {
+		return Server{}, errors.New(why)
+	}
 	words, err := SplitWords(rest)
 	if err != nil {
 		return Server{}, err

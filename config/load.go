@@ -93,6 +93,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Models = r.cfg.Models
 		cfg.ToolSearch = r.cfg.ToolSearch
 		cfg.Notify = r.cfg.Notify
+		cfg.SamplingBudget = r.cfg.SamplingBudget
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -16,7 +16,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -206,6 +206,17 @@ func (p *parser) parse() error {
 			if err == nil && !slices.Contains(NotifyModes, p.cfg.Notify) {
 				err = p.errorf(m.val.start, `invalid "notify" %q; expected one of %s (leave it out for both the bell and a desktop notification)`, short(p.cfg.Notify), strings.Join(NotifyModes, ", "))
 			}
+		case "samplingBudget":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"samplingBudget" is ignored in a project file: only your own config lets servers spend more of your model`)
+				continue
+			}
+			k, cerr := strconv.Atoi(m.val.str)
+			if m.val.kind != kindNumber || cerr != nil || k < 0 {
+				err = p.errorf(m.val.start, `expected a whole number of tokens, 0 or more, for "samplingBudget", like %d (0 refuses every sampling request)`, DefaultSamplingBudget)
+				break
+			}
+			p.cfg.SamplingBudget = &k
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}
@@ -272,6 +283,9 @@ func (p *parser) server(m member) (Server, error) {
 	name, n := m.key, m.val
 	if !ValidName(name) {
 		return Server{}, p.errorf(m.keyOff, "invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(name), maxNameLen)
+	}
+	if why := reservedName(name); why != "" {
+		return Server{}, p.errorf(m.keyOff, "%s", why)
 	}
 	if n.kind != kindObject {
 		return Server{}, p.errorf(n.start, "expected an object for server %q, got %s", name, n.kind)
@@ -414,6 +428,10 @@ func (p *parser) server(m member) (Server, error) {
 		case "disabled":
 			s.Disabled, err = p.boolean(v, label, where)
 		case "alwaysLoad":
+			if p.src == SourceProject {
+				p.warnf(f.keyOff, `"alwaysLoad" %s is ignored: a project file cannot have its tools offered in full past tool search; list them in your own config`, where)
+				continue
+			}
 			s.AlwaysLoad, err = p.strList(v, label, where)
 		default:
 			p.unknown(f, where, serverKeys, serverForeign)
@@ -637,6 +655,21 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// HostName is the name mcphost uses for itself where a server's name
+// would go: the server part of its own tools' names (the search tool is
+// "mcphost__search_tools") and of their audit and call records. No server
+// may take it, in any case, or its tools would pass for mcphost's own.
+const HostName = "mcphost"
+
+// reservedName returns why name cannot name a server although it is
+// valid, or "".
+func reservedName(name string) string {
+	if strings.EqualFold(name, HostName) {
+		return fmt.Sprintf("server name %q is reserved: mcphost uses it for its own tools and records; rename the server", name)
+	}
+	return ""
 }
 
 // checkURL returns why u cannot be a server URL, or "".

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -123,8 +124,12 @@ func (l *Loop) offered() []llm.Tool {
 	return out
 }
 
+// alwaysLoaded reports whether t is offered in full from the first turn
+// while search is on. A description decide.PoisonFlags flags never is,
+// whoever listed the tool in "alwaysLoad": it reaches the model only
+// through a search, like any other tool.
 func (l *Loop) alwaysLoaded(t *client.Tool) bool {
-	return l.o.AlwaysLoad != nil && l.o.AlwaysLoad(t)
+	return l.o.AlwaysLoad != nil && l.o.AlwaysLoad(t) && decide.PoisonFlags(t.Description) == nil
 }
 
 // fullTools are every definition, as offered without search.

@@ -184,6 +184,10 @@
 //	                      turn's request contains the string
 //	expectError   bool    true: some tool result sent with this turn's request is an
 //	                      error; false: none is
+//	expectTools   object  {"offered": ["…"], "notOffered": ["…"]}: the request
+//	                      offers every tool named in offered and none in notOffered
+//	usage         object  the usage to report for the turn, as [Usage] encodes it
+//	                      ({"inputTokens": 1200, "outputTokens": 300}); zero when absent
 //	stop          string  the stop reason to report; default "tool_use" when the
 //	                      turn has tool calls, else "end_turn"
 //	error         string  instead of answering, Stream fails with this message
@@ -193,8 +197,8 @@
 // messages after its last assistant message: the answers to the previous
 // turn's calls. A failed expectation makes Stream fail with an error that
 // matches [ErrScriptExpectation] and shows what the results were; a turn
-// that expects results and gets none fails too. The usage of every turn is
-// zero. When the script is exhausted, Stream fails with an error matching
+// that expects results and gets none fails too. expectTools is checked
+// whatever the results. When the script is exhausted, Stream fails with an error matching
 // [ErrScriptExhausted]: a run that asks for more turns than were written
 // is a mistake in the script or in the host, not something to paper over.
 // Unknown fields are errors, so a misspelt expectation cannot pass

@@ -30,6 +30,8 @@ type ScriptTurn struct {
 	ToolCalls    []ScriptCall       `json:"toolCalls,omitempty"`
 	ExpectResult *ResultExpectation `json:"expectResult,omitempty"`
 	ExpectError  *bool              `json:"expectError,omitempty"`
+	ExpectTools  *ToolsExpectation  `json:"expectTools,omitempty"`
+	Usage        *Usage             `json:"usage,omitempty"`
 	Stop         string             `json:"stop,omitempty"`
 	Error        string             `json:"error,omitempty"`
 
@@ -44,6 +46,13 @@ type ScriptCall struct {
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// ToolsExpectation is checked against the tools a turn's request offers,
+// by name: every one of Offered is offered, none of NotOffered is.
+type ToolsExpectation struct {
+	Offered    []string `json:"offered,omitempty"`
+	NotOffered []string `json:"notOffered,omitempty"`
 }
 
 // ResultExpectation is checked against the tool results sent with a turn's
@@ -191,6 +200,9 @@ func (s *scriptModel) Stream(ctx context.Context, req *Request, emit func(Event)
 	if err := turn.validate(i + 1); err != nil {
 		return fmt.Errorf("%s: %v", where, err)
 	}
+	if err := turn.checkTools(req.Tools); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
 	if err := turn.check(lastResults(req.Messages)); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -217,7 +229,11 @@ func (s *scriptModel) Stream(ctx context.Context, req *Request, emit func(Event)
 			stop = StopToolUse
 		}
 	}
-	emit(Event{Kind: EventUsage})
+	var usage Usage
+	if turn.Usage != nil {
+		usage = *turn.Usage
+	}
+	emit(Event{Kind: EventUsage, Usage: usage})
 	emit(Event{Kind: EventDone, StopReason: stop})
 	return nil
 }
@@ -232,6 +248,29 @@ func lastResults(msgs []Message) []ToolResult {
 		}
 	}
 	return out
+}
+
+// checkTools checks the turn's expectTools against the tools offered.
+func (t *ScriptTurn) checkTools(tools []Tool) error {
+	e := t.ExpectTools
+	if e == nil {
+		return nil
+	}
+	offered := make([]string, len(tools))
+	for i, tl := range tools {
+		offered[i] = tl.Name
+	}
+	for _, name := range e.Offered {
+		if !slices.Contains(offered, name) {
+			return fmt.Errorf("%w: expectTools: %q is not offered; offered: %s", ErrScriptExpectation, name, strings.Join(offered, ", "))
+		}
+	}
+	for _, name := range e.NotOffered {
+		if slices.Contains(offered, name) {
+			return fmt.Errorf("%w: expectTools: %q is offered and should not be; offered: %s", ErrScriptExpectation, name, strings.Join(offered, ", "))
+		}
+	}
+	return nil
 }
 
 func (t *ScriptTurn) check(results []ToolResult) error {

@@ -234,3 +234,34 @@ func TestSplitText(t *testing.T) {
 		}
 	}
 }
+
+// expectTools fails a turn whose request offers the wrong tools; usage is
+// reported as written.
+func TestScriptExpectToolsAndUsage(t *testing.T) {
+	m := NewScript([]ScriptTurn{
+		{Text: "a", ExpectTools: &ToolsExpectation{Offered: []string{"x"}, NotOffered: []string{"y"}}, Usage: &Usage{InputTokens: 7, OutputTokens: 3}},
+		{Text: "b", ExpectTools: &ToolsExpectation{NotOffered: []string{"y"}}},
+		{Text: "c", ExpectTools: &ToolsExpectation{Offered: []string{"z"}}},
+	})
+	events, err := collect(context.Background(), m, &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}, Tools: []Tool{{Name: "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Usage
+	for _, e := range events {
+		if e.Kind == EventUsage {
+			got = e.Usage
+		}
+	}
+	if got != (Usage{InputTokens: 7, OutputTokens: 3}) {
+		t.Errorf("usage %+v, want 7 in and 3 out", got)
+	}
+	_, err = collect(context.Background(), m, &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}, Tools: []Tool{{Name: "y"}}})
+	if !errors.Is(err, ErrScriptExpectation) || !strings.Contains(err.Error(), `"y" is offered`) {
+		t.Errorf("an offered tool that should not be: got %v", err)
+	}
+	_, err = collect(context.Background(), m, &Request{Messages: []Message{{Role: RoleUser, Text: "hi"}}})
+	if !errors.Is(err, ErrScriptExpectation) || !strings.Contains(err.Error(), `"z" is not offered`) {
+		t.Errorf("a tool that is not offered: got %v", err)
+	}
+}

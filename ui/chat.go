@@ -294,7 +294,7 @@ func (m *Model) startRun(text string) tea.Cmd {
 	if m.loop == nil {
 		history, past := m.rec.takeHistory() // session.go
 		m.loop = host.NewLoop(host.LoopOptions{
-			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
+			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u: u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
 			History: history, Past: past, OnMessage: m.rec.message, OnResult: m.rec.result, // session.go
 			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,

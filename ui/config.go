@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
+	"github.com/mcphost/mcphost/ui/dialog"
 	"github.com/mcphost/mcphost/ui/notify"
 )
 
@@ -64,6 +65,10 @@ type Config struct {
 	MaxSteps int
 	// Context configures tool search and the context budget of the loop.
 	Context host.ContextSettings
+	// Sampling answers servers' sampling requests (once the person
+	// approves each) within each server's token budget; nil: a meter with
+	// config.DefaultSamplingBudget.
+	Sampling *host.SampleMeter
 
 	// Session saves the chat as it happens; nil: it is not saved. Resumed,
 	// when set, is the saved chat this one continues: its transcript is
@@ -118,6 +123,25 @@ type ProjectServer struct {
 	// them, so that a choice made here applies there. A server without
 	// them can be started for this session but its choice is not recorded.
 	ConsentKey, ConsentHash string
+	// Fields are the rest of the entry the consent covers, beyond what
+	// Spec, File and Vars show: the dialog lists them all.
+	Fields []dialog.Field
+}
+
+// ConsentRequest is what the consent dialog shows about ps: its command
+// line, environment and working directory (or URL and header names), the
+// file, the variables it reads, and every other field of its entry.
+func (ps ProjectServer) ConsentRequest() dialog.ConsentRequest {
+	sp := ps.Spec
+	req := dialog.ConsentRequest{
+		Server: ps.Name, Transport: sp.Transport, Command: sp.Command, Args: sp.Args, Env: sp.Env,
+		Cwd: sp.Cwd, URL: sp.URL, Headers: sp.Headers, File: ps.File, Vars: ps.Vars,
+		CommandLine: ps.CommandLine, Fields: ps.Fields,
+	}
+	if req.Transport == "" {
+		req.Transport = client.TransportStdio
+	}
+	return req
 }
 
 // ErrNotTerminal is returned by Run when stdin or stdout is not a terminal.

@@ -33,7 +33,7 @@ func TestCompactCommand(t *testing.T) {
 	}
 	u := llm.Usage{InputTokens: 12345, OutputTokens: 67, CacheReadTokens: 9000}
 	h.m.usage = usageMeter{}
-	h.m.usage.add(u)
+	h.m.usage.add(u, false)
 	h.m.ctxView.usage = u
 	if s := h.screen(); !strings.Contains(s, "tokens 12.4k (9.0k cached)") {
 		t.Errorf("the status line lacks the token figure:\n%s", s)

@@ -151,15 +151,7 @@ func (m *Model) openConsent() {
 	}
 	ps := m.consents[0]
 	m.consentAt++
-	sp := ps.Spec
-	req := dialog.ConsentRequest{
-		Server: ps.Name, Transport: sp.Transport, Command: sp.Command, Args: sp.Args, Env: sp.Env,
-		Cwd: sp.Cwd, URL: sp.URL, Headers: sp.Headers, File: ps.File, Vars: ps.Vars,
-		CommandLine: ps.CommandLine,
-	}
-	if req.Transport == "" {
-		req.Transport = client.TransportStdio
-	}
+	req := ps.ConsentRequest()
 	if m.cfg.StatePath != "" {
 		if s, err := state.Load(m.cfg.StatePath); err == nil {
 			c, ok := s.Consent(ps.ConsentKey, ps.ConsentHash)

@@ -38,7 +38,7 @@ func TestChatViewsGolden(t *testing.T) {
 			h.typeText("depl")
 		}},
 		{"queued", func(h *harness) {
-			h.m.usage.add(llm.Usage{InputTokens: 41000, OutputTokens: 1200})
+			h.m.usage.add(llm.Usage{InputTokens: 41000, OutputTokens: 1200}, false)
 			h.m.run = &activeRun{id: 9, cancel: func() {}}
 			for _, s := range []string{"first queued", "second queued"} {
 				h.typeText(s)

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/oauth"
@@ -106,6 +107,8 @@ type Model struct {
 	// usage is what the model reported: tokens this session, and the input
 	// of the latest turn (how full the context is).
 	usage usageMeter
+	// sampling holds servers to their sampling budgets (Config.Sampling).
+	sampling *host.SampleMeter
 
 	// rec saves the chat (session.go); nil when it is not saved.
 	rec *recorder
@@ -191,6 +194,10 @@ func NewModel(cfg Config) *Model {
 		m.notice(levelWarn, cleanLine(herr.Error())+"; the history lasts for this session only")
 	}
 	m.openURL = oauth.OpenBrowser
+	m.sampling = cfg.Sampling
+	if m.sampling == nil {
+		m.sampling = host.NewSampleMeter(config.DefaultSamplingBudget)
+	}
 	m.asker = &asker{inbox: m.inbox, done: ctx.Done()}
 	dark := true
 	if cfg.Dark != nil {
@@ -440,7 +447,7 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 	case noticeMsg:
 		m.notice(msg.l, msg.text)
 	case usageMsg:
-		m.usage.add(msg.u)
+		m.usage.add(msg.u, msg.sampled)
 	case loopEventMsg:
 		return m.onLoopEvent(msg)
 	case runDoneMsg:

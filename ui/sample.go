@@ -7,7 +7,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/ui/dialog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,6 +35,10 @@ func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessag
 	if p == nil {
 		return nil, errors.New("the sampling request has no parameters")
 	}
+	if err := m.sampling.Refuses(server, p); err != nil {
+		m.post(noticeMsg{levelWarn, name + " asked to use the model past its sampling budget: refused (\"samplingBudget\" in your config raises it)"})
+		return nil, err
+	}
 	r := dialog.SampleRequest{Server: server, Model: m.cfg.Model.Name(), MaxTokens: p.MaxTokens, System: p.SystemPrompt}
 	for _, msg := range p.Messages {
 		if msg == nil {
@@ -59,7 +62,8 @@ func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessag
 		m.post(noticeMsg{levelInfo, "you declined " + name + " the use of the model"})
 		return nil, errSampleDeclined
 	}
-	res, usage, err := host.Sample(ctx, m.cfg.Model, p)
+	res, usage, err := m.sampling.Sample(ctx, m.cfg.Model, server, p)
+	m.post(usageMsg{u: usage, sampled: true})
 	if err != nil {
 		m.post(noticeMsg{levelError, name + " could not use the model: " + cleanLine(err.Error())})
 		return nil, err

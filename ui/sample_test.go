@@ -186,3 +186,42 @@ func TestSamplingFromServer(t *testing.T) {
 	}
 	h.until("the tokens are noted", func() bool { return strings.Contains(h.screen(), "writer used the model:") })
 }
+
+// TestSamplingSpendShownAndBounded: what a server spends through sampling
+// is counted in the status line as its own figure, and a request past the
+// server's budget is refused at once, without a dialog, with the budget
+// error; another server still has its own budget.
+func TestSamplingSpendShownAndBounded(t *testing.T) {
+	clk := newClock()
+	h := newHarness(t, Config{Gate: host.GateOptions{Policy: policy(t)}, Now: clk.Now, Dark: dark(true),
+		Sampling: host.NewSampleMeter(1000),
+		Model: llm.NewScript([]llm.ScriptTurn{
+			{Text: "long", Usage: &llm.Usage{InputTokens: 700, OutputTokens: 300}},
+			{Text: "other", Usage: &llm.Usage{InputTokens: 10, OutputTokens: 5}},
+		})})
+	h.ready()
+	h.send(tea.WindowSizeMsg{Width: 140, Height: 30})
+	ch := h.sample(context.Background(), "tasks", sampleParams("hi"))
+	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	clk.Add(time.Second)
+	h.key("y")
+	if got := waitSampled(t, ch); got.err != nil {
+		t.Fatalf("the first request: %v", got.err)
+	}
+	h.until("the spend is in the status line", func() bool { return strings.Contains(h.screen(), "sampling 1.0k") })
+
+	got := waitSampled(t, h.sample(context.Background(), "tasks", sampleParams("hi")))
+	if !errors.Is(got.err, host.ErrSamplingBudget) || !strings.Contains(got.err.Error(), "samplingBudget") {
+		t.Fatalf("past the budget: %+v, %v; want the budget refusal naming the setting", got.res, got.err)
+	}
+	if h.m.sampleD != nil || len(h.m.asks) != 0 {
+		t.Error("a request past the budget opened a dialog")
+	}
+	ch = h.sample(context.Background(), "writer", sampleParams("hi"))
+	h.until("the other server's dialog is shown", func() bool { return h.m.sampleD != nil })
+	clk.Add(time.Second)
+	h.key("y")
+	if got := waitSampled(t, ch); got.err != nil || resultText(got.res) != "other" {
+		t.Errorf("another server's request: %+v, %v; want it answered from its own budget", got.res, got.err)
+	}
+}

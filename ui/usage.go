@@ -11,27 +11,41 @@ import (
 // keeps the latest turn's input, which is how much of the context window
 // the conversation fills.
 type usageMeter struct {
-	in, out int
-	last    int // input tokens of the latest turn
+	in, out  int
+	last     int // input tokens of the latest turn
+	sampling int // of in and out, the tokens servers spent through sampling
 }
 
-// usageMsg is one turn's usage, reported by meteredModel.
-type usageMsg struct{ u llm.Usage }
+// usageMsg is one turn's usage, reported by meteredModel, or one sampling
+// request's (sampled), reported by the sampling handler.
+type usageMsg struct {
+	u       llm.Usage
+	sampled bool
+}
 
-func (u *usageMeter) add(x llm.Usage) {
+func (u *usageMeter) add(x llm.Usage, sampled bool) {
 	u.in += max(x.InputTokens, 0)
 	u.out += max(x.OutputTokens, 0)
+	if sampled {
+		// A server's request is not the conversation: it fills no context.
+		u.sampling += max(x.InputTokens, 0) + max(x.OutputTokens, 0)
+		return
+	}
 	if x.InputTokens > 0 {
 		u.last = x.InputTokens + max(x.OutputTokens, 0)
 	}
 }
 
-// status is "tokens 12.3k" and, with a known window, "context 41%".
+// status is "tokens 12.3k", "sampling 1.2k" when servers used the model,
+// and, with a known window, "context 41%".
 func (u *usageMeter) status(window int) string {
 	if u.in+u.out == 0 {
 		return ""
 	}
 	s := "tokens " + humanCount(u.in+u.out)
+	if u.sampling > 0 {
+		s += " · sampling " + humanCount(u.sampling)
+	}
 	if window > 0 && u.last > 0 {
 		s += fmt.Sprintf(" · context %d%%", min(u.last*100/window, 999))
 	}

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/ui"
+	"github.com/mcphost/mcphost/ui/dialog"
 )
 
 // consentKey is the key under which a person's consent to the project
@@ -43,7 +47,7 @@ const legacyStartTimeout = 30 * time.Second
 // and hash computed here (see setup.pending), so a choice made in one
 // applies in the other.
 func consentHash(srv config.Server) string {
-	srv.Consented = false
+	srv.Consented = false // notConsented
 	if srv.StartTimeout == 0 {
 		// An entry without "startTimeout" hashes as it did when the
 		// configuration filled in 30s, so that consents given then hold.
@@ -69,6 +73,161 @@ func consentHash(srv config.Server) string {
 	}
 	sum := sha256.Sum256(append([]byte("mcphost project consent v2\n"), canon...))
 	return hex.EncodeToString(sum[:])
+}
+
+// notConsented names the one field of config.Server that consentHash
+// leaves out, and so entryFields too: it says what this run's command line
+// did, not what the file says.
+const notConsented = "Consented"
+
+// entryFields are the fields of srv that its consent hash covers, in
+// config.Server's order, each named as the config file names it and
+// written for a person to read. Like consentHash, it walks every exported
+// field of the struct (every field but notConsented), so a field added to
+// config.Server later is shown without a change here; only how its value
+// reads may need teaching (see fieldValue). Secrets are shown as set,
+// never in full: header values and an OAuth client secret.
+func entryFields(srv config.Server) []dialog.Field {
+	return structFields("", reflect.ValueOf(srv))
+}
+
+func structFields(prefix string, v reflect.Value) []dialog.Field {
+	var out []dialog.Field
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || prefix == "" && f.Name == notConsented {
+			continue
+		}
+		name := prefix + configKey(f.Name)
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct {
+			if fv.IsNil() {
+				out = append(out, dialog.Field{Name: name, Value: "(not set)"})
+				continue
+			}
+			out = append(out, structFields(name+".", fv.Elem())...)
+			continue
+		}
+		out = append(out, dialog.Field{Name: name, Value: fieldValue(name, fv)})
+	}
+	return out
+}
+
+// configKey is the config file's key for a config.Server field name.
+func configKey(field string) string {
+	switch field {
+	case "OAuth":
+		return "oauth"
+	case "URL":
+		return "url"
+	case "ClientID":
+		return "clientId"
+	}
+	return strings.ToLower(field[:1]) + field[1:]
+}
+
+// secretFields are the fields whose values stay hidden.
+var secretFields = []string{"headers", "oauth.clientSecret"}
+
+// fieldValue writes one field's value for a person: strings quoted, lists
+// and maps in full (keys sorted), durations with their unit, and the zero
+// value said in words.
+func fieldValue(name string, v reflect.Value) string {
+	secret := slices.Contains(secretFields, name)
+	if d, ok := v.Interface().(time.Duration); ok {
+		if d == 0 {
+			return "(not set: mcphost's default)"
+		}
+		return d.String()
+	}
+	if st, ok := v.Interface().(fmt.Stringer); ok {
+		return st.String()
+	}
+	switch v.Kind() {
+	case reflect.String:
+		switch {
+		case v.Len() == 0:
+			return "(not set)"
+		case secret:
+			return "(set, hidden)"
+		}
+		return strconv.Quote(v.String())
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Slice:
+		if v.Len() == 0 {
+			return "(none)"
+		}
+		words := make([]string, v.Len())
+		for i := range v.Len() {
+			words[i] = strconv.Quote(fmt.Sprint(v.Index(i).Interface()))
+		}
+		return strings.Join(words, " ")
+	case reflect.Map:
+		if v.Len() == 0 {
+			return "(none)"
+		}
+		var pairs []string
+		for _, k := range v.MapKeys() {
+			val := strconv.Quote(fmt.Sprint(v.MapIndex(k).Interface()))
+			if secret {
+				val = "(hidden)"
+			}
+			pairs = append(pairs, strconv.Quote(fmt.Sprint(k.Interface()))+"="+val)
+		}
+		sort.Strings(pairs)
+		return strings.Join(pairs, " ")
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// dialogSections are the fields the consent dialog shows in sections of
+// its own (the name and transport in its headline, the command line,
+// working directory, environment, URL, header names, the file and the
+// variables read); every other field goes to its list of the rest.
+var dialogSections = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "file", "vars"}
+
+// restOfEntry are srv's entry fields but those named in skip.
+func restOfEntry(srv config.Server, skip []string) []dialog.Field {
+	var out []dialog.Field
+	for _, f := range entryFields(srv) {
+		if !slices.Contains(skip, f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// logged hides, in fields of srv written where others may read them (a
+// CI log, rather than the person's own terminal), what may hold the
+// person's secrets: the values of "env" when the entry reads variables
+// from their environment, and the query and userinfo of "url".
+func logged(srv config.Server, fs []dialog.Field) []dialog.Field {
+	out := slices.Clone(fs)
+	for i, f := range out {
+		switch {
+		case f.Name == "env" && len(srv.Vars) > 0 && len(srv.Env) > 0:
+			names := make([]string, 0, len(srv.Env))
+			for k := range srv.Env {
+				names = append(names, strconv.Quote(k))
+			}
+			sort.Strings(names)
+			out[i].Value = strings.Join(names, " ") + " (values hidden here because the entry reads your environment; the interactive consent shows them)"
+		case f.Name == "url" && srv.URL != "":
+			out[i].Value = strconv.Quote(client.RedactURL(srv.URL))
+		}
+	}
+	return out
+}
+
+// joinFields writes fields on one line: name value, name value.
+func joinFields(fs []dialog.Field) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Name + " " + f.Value
+	}
+	return strings.Join(parts, ", ")
 }
 
 // resolvedCommandLine is srv's command line as it would run, for a person
@@ -127,8 +286,14 @@ func (ps pendingServer) needsConsent(changed bool) string {
 	srv := ps.srv
 	var b strings.Builder
 	fmt.Fprintf(&b, "defined in the project file %s", srv.File)
+	skip := []string{"name", "file", "vars"}
 	if words := resolvedCommandLine(srv); len(words) > 0 {
 		fmt.Fprintf(&b, "; it would run %s in %s", strings.Join(quoteWords(words), " "), srv.Cwd)
+		skip = append(skip, "command", "args", "cwd")
+	}
+	fmt.Fprintf(&b, "; the entry also sets: %s", joinFields(logged(srv, restOfEntry(srv, skip))))
+	if len(srv.Vars) > 0 {
+		fmt.Fprintf(&b, "; it reads ${%s} from your environment", strings.Join(srv.Vars, "}, ${"))
 	}
 	b.WriteString("; ")
 	if changed {
@@ -174,6 +339,7 @@ func (st *setup) projectServers() []ui.ProjectServer {
 			Name: ps.srv.Name, File: ps.srv.File, Vars: ps.srv.Vars, Spec: ps.spec,
 			CommandLine: resolvedCommandLine(ps.srv),
 			ConsentKey:  ps.key, ConsentHash: ps.hash,
+			Fields: restOfEntry(ps.srv, dialogSections),
 		})
 	}
 	return out

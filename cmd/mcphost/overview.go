@@ -118,7 +118,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
-		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model),
+		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",
 		Notify: notify.New(mode, notify.Detect(s.Getenv))})

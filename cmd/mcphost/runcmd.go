@@ -71,9 +71,41 @@ type runJSON struct {
 	Model    string            `json:"model"`
 	Calls    []*host.CallEntry `json:"calls"`
 	Blocked  []*host.CallEntry `json:"blocked"`
-	Usage    llm.Usage         `json:"usage"`
+	Usage    runUsage          `json:"usage"`
 	Error    string            `json:"error,omitempty"`
 	ExitCode int               `json:"exitCode"`
+}
+
+// runUsage is every token the run spent of the person's model: the model
+// loop's and, with --allow-sampling, the servers' through sampling, whose
+// share Sampling gives by server.
+type runUsage struct {
+	llm.Usage
+	Sampling map[string]llm.Usage `json:"sampling,omitempty"`
+}
+
+// usageOf adds the servers' sampling to the loop's usage.
+func usageOf(loop llm.Usage, meter *host.SampleMeter) runUsage {
+	u := runUsage{Usage: loop}
+	for _, sp := range meter.Spent() {
+		if u.Sampling == nil {
+			u.Sampling = map[string]llm.Usage{}
+		}
+		u.Sampling[sp.Server] = sp.Usage
+		u.Usage.Add(sp.Usage)
+	}
+	return u
+}
+
+// samplingLines are the text output's account of what each server spent
+// through sampling, against its budget.
+func samplingLines(meter *host.SampleMeter) []string {
+	var out []string
+	for _, sp := range meter.Spent() {
+		out = append(out, fmt.Sprintf("mcphost: %s spent %s of your model through sampling (%d input, %d output) of its budget of %d",
+			sanitize.Line(sp.Server), nounCount(host.SpendTokens(sp.Usage), "token"), sp.Usage.InputTokens, sp.Usage.OutputTokens, meter.Budget()))
+	}
+	return out
 }
 
 func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) error {
@@ -110,8 +142,8 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 		return err
 	}
 	defer sess.Close()
-	for _, ss := range sess.m.Servers() {
-		if ss.State != "ready" {
+	for _, ss := range append(sess.m.Servers(), st.held...) {
+		if ss.State != "ready" && ss.State != stateDisabled {
 			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", ss.Name, ss.State, sanitize.Line(ss.LastError))
 		}
 	}
@@ -150,8 +182,11 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 		if out != nil && out.Text != "" {
 			fmt.Fprintln(s.Out, sanitize.Text(out.Text))
 		}
+		for _, l := range samplingLines(st.sampling) {
+			fmt.Fprintln(s.Err, l)
+		}
 	case "json":
-		res := runJSON{Model: model.Name(), Usage: loop.Usage, ExitCode: code, Calls: []*host.CallEntry{}, Blocked: []*host.CallEntry{}}
+		res := runJSON{Model: model.Name(), Usage: usageOf(loop.Usage, st.sampling), ExitCode: code, Calls: []*host.CallEntry{}, Blocked: []*host.CallEntry{}}
 		if out != nil {
 			res.Text, res.Status, res.Steps = out.Text, out.Status, out.Steps
 			for _, c := range out.Calls {

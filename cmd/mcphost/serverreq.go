@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -18,10 +19,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sampler lets servers use the person's model once a command has one.
+// sampler lets servers use the person's model once a command has one,
+// each within its budget.
 type sampler struct {
-	mu    sync.Mutex
-	model llm.Model
+	meter *host.SampleMeter
+
+	mu      sync.Mutex
+	model   llm.Model
+	refused map[string]bool // servers told they spent their budget
+}
+
+// firstRefusal reports whether this is the first budget refusal of
+// server, which gets a line of its own as it happens.
+func (smp *sampler) firstRefusal(server string) bool {
+	smp.mu.Lock()
+	defer smp.mu.Unlock()
+	if smp.refused[server] {
+		return false
+	}
+	if smp.refused == nil {
+		smp.refused = map[string]bool{}
+	}
+	smp.refused[server] = true
+	return true
 }
 
 // serverRequestOptions answers what servers ask of the host when no
@@ -30,7 +50,7 @@ type sampler struct {
 // prints is coalesced (see requestNotes): the first request of each kind
 // from a server gets a line as it comes, the rest one line per server when
 // the command ends.
-func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sampler, error) {
+func serverRequestOptions(g *globalOptions, s *streams, meter *host.SampleMeter) (client.Options, *sampler, error) {
 	var o client.Options
 	var smp *sampler
 	for _, dir := range g.Roots {
@@ -73,12 +93,20 @@ func serverRequestOptions(g *globalOptions, s *streams) (client.Options, *sample
 		return o, nil, usageError(fmt.Errorf("--elicit %q: want decline or defaults", g.Elicit))
 	}
 	if g.AllowSampling {
-		smp = &sampler{}
+		smp = &sampler{meter: meter}
 		o.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			smp.mu.Lock()
 			m := smp.model
 			smp.mu.Unlock()
-			res, usage, err := host.Sample(ctx, m, req.Params)
+			res, usage, err := meter.Sample(ctx, m, server, req.Params)
+			if errors.Is(err, host.ErrSamplingBudget) {
+				notes.count(server, "sampling", "refused over its budget")
+				if smp.firstRefusal(server) {
+					fmt.Fprintf(s.Err, "mcphost: refused %s the model: it has spent its sampling budget of %s (\"samplingBudget\" in your config raises it)\n",
+						sanitize.Line(server), nounCount(meter.Budget(), "token"))
+				}
+				return nil, err
+			}
 			if err != nil {
 				notes.count(server, "sampling", "failed")
 				return nil, err
@@ -158,7 +186,7 @@ func (n *requestNotes) flush(w io.Writer) {
 			outcomes := n.counts[server][kind]
 			total := 0
 			var detail []string
-			for _, o := range []string{"accepted", "declined", "cancelled", "answered", "failed", "refused over its rate limit"} {
+			for _, o := range []string{"accepted", "declined", "cancelled", "answered", "failed", "refused over its budget", "refused over its rate limit"} {
 				if c := outcomes[o]; c > 0 {
 					total += c
 					detail = append(detail, fmt.Sprintf("%d %s", c, o))

@@ -28,7 +28,7 @@ func TestElicitDefaultsSaysWhyItDeclines(t *testing.T) {
 			`(it asks to open a web page, which needs a person;`},
 	} {
 		s, _, errb := testStreams(t)
-		o, _, err := serverRequestOptions(&globalOptions{Elicit: "defaults"}, s)
+		o, _, err := serverRequestOptions(&globalOptions{Elicit: "defaults"}, s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestElicitDefaultsSaysWhyItDeclines(t *testing.T) {
 	}
 	// An accepted form says nothing of declining.
 	s, _, errb := testStreams(t)
-	o, _, _ := serverRequestOptions(&globalOptions{Elicit: "defaults"}, s)
+	o, _, _ := serverRequestOptions(&globalOptions{Elicit: "defaults"}, s, nil)
 	res, _ := o.Elicitation(context.Background(), "srv", &mcp.ElicitRequest{Params: &mcp.ElicitParams{Message: "Go?", RequestedSchema: map[string]any{"type": "object",
 		"properties": map[string]any{"ok": map[string]any{"type": "boolean", "default": true}}, "required": []any{"ok"}}}})
 	if res.Action != "accept" || strings.Contains(errb.String(), "default;") {

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/spf13/cobra"
 )
@@ -53,6 +55,23 @@ type serverJSON struct {
 	Log             []string `json:"log,omitempty"`
 	// Tasks is the server's tasks capability as it declared it.
 	Tasks *client.TasksCapability `json:"tasksCapability,omitempty"`
+	// Entry is, for a server from a project file, every field of its entry
+	// that a consent to it covers, as the consent shows them.
+	Entry []entryFieldJSON `json:"entry,omitempty"`
+}
+
+// entryFieldJSON is one field of a project server's entry.
+type entryFieldJSON struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// writeEntry lists, one a line, every field of the project server srv's
+// entry that a consent to it covers (secrets hidden, see logged).
+func writeEntry(w io.Writer, srv config.Server) {
+	for _, f := range logged(srv, entryFields(srv)) {
+		fmt.Fprintf(w, "  %s: %s\n", f.Name, sanitize.Line(f.Value))
+	}
 }
 
 func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *streams) error {
@@ -77,12 +96,18 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 			if srv, ok := st.cfg.Server(ss.Name); ok && srv.URL != "" {
 				url = client.RedactURL(srv.URL)
 			}
-			out = append(out, serverJSON{
+			sj := serverJSON{
 				Name: ss.Name, Transport: ss.Transport, URL: url, State: string(ss.State), Trusted: st.trusted[ss.Name],
 				ProtocolVersion: ss.ProtocolVersion, ServerName: ss.ServerName, ServerVersion: ss.ServerVersion,
 				Tools: ss.Tools, Restarts: ss.Restarts, LastError: ss.LastError, StderrTail: ss.StderrTail, Identity: ss.Identity, Log: ss.Log,
 				Tasks: ss.Tasks,
-			})
+			}
+			if srv, ok := st.cfg.Server(ss.Name); ok && srv.Source == config.SourceProject {
+				for _, f := range logged(srv, entryFields(srv)) {
+					sj.Entry = append(sj.Entry, entryFieldJSON{Name: f.Name, Value: f.Value})
+				}
+			}
+			out = append(out, sj)
 		}
 		if err := writeJSON(s, out); err != nil {
 			return err
@@ -96,6 +121,12 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 				yesNo(st.trusted[ss.Name], "trusted", "-"), dash(ss.ProtocolVersion), toolCount(ss), dash(sanitize.Line(info)))
 		}
 		tw.Flush()
+		for _, ss := range statuses {
+			if srv, ok := st.cfg.Server(ss.Name); ok && srv.Source == config.SourceProject {
+				fmt.Fprintf(s.Out, "\n%s, from the project file %s (a consent to it covers every field):\n", sanitize.Line(ss.Name), sanitize.Line(srv.File))
+				writeEntry(s.Out, srv)
+			}
+		}
 		for _, ss := range statuses {
 			if len(ss.Log) > 0 {
 				fmt.Fprintf(s.Out, "\n%s log:\n", sanitize.Line(ss.Name))

@@ -35,6 +35,9 @@ type setup struct {
 	// clientOpts holds how servers' own requests are answered.
 	clientOpts client.Options
 	sampler    *sampler // nil unless --allow-sampling
+	// sampling counts and bounds what servers spend of the model through
+	// sampling, headless (sampler) and in the TUI alike.
+	sampling *host.SampleMeter
 	// slow tells which servers are still starting after a while (the
 	// commands' start; the TUI shows states itself).
 	slow *slowStart
@@ -67,7 +70,8 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	if err != nil {
 		return nil, err
 	}
-	copts, smp, err := serverRequestOptions(g, s)
+	meter := host.NewSampleMeter(cfg.SamplingLimit())
+	copts, smp, err := serverRequestOptions(g, s, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +88,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		return nil, usageError(fmt.Errorf("--start-timeout must be positive, got %s", g.StartTimeout))
 	}
 	copts.StartTimeout = g.StartTimeout
-	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp,
+	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp, sampling: meter,
 		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}}
 	for _, w := range warnings {
 		st.warnings = append(st.warnings, w.String())

@@ -56,6 +56,16 @@ type ConsentRequest struct {
 	Changed bool
 	// Vars name the ${VAR}s of the person's environment the entry reads.
 	Vars []string
+	// Fields are the rest of the entry: every field the consent covers
+	// that the sections above do not show (tool search, tasks, protocol
+	// version, timeouts, OAuth, ...), named and written by the caller, so
+	// that nothing the person consents to is hidden. Shown sanitized.
+	Fields []Field
+}
+
+// Field is one named field of a server entry as a person reads it.
+type Field struct {
+	Name, Value string
 }
 
 // Consent asks a person whether to start a server defined in a project
@@ -211,6 +221,13 @@ func (c *Consent) details(w int) []string {
 			vars[i] = "${" + sanitize.Line(v) + "}"
 		}
 		section("Values it takes from your environment", flow(vars, "  ", w)...)
+	}
+	if len(r.Fields) > 0 {
+		var fs []string
+		for _, f := range r.Fields {
+			fs = append(fs, hanging(sanitize.Line(f.Name)+": ", sanitize.Line(f.Value), w)...)
+		}
+		section("The rest of the entry (your consent covers all of it)", fs...)
 	}
 	return out
 }

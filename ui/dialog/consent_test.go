@@ -192,3 +192,18 @@ func TestConsentShowsResolvedCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// The rest of the entry is listed field by field, sanitized, so that a
+// field the sections above do not cover is still in front of the person.
+func TestConsentShowsTheRestOfTheEntry(t *testing.T) {
+	r := consentStdio
+	r.Fields = []Field{{Name: "alwaysLoad", Value: `"lint"`}, {Name: "tasks", Value: "\"auto\x1b[2J\""}}
+	c, _ := openConsent(r, Options{NoColor: true, Width: 140, Height: 60})
+	view := ansi.Strip(c.View())
+	for _, want := range []string{"The rest of the entry (your consent covers all of it)", `alwaysLoad: "lint"`, `tasks: "auto\x1b[2J"`} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	checkTerminalSafe(t, view)
+}
