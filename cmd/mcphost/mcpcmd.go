@@ -5,7 +5,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -323,9 +322,7 @@ func runMCPList(g *globalOptions, o *mcpListOptions, s *streams) error {
 		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writeJSON(s, out)
 	}
 	if len(out) == 0 {
 		fmt.Fprintln(s.Err, "no servers configured (without any, mcphost runs its built-in demo servers); add one with: mcphost mcp add NAME -- COMMAND [ARGS...]")
