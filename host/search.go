@@ -294,7 +294,19 @@ const (
 	numSearchFields
 )
 
-var fieldWeight = [numSearchFields]float64{fieldName: 3, fieldServer: 2, fieldTitle: 2.5, fieldArgs: 1.5, fieldDesc: 1}
+// The weights are small next to bm25K1 so that a word found in the name
+// and title still scores well above one found only in the description
+// before the score saturates.
+var fieldWeight = [numSearchFields]float64{fieldName: 1, fieldServer: 0.6, fieldTitle: 0.8, fieldArgs: 0.5, fieldDesc: 0.35}
+
+// stopWords are left out of a query: they are in most descriptions, and a
+// long description holding them would match more of the query than a
+// tool named for it.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "to": true, "by": true, "its": true, "it": true, "for": true,
+	"in": true, "on": true, "with": true, "and": true, "or": true, "is": true, "from": true, "my": true, "me": true,
+	"i": true, "this": true, "that": true, "all": true, "some": true, "any": true, "be": true, "as": true, "at": true,
+}
 
 // BM25 parameters: k1 saturates a term's weight, b is how much a field's
 // length counts against it.
@@ -342,6 +354,11 @@ type searchIndex struct {
 	poisoned map[*client.Tool]bool
 }
 
+// typicalLength is the length, in terms, of a typical field, where BM25
+// has the mean over the documents: fixed, because a server that lists
+// many stuffed descriptions would otherwise make stuffing the norm.
+var typicalLength = [numSearchFields]float64{fieldName: 3, fieldServer: 1, fieldTitle: 4, fieldArgs: 3, fieldDesc: 40}
+
 // index returns the index of the loop's tools, built again when they
 // changed.
 func (l *Loop) index() *searchIndex {
@@ -381,7 +398,7 @@ func (l *Loop) index() *searchIndex {
 // and a person can predict what a query finds. A changed tool is matched
 // on its name and server only: its new text is not read.
 func (l *Loop) rank(query string) []*client.Tool {
-	words := terms(query)
+	words := slices.DeleteFunc(terms(query), func(w string) bool { return stopWords[w] })
 	slices.Sort(words)
 	words = slices.Compact(words)
 	if len(words) > searchMaxTerms {
@@ -397,7 +414,6 @@ func (l *Loop) rank(query string) []*client.Tool {
 		poisoned bool
 	}
 	visible := make([]int, len(ix.tools)) // fields searched: all, or name and server
-	var avg [numSearchFields]float64
 	for i, t := range ix.tools {
 		switch {
 		case l.changed(t): // its new text is not read
@@ -405,13 +421,8 @@ func (l *Loop) rank(query string) []*client.Tool {
 		default:
 			visible[i] = numSearchFields
 		}
-		for f := range visible[i] {
-			avg[f] += float64(ix.fields[i][f].n)
-		}
 	}
-	for f := range avg {
-		avg[f] = max(avg[f]/float64(max(len(ix.tools), 1)), 1)
-	}
+	avg := &typicalLength
 	// weights[w][i] is the BM25F term weight of word w in tool i.
 	weights := make([][]float64, len(words))
 	df := make([]int, len(words))
@@ -422,7 +433,9 @@ func (l *Loop) rank(query string) []*client.Tool {
 			for f := range visible[i] {
 				fl := &ix.fields[i][f]
 				if m := fl.match(word); m > 0 {
-					tf += fieldWeight[f] * m / (1 - bm25B + bm25B*float64(fl.n)/avg[f])
+					// Longer than typical weighs less; shorter never more,
+					// so no field outweighs its weight.
+					tf += fieldWeight[f] * m / max(1, 1-bm25B+bm25B*float64(fl.n)/avg[f])
 				}
 			}
 			if tf > 0 {
