@@ -40,6 +40,16 @@ var markLookalikes = map[rune]rune{
 	'⸨': '(', '⸩': ')', // U+2E28, U+2E29
 }
 
+// isLookalike is a quick test for the keys of markLookalikes, which are
+// all in two blocks of brackets and the fullwidth forms.
+func isLookalike(r rune) bool {
+	if r < 0x27e6 || (r > 0x2e29 && r < 0x3016) || (r > 0x301b && r < 0xff5f) || r > 0xff60 {
+		return false
+	}
+	_, ok := markLookalikes[r]
+	return ok
+}
+
 // Quote renders text a server wrote for a model: label, which must be
 // mcphost's own words (say whose text it is and that it is data, not
 // instructions), then the text between OpenMark and CloseMark. With
@@ -74,7 +84,7 @@ func Defang(s string, oneLine bool) string {
 	} else {
 		s = sanitize.Text(strings.ReplaceAll(s, "\r\n", "\n"))
 	}
-	if !strings.ContainsFunc(s, func(r rune) bool { _, ok := markLookalikes[r]; return ok }) {
+	if !strings.ContainsFunc(s, isLookalike) {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
