@@ -398,11 +398,14 @@ func (l *Loop) index() *searchIndex {
 // and a person can predict what a query finds. A changed tool is matched
 // on its name and server only: its new text is not read.
 func (l *Loop) rank(query string) []*client.Tool {
-	words := slices.DeleteFunc(terms(query), func(w string) bool { return stopWords[w] })
-	slices.Sort(words)
-	words = slices.Compact(words)
-	if len(words) > searchMaxTerms {
-		words = words[:searchMaxTerms]
+	var words []string // distinct, in the query's order
+	for _, w := range terms(query) {
+		if !stopWords[w] && !slices.Contains(words, w) {
+			words = append(words, w)
+		}
+		if len(words) == searchMaxTerms {
+			break
+		}
 	}
 	ix := l.index()
 	type hit struct {
