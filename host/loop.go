@@ -279,6 +279,7 @@ func (l *Loop) add(m llm.Message) {
 // not be called while a Run is in progress.
 func (l *Loop) SetTools(tools []*client.Tool) {
 	l.o.Tools = tools
+	l.search.index = nil // the search's terms are of the old tools
 	l.o.Names = client.BuildNames(tools)
 }
 
