@@ -167,7 +167,7 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 			if len(r.Content) < elideMin || l.unknownModel[r.CallID] || strings.HasPrefix(r.Content, "[mcphost: removed") {
 				continue
 			}
-			marker := fmt.Sprintf("[mcphost: removed the output of %s (call %s, %d bytes) to save context; call the tool again if you need it]", info.ref, r.CallID, len(r.Content))
+			marker := l.elisionMarker(info, r.CallID, len(r.Content))
 			size -= (len(r.Content) - len(marker)) / bytesPerToken
 			c.Elided++
 			c.ElidedBytes += len(r.Content)
@@ -256,7 +256,7 @@ func (l *Loop) summary(ctx context.Context, msgs []llm.Message) (string, error) 
 		case llm.RoleTool:
 			for _, r := range m.ToolResults {
 				body, _ := truncateRunes(r.Content, summaryResultBytes)
-				fmt.Fprintf(&b, "Result of call %s: %s\n", r.CallID, body)
+				fmt.Fprintf(&b, "Result of call %s: %s\n", r.CallID, closeRegions(body))
 			}
 		}
 	}
@@ -292,7 +292,7 @@ func (l *Loop) unknownNote() (string, int) {
 	var lines []string
 	for _, id := range l.callOrder {
 		if info := l.calls[id]; info.unknown {
-			lines = append(lines, fmt.Sprintf("- %s (call %s) with %s", info.ref, info.model, info.args))
+			lines = append(lines, fmt.Sprintf("- %s (call %s) with %s", quoteName(info.ref), info.model, info.args))
 		}
 	}
 	if len(lines) == 0 {

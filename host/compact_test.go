@@ -71,7 +71,7 @@ func TestCompactionLongSessionStaysUnderTheWindow(t *testing.T) {
 		if tokens := len(b) / 4; tokens > 32000 {
 			t.Fatalf("request %d is about %d tokens, past the 32k window", i+1, tokens)
 		}
-		markers += strings.Count(string(b), "[mcphost: removed the output of f/get_task")
+		markers += strings.Count(string(b), "[mcphost: removed the output of ⟦f/get_task⟧")
 	}
 	if markers == 0 {
 		t.Error("no request carried a marker in place of an old result")
@@ -131,7 +131,7 @@ func TestCompactionKeepsUnknownOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := rec.reqs[len(rec.reqs)-1].Messages[0].Text
-	if !strings.Contains(first, "outcome of these calls is unknown") || !strings.Contains(first, "f/read_value (call call_1_1)") {
+	if !strings.Contains(first, "outcome of these calls is unknown") || !strings.Contains(first, "⟦f/read_value⟧ (call call_1_1)") {
 		t.Errorf("after the compaction the model was not told of the unknown outcome:\n%s", first)
 	}
 	seen := false

@@ -49,19 +49,22 @@
 //     it, and is never retried once a task was or may have been created;
 //     after a lost connection its outcome comes from tasks/get, and only a
 //     server that forgot the task leaves it unknown.
-//   - Results go back to the model marked as data, not instructions.
+//   - Results go back to the model marked as data, not instructions: every
+//     text a server wrote reaches a model only through Quote, between marks
+//     the server's text cannot hold.
 //
 // # The model's context
 //
-// Past a budget (5% of the model's window, 100 tools, or the provider's
-// limit; see Loop.searching) the loop offers the host's own
-// SearchToolName instead of every definition. The search is a local
-// keyword ranking; the tools it finds are offered from the next turn on,
+// Past a budget (5% of the model's window, 100 tools of trusted servers,
+// or the provider's limit; see Loop.searching) the loop offers the host's
+// own SearchToolName instead of every definition. The search is a local
+// keyword ranking, bounded against stuffing (see Loop.rank); the tools it
+// finds are offered from the next turn on,
 // appended after the search tool and the tools always loaded, so the list's
 // front never moves. A search runs no server code and is not gated; a
 // found tool is gated like any other. A changed tool is matched on its name
-// only and described by ChangedToolNote; an untrusted server's description
-// comes back marked as that server's words.
+// only and described by ChangedToolNote; what any server wrote comes back
+// quoted (Quote) on the tool's one line.
 //
 // Each request is estimated before it is sent. Past 80% of the window the
 // oldest large tool results become markers, and when that is not enough
@@ -69,5 +72,6 @@
 // demand); a request that still does not fit fails with ErrContextFull.
 // The gate's state (taint, grants, pins) is not part of the history and is
 // never compacted; results of calls with an unknown outcome are never
-// elided, and a summary names those calls again.
+// elided, and a summary names those calls again. An elision marker invites
+// a repeat only for a read or an idempotent call.
 package host

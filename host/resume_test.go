@@ -144,7 +144,7 @@ func TestUnknownOutcomeKeptPerCallAndAfterResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Unknown != 1 || !strings.Contains(resumed.messages[0].Text, "f/read_value (call dup)") {
+	if c.Unknown != 1 || !strings.Contains(resumed.messages[0].Text, "⟦f/read_value⟧ (call dup)") {
 		t.Errorf("after a resume the summary named %d unknown outcomes, want 1:\n%s", c.Unknown, resumed.messages[0].Text)
 	}
 }

@@ -159,7 +159,7 @@ func TestSearchMarksUntrustedDescriptions(t *testing.T) {
 	w := newWorld(t, worldOpts{fixture: "tasks", trusted: false, headless: true})
 	l := NewLoop(LoopOptions{Gate: w.gate, Tools: w.m.Tools(), ToolSearch: SearchAlways})
 	got := l.searchText(searchArgs{Query: "get_task"})
-	if !strings.Contains(got, "untrusted): [description from the untrusted server f") {
+	if !strings.Contains(got, "- f__get_task (server f, untrusted): "+OpenMark+"name: get_task · title: Get a task · description: ") {
 		t.Errorf("an untrusted server's tool is described as %q", got)
 	}
 }
