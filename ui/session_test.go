@@ -53,7 +53,7 @@ func TestSessionSavedAndResumed(t *testing.T) {
 			if !strings.Contains(r.Call.Result.S, "Draft launch announcement") {
 				t.Errorf("the call's result was not saved: %q", r.Call.Result.S)
 			}
-			if c := r.Call.Content.S; !strings.HasPrefix(c, "[output of the tool tasks/list_tasks") || !strings.Contains(c, "Draft launch announcement") {
+			if c := r.Call.Content.S; !strings.HasPrefix(c, "[output of the tool tasks__list_tasks") || !strings.Contains(c, "Draft launch announcement") {
 				t.Errorf("the model's copy of the result was not saved with the call: %q", c)
 			}
 		}

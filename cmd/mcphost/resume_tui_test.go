@@ -145,7 +145,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatalf("the resumed history ends with %+v, want the four calls answered", last)
 	}
 	for i, want := range []string{
-		"[output of the tool tasks/get_task", "[output of the tool tasks/read_context", "[output of the tool flaky/write_record",
+		"[output of the tool tasks__get_task", "[output of the tool tasks__read_context", "[output of the tool flaky__write_record",
 		"the outcome of flaky/hang is unknown",
 	} {
 		if got := last.ToolResults[i].Content; !strings.Contains(got, want) || strings.Contains(got, "not run") {
