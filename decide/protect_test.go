@@ -230,9 +230,9 @@ func TestProtectedAncestors(t *testing.T) {
 		{"the config file by ..", readFile, `{"path":"../.config/mcphost/config.json"}`, nil, true},
 		{"a link into the state", readFile, `{"path":"s/x"}`, []string{"/home/u/.local/state/mcphost/x"}, true},
 		// Writes, moves and deletes of a protected location or an ancestor.
-		{"move the project root", move, `{"source":".","destination":"/tmp/x"}`, nil, true},
-		{"move ~/.config away", move, `{"source":"~/.config","destination":"/tmp/c"}`, nil, true},
-		{"move onto the project file", move, `{"source":"/tmp/x","destination":".mcp.json"}`, nil, true},
+		{"move the project root", move, `{"source":".","destination":"/srv/x"}`, nil, true},
+		{"move ~/.config away", move, `{"source":"~/.config","destination":"/srv/c"}`, nil, true},
+		{"move onto the project file", move, `{"source":"/srv/x","destination":".mcp.json"}`, nil, true},
 		{"delete home", del, `{"path":"~"}`, nil, true},
 		{"delete .local", del, `{"path":".local"}`, nil, true},
 		{"delete a link to home", del, `{"path":"h"}`, []string{"/home/u"}, true},
