@@ -19,7 +19,8 @@ package decide
 //  3. The first matching deny rule refuses, whatever else holds.
 //  4. Invalid arguments make the call ask at least; arguments that lead
 //     to a protected path (see Input.Bases and Input.Paths), whatever the
-//     class, make it ask at T3. Nothing below lowers that.
+//     class, or to a directory that holds one, unless the call only reads
+//     (see readsPaths), make it ask at T3. Nothing below lowers that.
 //  5. The first matching ask rule makes the call ask; otherwise the first
 //     matching allow rule allows, unless step 4 applies or the
 //     definition changed. An allow rule applies to an untrusted server
@@ -112,7 +113,7 @@ func (p *Policy) Decide(in Input) Decision {
 	if !args.valid {
 		rs.add(rInvalidArgs)
 		locked = true
-	} else if p.protects(&args, &in, d.Class == Read) {
+	} else if p.protects(&args, &in, readsPaths(&in, d.Class, changed)) {
 		rs.add(rProtected)
 		locked = true
 		d.Tier = T3
@@ -151,6 +152,32 @@ func (p *Policy) Decide(in Input) Decision {
 	d.Verdict = verdict
 	d.Reasons = rs.slice()
 	return d
+}
+
+// readsPaths reports whether the protected-path check may take the call
+// as a read, for which a directory that merely holds a protected path
+// (the project root with its .mcp.json, the home directory with .config)
+// does not count: listing it shows names, not contents. A Read call is
+// one. So is a call of an untrusted server's tool whose own annotations,
+// read as a trusted server's would be (a present, well-formed object
+// claiming readOnlyHint without contradiction from destructiveHint or the
+// name), make it a read, while its definition is the pinned one: class
+// Unknown already makes it ask at T3, and the claim decides nothing else.
+// It is what the tool says it does with its path, and a tool that lies
+// about that needs no path argument to reach mcphost's files. A tool
+// without such a claim, with a changed definition, or any other class is
+// not a read here: moving or deleting an ancestor reaches what it holds.
+func readsPaths(in *Input, class Class, changed bool) bool {
+	if class == Read {
+		return true
+	}
+	// A trusted server's unchanged tool has its declared class already.
+	if changed || in.Server.Trusted || !in.Tool.Present || in.Tool.Malformed {
+		return false
+	}
+	var scratch reasonList
+	_, declared := resolve(in.Tool.Name, in.Tool.Declared, &scratch)
+	return declared == Read
 }
 
 // firstMatch returns the first rule of effect eff that matches the call, in

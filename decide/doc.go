@@ -204,7 +204,13 @@
 // ignoring ASCII case. A path counts when it is a protected path or
 // inside one; for a call that is not a read, also when it is a directory
 // that holds one (moving or deleting "~/.config" reaches the config). A
-// read of such a directory lists names, not contents, and does not count.
+// read of such a directory lists names, not contents, and does not count:
+// listing the project root, which holds .mcp.json, or the home directory
+// does not ask for this reason. A read here is a call of class Read, or a
+// call of an untrusted server's tool, unchanged since it was pinned, whose
+// own annotations would make it a read on a trusted server; such a call
+// still asks at T3 for its class, but a grant or an allow rule naming the
+// server can then approve it.
 // An ordinary relative path such as "notes.txt" is not flagged unless a
 // base is itself inside a protected directory.
 //

@@ -377,17 +377,34 @@ func TestPropDeterministic(t *testing.T) {
 	})
 }
 
-// A call that is not a read and names a protected path is never allowed.
+// A call whose arguments name a protected path, or lead inside one, is
+// never allowed, whatever its class; one naming a directory that holds a
+// protected path is never allowed unless it reads paths: its class is
+// Read, or it is an untrusted server's unchanged tool whose own
+// annotations make it a read (what a trusted server's would be).
 func TestPropProtectedPathNeverAllowed(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
 		in.Args = json.RawMessage(rapid.SampledFrom([]string{
 			`{"path":"/home/u/.config/mcphost/config.json"}`, `{"cmd":"rm -rf ~/.config/mcphost"}`,
-			`{"path":"/tmp/../home/u/.config/mcphost/"}`, `{"dir":"/home/u"}`,
+			`{"path":"/tmp/../home/u/.config/mcphost/"}`, `{"dir":"/home/u"}`, `{"dir":"~/.config"}`,
 		}).Draw(t, "args"))
-		d := drawPolicy(t).compile(t).Decide(in)
-		if d.Class != decide.Read && d.Verdict == decide.Allow {
-			t.Fatalf("protected path allowed: %v", codes(d))
+		ancestor := strings.HasPrefix(string(in.Args), `{"dir"`)
+		p := drawPolicy(t).compile(t)
+		d := p.Decide(in)
+		if d.Verdict != decide.Allow {
+			return
+		}
+		if !ancestor {
+			t.Fatalf("a path inside a protected one allowed: %s %v", d.Class, codes(d))
+		}
+		declared := in
+		declared.Server.Trusted = true
+		changed := in.Tool.PinnedHash != "" && in.Tool.PinnedHash != in.Tool.DefinitionHash
+		readsPaths := d.Class == decide.Read ||
+			(!in.Server.Trusted && in.Tool.Present && !in.Tool.Malformed && !changed && p.Decide(declared).Class == decide.Read)
+		if !readsPaths {
+			t.Fatalf("a %s call on an ancestor of a protected path allowed: %v", d.Class, codes(d))
 		}
 	})
 }

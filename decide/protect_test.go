@@ -3,6 +3,7 @@ package decide_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,5 +160,124 @@ func BenchmarkProtectedRelative(b *testing.B) {
 		if d := p.Decide(in); d.Verdict != decide.Allow {
 			b.Fatal(codes(d))
 		}
+	}
+}
+
+// TestProtectedAncestors is the precision of the protected-path check, as
+// pairs of a tool and a path: a read of a directory that merely holds a
+// protected location (the project root with its .mcp.json, the home
+// directory with .config) does not ask for that reason, from a trusted
+// server or from an untrusted one whose tool says it only reads; a read of
+// a protected file or of anything inside a protected directory, and any
+// write, move or delete of a protected location or of a directory holding
+// one, does. Relative paths are resolved against every base: the server's
+// working directory (the project), a directory on its command line, and
+// the home directory.
+func TestProtectedAncestors(t *testing.T) {
+	opts := decide.Options{AutoApprove: decide.ApproveAdditive, Home: "/home/u",
+		ProtectedPaths: []string{"~/.config/mcphost", "/home/u/.local/state/mcphost", "/home/u/proj/.mcp.json"}}
+	p := mustCompile(t, nil, opts)
+	bases := []string{"/home/u/proj", "/srv/data", "/home/u"}
+	read := decide.Hints{ReadOnly: decide.True, OpenWorld: decide.False}
+	write := decide.Hints{ReadOnly: decide.False, Destructive: decide.True, Idempotent: decide.False, OpenWorld: decide.False}
+	type tool struct {
+		name    string
+		hints   decide.Hints
+		present bool
+	}
+	list := tool{"list_directory", read, true}
+	readFile := tool{"read_text_file", read, true}
+	move := tool{"move_file", write, true}
+	del := tool{"delete_path", write, true}
+	bare := tool{"list_directory", decide.Hints{}, false}                                                 // no annotations
+	contra := tool{"list_directory", decide.Hints{ReadOnly: decide.True, Destructive: decide.True}, true} // contradiction
+	liar := tool{"remove_directory", decide.Hints{ReadOnly: decide.True, OpenWorld: decide.False}, true}  // its name says it writes
+	cases := []struct {
+		name    string
+		tool    tool
+		args    string
+		paths   []string // where the host found the strings lead (Input.Paths)
+		flagged bool
+	}{
+		// Reads of ancestors: not protected, however the path is written.
+		{"the project root as .", list, `{"path":"."}`, nil, false},
+		{"the project root as ./", list, `{"path":"./"}`, nil, false},
+		{"the project root as empty", list, `{"path":""}`, nil, false},
+		{"the project root absolute", list, `{"path":"/home/u/proj"}`, nil, false},
+		{"the project root with a slash", list, `{"path":"/home/u/proj/"}`, nil, false},
+		{"the project root as a file URL", list, `{"path":"file:///home/u/proj"}`, nil, false},
+		{"the project root through ..", list, `{"path":"../proj"}`, nil, false},
+		{"home as ~", list, `{"path":"~"}`, nil, false},
+		{"home as $HOME", list, `{"path":"$HOME"}`, nil, false},
+		{"home as ..", list, `{"path":".."}`, nil, false},
+		{"home absolute", list, `{"path":"/home/u"}`, nil, false},
+		{"~/.config, which holds mcphost", list, `{"path":"~/.config"}`, nil, false},
+		{".config relative to home", list, `{"path":".config"}`, nil, false},
+		{".local/state", list, `{"path":".local/state"}`, nil, false},
+		{"the root", list, `{"path":"/"}`, nil, false},
+		{"a link the host resolved to home", list, `{"path":"h"}`, []string{"/home/u"}, false},
+		{"the root with a pattern", list, `{"path":"/","pattern":"*.json"}`, nil, false},
+		{"an ordinary file", readFile, `{"path":"src/main.go"}`, nil, false},
+		{"a sibling of the project file", readFile, `{"path":"/home/u/proj/.mcp.json.bak"}`, nil, false},
+		// Reads of the protected files and of what is inside.
+		{"the project file", readFile, `{"path":".mcp.json"}`, nil, true},
+		{"the project file absolute", readFile, `{"path":"/home/u/proj/.mcp.json"}`, nil, true},
+		{"the project file from home", readFile, `{"path":"proj/.mcp.json"}`, nil, true},
+		{"the project file in another case", readFile, `{"path":"/home/u/proj/.MCP.json"}`, nil, true},
+		{"the config directory", list, `{"path":"~/.config/mcphost"}`, nil, true},
+		{"the config directory relative", list, `{"path":".config/mcphost"}`, nil, true},
+		{"the token store", list, `{"path":".local/state/mcphost/tokens"}`, nil, true},
+		{"the config file by ..", readFile, `{"path":"../.config/mcphost/config.json"}`, nil, true},
+		{"a link into the state", readFile, `{"path":"s/x"}`, []string{"/home/u/.local/state/mcphost/x"}, true},
+		// Writes, moves and deletes of a protected location or an ancestor.
+		{"move the project root", move, `{"source":".","destination":"/srv/x"}`, nil, true},
+		{"move ~/.config away", move, `{"source":"~/.config","destination":"/srv/c"}`, nil, true},
+		{"move onto the project file", move, `{"source":"/srv/x","destination":".mcp.json"}`, nil, true},
+		{"delete home", del, `{"path":"~"}`, nil, true},
+		{"delete .local", del, `{"path":".local"}`, nil, true},
+		{"delete a link to home", del, `{"path":"h"}`, []string{"/home/u"}, true},
+		{"delete an ordinary file", del, `{"path":"build/out.o"}`, nil, false},
+		{"move ordinary files", move, `{"source":"a.txt","destination":"b.txt"}`, nil, false},
+		// A read-only claim that is not believed is no read.
+		{"no annotations on the project root", bare, `{"path":"."}`, nil, true},
+		{"a contradiction on home", contra, `{"path":"~"}`, nil, true},
+		{"a write name claiming a read", liar, `{"path":"."}`, nil, true},
+	}
+	for _, c := range cases {
+		for _, trusted := range []bool{true, false} {
+			name := c.name + map[bool]string{true: " (trusted)", false: " (untrusted)"}[trusted]
+			t.Run(name, func(t *testing.T) {
+				in := decide.Input{
+					Server: decide.Server{Name: "fs", Identity: "id:fs", Trusted: trusted},
+					Tool:   decide.Tool{Name: c.tool.name, Present: c.tool.present, Declared: c.tool.hints, DefinitionHash: "h1", PinnedHash: "h1"},
+					Args:   json.RawMessage(c.args),
+					Mode:   decide.Interactive,
+					Bases:  bases,
+					Paths:  c.paths,
+					// A session grant for the tool: it applies unless the
+					// protected path (or a changed definition) locks the call.
+					Session: decide.Session{Grants: []decide.Grant{{Scope: decide.ScopeSession, Server: "id:fs", Tool: c.tool.name, DefinitionHash: "h1"}}},
+				}
+				d := p.Decide(in)
+				if got := d.Has(decide.CodeProtectedPath); got != c.flagged {
+					t.Fatalf("protected-path = %v, want %v (%s %s, reasons %v)", got, c.flagged, d.Verdict, d.Tier, codes(d))
+				}
+				if c.flagged {
+					if d.Verdict != decide.Ask || d.Tier != decide.T3 || !slices.Equal(decide.AllowedScopes(d), []decide.Scope{decide.ScopeOnce}) {
+						t.Errorf("got %s %s offering %v, want ask T3 offering only once", d.Verdict, d.Tier, decide.AllowedScopes(d))
+					}
+				} else if d.Verdict != decide.Allow {
+					t.Errorf("got %s %s (reasons %v), want allow: auto or by the session grant", d.Verdict, d.Tier, codes(d))
+				}
+			})
+		}
+	}
+	// A changed definition of an untrusted server's read-only tool is not
+	// yet its own word: an ancestor still counts.
+	in := decide.Input{Server: decide.Server{Name: "fs", Identity: "id:fs"},
+		Tool: decide.Tool{Name: "list_directory", Present: true, Declared: read, DefinitionHash: "h2", PinnedHash: "h1"},
+		Args: json.RawMessage(`{"path":"."}`), Mode: decide.Headless, Bases: bases}
+	if d := p.Decide(in); !d.Has(decide.CodeProtectedPath) {
+		t.Errorf("a changed definition read an ancestor unflagged: %v", codes(d))
 	}
 }

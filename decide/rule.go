@@ -72,8 +72,9 @@ func ParseAutoApprove(s string) (AutoApprove, error) {
 type Options struct {
 	AutoApprove AutoApprove
 	// ProtectedPaths are the host's own configuration, state and audit
-	// files or directories. A call that is not a read and whose arguments
-	// refer to one of them, or to a directory containing one, always asks.
+	// files or directories. A call whose arguments refer to one of them
+	// always asks at T3; so does one that is not a read and refers to a
+	// directory containing one (see the package documentation).
 	// Each must be absolute, or start with "~/" when Home is set.
 	ProtectedPaths []string
 	// Home is the user's home directory, used to expand "~", "$HOME" and

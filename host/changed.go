@@ -1,10 +1,6 @@
 package host
 
-import (
-	"strings"
-
-	"github.com/mcphost/mcphost/decide"
-)
+import "strings"
 
 // ChangeNote says, for a tool whose definition changed since a person
 // accepted it, what changed and how to accept the change. fields are the
@@ -19,22 +15,20 @@ func ChangeNote(server, tool string, fields []string) string {
 		what = "what changed: " + strings.Join(fields, ", ")
 	}
 	return "the definition of " + ref + " changed since it was accepted (" + what + "); until a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
-		"Accept it with mcphost pin accept " + ref + ", or by approving a call to it"
+		"Accept it with mcphost pin accept " + shellWord(ref) + ", or by approving a call to it"
 }
 
-// unliftable says why no allow rule can let a call run without a person,
-// or "" when one could: its arguments lead to mcphost's own files, its
-// description gives the model orders, or its arguments cannot be read.
-func unliftable(d decide.Decision) string {
-	for _, r := range d.Reasons {
-		switch {
-		case r.Code == decide.CodeProtectedPath:
-			return "its arguments lead to mcphost's own files"
-		case strings.HasPrefix(r.Code, decide.CodePoisonedPrefix):
-			return "the tool's description gives the model orders"
-		case r.Code == decide.CodeInvalidArguments:
-			return "its arguments are not a valid JSON object"
+// shellWord is s as one word of a command line: as it is when it holds
+// only letters, digits and "_-./:@", else quoted (shellQuote).
+func shellWord(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_-./:@", c) >= 0) {
+			return shellQuote(s)
 		}
 	}
-	return ""
+	if s == "" {
+		return "''"
+	}
+	return s
 }

@@ -43,6 +43,10 @@
 //     signal (TestStaleWordInAnErrorIsNotTheSignal).
 //   - A blocked call to a changed definition says what changed and how to
 //     accept it (ChangeNote), never an allow rule, which cannot lift it.
+//     Every blocked call says what would approve it (Result.Approval): the
+//     allow rule that matches it, shell-quoted with look-alikes escaped,
+//     when a rule can lift the block, and otherwise what can
+//     (TestApprovalRuleLifts).
 //   - One task per approval: a call that runs as an MCP task (a tool whose
 //     execution.taskSupport is "required", or "optional" with "tasks":
 //     "auto") names its task in the audit log the moment the server creates

@@ -260,13 +260,9 @@ func (r *Result) Message() string {
 		}
 		return ref + " was denied"
 	case StatusBlocked:
-		if r.Decision.Has(decide.CodeDefinitionChanged) {
-			return ref + " needs approval and no one could be asked (headless): " + ChangeNote(r.Server, r.Tool, r.ChangedFields)
-		}
-		if why := unliftable(r.Decision); why != "" {
-			return ref + " needs approval and no one could be asked (headless); no allow rule lifts this (" + why + "): run it interactively and approve it"
-		}
-		return ref + " needs approval and no one could be asked (headless); allow it with a rule or run it interactively"
+		// What would approve it: the allow rule that matches, or what can
+		// when no rule can (see ApprovalFor).
+		return r.BlockedMessage(ApproveInteractively)
 	case StatusUnknown:
 		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
 		if r.Stale {

@@ -157,6 +157,9 @@ type CallEntry struct {
 	Status    Status          `json:"status,omitempty"`
 	Attempts  []Attempt       `json:"attempts,omitempty"`
 	Message   string          `json:"message,omitempty"`
+	// Approve says, for a call blocked for approval, what would let it
+	// run: the allow rule that matches it, or what can when no rule can.
+	Approve *Approval `json:"approve,omitempty"`
 	// Stale: the server answered with the SERVER_STALE signal (see Result.Stale).
 	Stale bool `json:"stale,omitempty"`
 	// Builtin marks a call of the host's own tool search: it runs no
@@ -572,6 +575,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		entry.decision(r.Decision, r.DecidedBy)
 	}
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
+	entry.Approve = r.Approval(ApproveInteractively)
 	entry.Stale = r.Stale
 	l.note(entry.CallID, c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	l.noteRepeatable(c.ID, r.DecidedBy != "" && r.Decision.Retry)

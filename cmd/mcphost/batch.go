@@ -166,19 +166,20 @@ func (e *expectation) unmet(r *host.Result) []string {
 
 // batchLineJSON is the --json object of one batch line.
 type batchLineJSON struct {
-	Type      string       `json:"type"` // "call"
-	Line      int          `json:"line"`
-	Tool      string       `json:"tool"`
-	Verdict   string       `json:"verdict"`
-	Tier      int          `json:"tier"`
-	Class     string       `json:"class"`
-	DecidedBy string       `json:"decidedBy"`
-	Status    string       `json:"status"`
-	IsError   bool         `json:"isError"`
-	Message   string       `json:"message,omitempty"`
-	Expect    *expectation `json:"expect,omitempty"` // as the line gave it; none means status success
-	Passed    bool         `json:"passed"`
-	Unmet     []string     `json:"unmet"` // each expectation not met, as "verdict allow, got deny"
+	Type      string         `json:"type"` // "call"
+	Line      int            `json:"line"`
+	Tool      string         `json:"tool"`
+	Verdict   string         `json:"verdict"`
+	Tier      int            `json:"tier"`
+	Class     string         `json:"class"`
+	DecidedBy string         `json:"decidedBy"`
+	Status    string         `json:"status"`
+	IsError   bool           `json:"isError"`
+	Message   string         `json:"message,omitempty"`
+	Approve   *host.Approval `json:"approve,omitempty"` // for a blocked call: what would approve it
+	Expect    *expectation   `json:"expect,omitempty"`  // as the line gave it; none means status success
+	Passed    bool           `json:"passed"`
+	Unmet     []string       `json:"unmet"` // each expectation not met, as "verdict allow, got deny"
 }
 
 // batchSummaryJSON is the --json object that ends a batch.
@@ -211,7 +212,7 @@ func runBatch(ss *session, s *streams, path string, calls []batchCall, ctx conte
 				Class: r.Decision.Class.String(), DecidedBy: r.DecidedBy, Status: string(r.Status),
 				IsError: r.Result != nil && r.Result.IsError, Expect: c.Expect, Passed: len(bad) == 0, Unmet: append([]string{}, bad...)}
 			if r.Status != host.StatusSuccess {
-				out.Message = r.Message()
+				out.Message, out.Approve = callMessage(r), r.Approval(host.ApproveWithYes)
 			}
 			if err := enc.Encode(out); err != nil {
 				return err
@@ -227,7 +228,7 @@ func runBatch(ss *session, s *streams, path string, calls []batchCall, ctx conte
 			fmt.Fprintf(s.Out, "       want %s\n", sanitize.Line(b))
 		}
 		if len(bad) > 0 && r.Status != host.StatusSuccess {
-			fmt.Fprintf(s.Out, "       %s\n", sanitize.Line(r.Message()))
+			fmt.Fprintf(s.Out, "       %s\n", showingName(callMessage(r), r.Server+"/"+r.Tool, false))
 		}
 	}
 	var err error

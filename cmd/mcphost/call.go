@@ -86,6 +86,7 @@ type callJSON struct {
 	DecidedBy string              `json:"decidedBy"`
 	Status    string              `json:"status"`
 	Message   string              `json:"message"`
+	Approve   *host.Approval      `json:"approve,omitempty"`
 	Stale     bool                `json:"stale,omitempty"`
 	Attempts  []host.Attempt      `json:"attempts"`
 	Task      *client.TaskInfo    `json:"task,omitempty"`
@@ -135,10 +136,11 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 
 	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})
 	code := exitFor(r)
+	message := callMessage(r)
 	if o.JSON {
 		out := callJSON{
 			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy, Status: string(r.Status),
-			Message: r.Message(), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
+			Message: message, Approve: r.Approval(host.ApproveWithYes), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
 			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
 				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},
 		}
@@ -154,7 +156,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	} else if r.Result != nil {
 		printResult(s, r.Result)
 	}
-	summary := fmt.Sprintf("%s/%s: %s by %s → %s", sanitize.Line(server), sanitize.Line(tool), r.Decision.Verdict, r.DecidedBy, r.Status)
+	summary := fmt.Sprintf("%s: %s by %s → %s", sanitize.Name(ref), r.Decision.Verdict, r.DecidedBy, r.Status)
 	if n := len(r.Attempts); n > 0 {
 		summary += fmt.Sprintf(" after %d attempt%s", n, plural(n))
 	}
@@ -166,7 +168,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		fmt.Fprintln(s.Err, sanitize.Line("mcphost: approving this call accepted the new definition of "+ref+changedWhat(r.ChangedFields)))
 	}
 	if r.Status != host.StatusSuccess {
-		msg := r.Message()
+		msg := message
 		if r.Err != nil && r.Status == host.StatusError {
 			msg = r.Err.Error()
 		}
@@ -175,11 +177,34 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 			for _, rs := range r.Decision.Reasons {
 				why = append(why, rs.Code)
 			}
-			msg += " (" + strings.Join(why, ", ") + ")"
+			msg += " (reasons: " + strings.Join(why, ", ") + ")"
 		}
-		return withCode(code, fmt.Errorf("%s", sanitize.Text(msg)))
+		return withCode(code, fmt.Errorf("%s", showingName(msg, ref, true)))
 	}
 	return nil
+}
+
+// callMessage is how a call from the command line ended, in one sentence:
+// a blocked call names --yes, which approves it here (host.ApproveWithYes).
+func callMessage(r *host.Result) string {
+	if r.Status == host.StatusBlocked {
+		return r.BlockedMessage(host.ApproveWithYes)
+	}
+	return r.Message()
+}
+
+// showingName escapes text for the terminal (sanitize.Text with layout,
+// else sanitize.Line) with each occurrence of the call's raw "server/tool"
+// shown as sanitize.Name shows it, so that a look-alike letter in a
+// server's tool name is visible in a refusal too.
+func showingName(text, ref string, layout bool) string {
+	if shown := sanitize.Name(ref); shown != ref {
+		text = strings.ReplaceAll(text, ref, shown)
+	}
+	if layout {
+		return sanitize.Text(text)
+	}
+	return sanitize.Line(text)
 }
 
 // changedWhat names the changed parts of a definition, when known.

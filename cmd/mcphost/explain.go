@@ -234,7 +234,10 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision, changed
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
 	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "" && !changed:
-		out = append(out, fmt.Sprintf("an allow rule %s (\"permissions\": {\"allow\": [...]} or --allow) would run it without asking", exact))
+		// The rule a headless refusal of this call would name, if any can lift it.
+		if a := host.ApprovalFor(t.Server, t.Name, d, nil, host.ApproveInteractively); a.ByRule {
+			out = append(out, fmt.Sprintf("an allow rule %s (\"permissions\": {\"allow\": [...]}, or %s) would run it without asking", exact, a.Flag))
+		}
 	case d.Verdict == decide.Allow && d.Class != decide.Read:
 		out = append(out, fmt.Sprintf("an ask rule %s (or --ask) would make it ask first; a deny rule would refuse it", exact))
 	}

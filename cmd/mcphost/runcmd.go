@@ -207,7 +207,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	case runErr != nil:
 		return withCode(code, runErr)
 	case code == exitBlocked:
-		return withCode(code, errors.New("a call needed approval and was refused; the answer is likely incomplete (--allow-blocked accepts this)"))
+		return withCode(code, errors.New("a call needed approval and was refused; the answer is likely incomplete (--allow-blocked accepts this)"+blockedHow(out)))
 	case code != exitOK:
 		return withCode(code, runFailure(out, code))
 	}
@@ -233,6 +233,26 @@ func runFailure(out *host.RunOutcome, code int) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
+// blockedHow says, for each tool whose calls were blocked for approval,
+// what would let them run (host.Approval): one line per tool and approval,
+// in the order of the calls, escaped for the terminal.
+func blockedHow(out *host.RunOutcome) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, c := range out.Calls {
+		if c.Status != host.StatusBlocked || c.Approve == nil {
+			continue
+		}
+		ref := c.Server + "/" + c.Tool
+		line := showingName(ref+": "+c.Approve.String(), ref, false)
+		if !seen[line] {
+			seen[line] = true
+			b.WriteString("\n" + line)
+		}
+	}
+	return b.String()
+}
+
 // warmModel connects to the model's provider in the background while the
 // servers start, so that the first turn does not wait for the handshakes.
 // The connection attempt ends with ctx.
@@ -251,7 +271,7 @@ func callLine(c *host.CallEntry) string {
 	if c.Server == "" {
 		ref = c.ModelName
 	}
-	line := fmt.Sprintf("tool %s: %s", sanitize.Line(ref), dash(c.Verdict))
+	line := fmt.Sprintf("tool %s: %s", sanitize.Name(ref), dash(c.Verdict))
 	if c.DecidedBy != "" {
 		line += " (" + c.DecidedBy + ")"
 	}
@@ -259,10 +279,11 @@ func callLine(c *host.CallEntry) string {
 }
 
 // callNote is what a person must do after a call in text output, or "":
-// accept a changed definition, or restart a stale server.
+// approve a blocked call (the rule that would, or what can when no rule
+// can, such as accepting a changed definition), or restart a stale server.
 func callNote(c *host.CallEntry) string {
-	if c.Stale || c.Status == host.StatusBlocked && slices.Contains(c.Reasons, decide.CodeDefinitionChanged) {
-		return sanitize.Line(c.Message)
+	if c.Stale || c.Status == host.StatusBlocked {
+		return showingName(c.Message, c.Server+"/"+c.Tool, false)
 	}
 	return ""
 }
