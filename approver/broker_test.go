@@ -210,7 +210,7 @@ func TestAnswerBoundToCallAndArguments(t *testing.T) {
 		t.Fatalf("two calls share the id %s", qa.ID)
 	}
 	for _, a := range []Answer{
-		{ID: qa.ID, ArgsHash: ArgsHash(qb.Arguments)},                 // A's id, B's arguments
+		{ID: qa.ID, ArgsHash: ArgsHash(qb.Arguments)},                  // A's id, B's arguments
 		{ID: qa.ID, ArgsHash: ArgsHash(`{"key":"a","value":"other"}`)}, // arguments never asked about
 		{ID: qa.ID, ArgsHash: ""},                                      // none at all
 		{ID: qa.ID + "0", ArgsHash: ArgsHash(qa.Arguments)},            // a call that does not exist
