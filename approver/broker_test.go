@@ -106,17 +106,23 @@ func (w *world) runs(tool string) int {
 
 func countRuns(t testing.TB, execLog, tool string) int {
 	t.Helper()
-	entries, err := fixtures.ReadLog(execLog)
+	n, err := runsOf(execLog, tool)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return n
+}
+
+// runsOf counts the executions of tool in a fixture's log.
+func runsOf(execLog, tool string) (int, error) {
+	entries, err := fixtures.ReadLog(execLog)
 	n := 0
 	for _, e := range entries {
 		if e.Event == fixtures.EventExec && e.Tool == tool {
 			n++
 		}
 	}
-	return n
+	return n, err
 }
 
 // approver connects and says hello.
