@@ -322,7 +322,7 @@ func hostAnswer(a *Answer, scopes []decide.Scope) (host.Answer, string) {
 		return host.Answer{Reason: "the call could only be denied"}, ""
 	}
 	scope := a.Scope
-	if !slices.Contains(scopes, scope) {
+	if !slices.Contains(scopes, scope) { // not offered: clamp it
 		scope = decide.ScopeOnce
 		if !slices.Contains(scopes, scope) {
 			scope = scopes[0]
