@@ -26,6 +26,9 @@ import (
 // approval and no one could be asked), not as denied by a person.
 var ErrNoApprover = fmt.Errorf("%w: no `mcphost approve` is connected", host.ErrNoPerson)
 
+// Broker is the gate's Asker for serve.
+var _ host.Asker = (*Broker)(nil)
+
 // ErrBusy is returned by Listen when another process holds the approver
 // socket of the directory.
 var ErrBusy = errors.New("another mcphost serve already listens for approvers")

@@ -680,7 +680,7 @@ func TestQuestionRoundTrip(t *testing.T) {
 }
 
 func TestBound(t *testing.T) {
-	if got := bound(strings.Repeat("é", 10), 5); got != "éé…" {
+	if got := bound(strings.Repeat("é", 10), 5); got != "éé… [16 bytes cut]" {
 		t.Errorf("bound cut mid-rune: %q", got)
 	}
 	if got := bound("a\xffb", 10); got != "a\uFFFDb" {

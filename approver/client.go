@@ -59,10 +59,17 @@ func (c *Conn) Close() error { return c.nc.Close() }
 // Hello says hello and returns the serve's. An error line from the serve
 // (a refused user, a version it does not speak) is a *RemoteError.
 func (c *Conn) Hello() (*Hello, error) {
-	if err := c.write(Hello{Type: TypeHello, Version: Version}); err != nil {
-		return nil, err
-	}
+	werr := c.write(Hello{Type: TypeHello, Version: Version})
 	line, typ, err := c.line()
+	if werr != nil {
+		// A serve that refuses the connection says why, and may have
+		// closed it before the hello arrived: its reason comes first.
+		var re *RemoteError
+		if errors.As(err, &re) {
+			return nil, re
+		}
+		return nil, fmt.Errorf("say hello to mcphost serve: %w", werr)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -9,11 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+	"strings"
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // Version is the protocol version this package speaks. A peer that says
@@ -248,15 +249,9 @@ func encodeLine(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// bound cuts s to at most n bytes on a rune boundary and makes it valid
-// UTF-8, so a hostile server's string cannot grow a line without limit.
+// bound cuts s to about n bytes (sanitize.Truncate: on a rune boundary,
+// with a marker saying how much was cut) and makes it valid UTF-8, so a
+// hostile server's string cannot grow a line without limit.
 func bound(s string, n int) string {
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD")))
+	return strings.ToValidUTF8(sanitize.Truncate(s, n), "\uFFFD")
 }
