@@ -515,8 +515,12 @@ func (c *conn) read() {
 			}
 		}
 	}
-	if err := scanErr(sc); errors.Is(err, ErrLineTooLong) {
+	var ne net.Error
+	switch err := scanErr(sc); {
+	case errors.Is(err, ErrLineTooLong):
 		c.fail(err.Error())
+	case !hello && errors.As(err, &ne) && ne.Timeout():
+		c.fail(fmt.Sprintf("no hello within %s", c.b.o.HelloTimeout))
 	}
 }
 

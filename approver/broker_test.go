@@ -687,3 +687,34 @@ func TestBound(t *testing.T) {
 		t.Errorf("bound kept invalid UTF-8: %q", got)
 	}
 }
+
+func TestHelloTimeout(t *testing.T) {
+	w := newWorld(t, true, Options{HelloTimeout: 50 * time.Millisecond})
+	_, sc := raw(t, w.b.Path())
+	if !sc.Scan() || !strings.Contains(sc.Text(), "no hello within") {
+		t.Fatalf("a silent connection got %q (%v), want an error saying no hello came", sc.Text(), sc.Err())
+	}
+	if sc.Scan() {
+		t.Fatalf("the connection stays open after the error: %q", sc.Text())
+	}
+}
+
+func TestLiveSocketWithoutLockKept(t *testing.T) {
+	// A process that answers on the socket but holds no lock (the lock
+	// file removed by hand) still keeps its socket.
+	path := SocketPath(filepath.Join(t.TempDir(), "state"))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if _, err := Listen(path, Options{}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("Listen over a live socket: %v, want ErrBusy", err)
+	}
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("the live socket was removed: %v", err)
+	}
+}
