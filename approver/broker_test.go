@@ -618,13 +618,15 @@ func TestProtocolErrors(t *testing.T) {
 	}
 }
 
-func TestClientRefusesOtherVersion(t *testing.T) {
+// fakeServe answers one connection with lines, after reading its hello.
+func fakeServe(t *testing.T, lines ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -633,16 +635,50 @@ func TestClientRefusesOtherVersion(t *testing.T) {
 		defer c.Close()
 		sc := newScanner(c)
 		sc.Scan()
-		c.Write([]byte(`{"type":"hello","version":9}` + "\n"))
-		sc.Scan()
+		for _, l := range lines {
+			if _, err := c.Write([]byte(l + "\n")); err != nil {
+				return
+			}
+		}
+		sc.Scan() // until the client hangs up
 	}()
-	c, err := Dial(context.Background(), path)
+	return path
+}
+
+func TestClientRefusesOtherVersion(t *testing.T) {
+	c, err := Dial(context.Background(), fakeServe(t, `{"type":"hello","version":9}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	if _, err := c.Hello(); err == nil || !strings.Contains(err.Error(), "version 9") {
 		t.Fatalf("hello from a serve of version 9: %v, want a refusal naming it", err)
+	}
+}
+
+func TestClientRefusesMalformedLines(t *testing.T) {
+	hello := `{"type":"hello","version":1}`
+	for _, tc := range []struct{ name, line, want string }{
+		{"not json", "garbage", "malformed line"},
+		{"unknown type", `{"type":"surprise"}`, "unknown type"},
+		{"question without id", `{"type":"question","tier":"T1","class":"read"}`, "no id"},
+		{"unknown tier", `{"type":"question","id":"1","tier":"T7","class":"read"}`, "malformed question"},
+		{"too long", `{"type":"question","id":"1","description":"` + strings.Repeat("x", MaxLine) + `"}`, "longer than"},
+		{"error line", `{"type":"error","message":"bye"}`, "mcphost serve: bye"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Dial(context.Background(), fakeServe(t, hello, tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Hello(); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := c.Next(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Next: %v, %v; want an error containing %q", v, err, tc.want)
+			}
+		})
 	}
 }
 
