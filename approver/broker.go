@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -136,12 +137,7 @@ func (b *Broker) Path() string { return b.path }
 func (b *Broker) Waiting() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for c := range b.conns {
-		if c.ready {
-			return true
-		}
-	}
-	return false
+	return b.anyReady()
 }
 
 // Close stops listening, disconnects every approver, denies every waiting
@@ -176,6 +172,11 @@ func (b *Broker) Close() error {
 func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
 	if len(q.Args) > MaxArguments {
 		return host.Answer{}, fmt.Errorf("%w: the arguments (%d bytes) are larger than an approver shows (%d bytes)", host.ErrNoPerson, len(q.Args), MaxArguments)
+	}
+	if !utf8.Valid(q.Args) {
+		// JSON would carry them with replacement characters: the person
+		// would approve a text that is not what runs.
+		return host.Answer{}, fmt.Errorf("%w: the arguments are not valid UTF-8, so an approver cannot be shown them as they are", host.ErrNoPerson)
 	}
 	b.mu.Lock()
 	select {

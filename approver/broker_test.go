@@ -409,7 +409,7 @@ func TestEditedArgumentsAreDecidedAgain(t *testing.T) {
 	}
 }
 
-func TestOversizedArgumentsNotAsked(t *testing.T) {
+func TestArgumentsNotShownFaithfullyNotAsked(t *testing.T) {
 	w := newWorld(t, true, Options{})
 	w.approver()
 	big := `{"key":"` + strings.Repeat("x", MaxArguments) + `"}`
@@ -417,6 +417,12 @@ func TestOversizedArgumentsNotAsked(t *testing.T) {
 		Scopes: []decide.Scope{decide.ScopeOnce}})
 	if !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), "larger") {
 		t.Fatalf("Ask with %d bytes of arguments: %v, want a refusal saying they are too large", len(big), err)
+	}
+	// Bytes JSON cannot carry as they are would be shown as something else.
+	_, err = w.b.Ask(context.Background(), &host.Question{Server: "f", Tool: &client.Tool{Name: "t"}, Args: json.RawMessage("{\"k\":\"\xff\"}"),
+		Scopes: []decide.Scope{decide.ScopeOnce}})
+	if !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("Ask with invalid UTF-8 arguments: %v, want a refusal", err)
 	}
 }
 
