@@ -411,18 +411,26 @@ func TestEditedArgumentsAreDecidedAgain(t *testing.T) {
 
 func TestArgumentsNotShownFaithfullyNotAsked(t *testing.T) {
 	w := newWorld(t, true, Options{})
-	w.approver()
-	big := `{"key":"` + strings.Repeat("x", MaxArguments) + `"}`
-	_, err := w.b.Ask(context.Background(), &host.Question{Server: "f", Tool: &client.Tool{Name: "t"}, Args: json.RawMessage(big),
-		Scopes: []decide.Scope{decide.ScopeOnce}})
-	if !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), "larger") {
-		t.Fatalf("Ask with %d bytes of arguments: %v, want a refusal saying they are too large", len(big), err)
-	}
-	// Bytes JSON cannot carry as they are would be shown as something else.
-	_, err = w.b.Ask(context.Background(), &host.Question{Server: "f", Tool: &client.Tool{Name: "t"}, Args: json.RawMessage("{\"k\":\"\xff\"}"),
-		Scopes: []decide.Scope{decide.ScopeOnce}})
-	if !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), "UTF-8") {
-		t.Fatalf("Ask with invalid UTF-8 arguments: %v, want a refusal", err)
+	c := w.approver()
+	// Should a question reach the approver, the Ask ends with the context,
+	// and the test says so.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if _, err := c.Next(); err == nil {
+			cancel()
+		}
+	}()
+	for _, tc := range []struct{ name, args, want string }{
+		{"too large", `{"key":"` + strings.Repeat("x", MaxArguments) + `"}`, "larger"},
+		// bytes JSON cannot carry as they are would be shown as something else
+		{"invalid UTF-8", "{\"k\":\"\xff\"}", "UTF-8"},
+	} {
+		_, err := w.b.Ask(ctx, &host.Question{Server: "f", Tool: &client.Tool{Name: "t"}, Args: json.RawMessage(tc.args),
+			Scopes: []decide.Scope{decide.ScopeOnce}})
+		if !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("Ask with arguments %s: %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
 	}
 }
 
