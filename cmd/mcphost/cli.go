@@ -120,6 +120,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newSessionsCmd(g, s),
 		newPingCmd(g, s),
 		newMCPCmd(g, s),
+		newApproveCmd(g, s),
 	)
 	addSessionFlags(root, g)
 	strictUsage(root)

@@ -1,0 +1,54 @@
+// Package approver lets a person approve the calls of a running
+// `mcphost serve` from another terminal: serve holds a Broker (the gate's
+// host.Asker), `mcphost approve` holds a Conn, and they speak over a Unix
+// socket in the state directory.
+//
+// # Who may connect
+//
+// The socket lives in its own directory of the state directory
+// (SocketPath), mode 0700, and is itself mode 0600; every connection's peer
+// user is read from the kernel (SO_PEERCRED on Linux, LOCAL_PEERCRED on
+// macOS and FreeBSD) and one from another user, or one whose user cannot be
+// told, is refused with an error line. One serve owns the socket at a time,
+// by an flock on the directory's lock file: a socket file left by a serve
+// that died is replaced, a live one is never taken over (ErrBusy).
+//
+// # The protocol
+//
+// Newline-delimited JSON objects of at most MaxLine bytes, each with a
+// "type". Both sides open with a hello carrying Version; a peer speaking
+// another version, a malformed line, an unknown member in an approver's
+// line, or a line that is too long ends the connection with an error line
+// saying what was wrong.
+//
+//	approver → serve  {"type":"hello","version":1}
+//	serve → approver  {"type":"hello","version":1,"label":"…","pid":123}
+//	serve → approver  {"type":"question","id":"…","server":"…","tool":"…","title":"…","description":"…",
+//	                   "trusted":false,"tier":"T3","class":"unknown","reasons":[{"code":"…","text":"…"}],
+//	                   "arguments":"{…}","scopes":["once","args","session"],"changed":true,"changedFields":["…"]}
+//	approver → serve  {"type":"answer","id":"…","argsHash":"…","approve":true,"scope":"once","reason":"…"}
+//	serve → approver  {"type":"withdrawn","id":"…","why":"…"}    the call no longer waits
+//	serve → approver  {"type":"rejected","id":"…","message":"…"} the answer approved nothing
+//	serve → approver  {"type":"error","message":"…"}             the connection ends
+//
+// An answer is bound to one call: its id must name a waiting question and
+// its argsHash must be ArgsHash of that question's exact argument text, or
+// it approves nothing (rejected) and the call keeps waiting. Its scope is
+// clamped to the question's scopes. "arguments" in an answer are edited
+// arguments: the gate decides the edited call again and asks again if it
+// must, so an edit approves nothing by itself.
+//
+// Everything in a question except its id came from an MCP server (or the
+// person's rules) and is untrusted: serve bounds every string, and the
+// approver sanitizes before it draws (ui/dialog does).
+//
+// # Queueing and disconnects
+//
+// Every question goes to every connected approver, and to each approver
+// that connects while it waits; the first bound answer wins and the others
+// see it withdrawn. When an approver disconnects, its questions still wait
+// for the others; when the last one disconnects, every waiting call is
+// refused at once (ErrNoApprover), because no one is left to ask. Ask with
+// no approver connected refuses at once too: serve checks Waiting first and
+// refuses with advice instead.
+package approver

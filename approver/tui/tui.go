@@ -1,0 +1,292 @@
+// Package tui is the terminal side of `mcphost approve`: it shows each call
+// a running serve asks about in ui/dialog's confirmation, one at a time in
+// the order they were asked, and sends the person's answers back over the
+// approver connection.
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/mcphost/mcphost/ui/dialog"
+)
+
+// ErrDisconnected is returned by Run when the serve ends the connection.
+var ErrDisconnected = errors.New("mcphost serve ended the connection")
+
+// Config is what the approver's screen needs.
+type Config struct {
+	// Serve is the serve's hello, for the status line.
+	Serve *approver.Hello
+	// Answer sends the person's answer to a question.
+	Answer func(q *approver.Question, a host.Answer) error
+	// NoColor drops colour; Dark, when set, skips asking the terminal.
+	NoColor bool
+	Dark    *bool
+	// Now and Grace are the dialogs' clock and grace period (tests).
+	Now   func() time.Time
+	Grace time.Duration
+}
+
+// EventMsg carries one message of the serve (from approver.Conn.Next) to
+// the model.
+type EventMsg struct{ Event any }
+
+// EndMsg says the connection ended, and why.
+type EndMsg struct{ Err error }
+
+type sentMsg struct{ err error }
+
+// Model is the approver's Bubble Tea model.
+type Model struct {
+	cfg    Config
+	dark   bool
+	queue  []*approver.Question // the head is shown
+	dlg    *dialog.Confirm
+	width  int
+	height int
+	note   string
+	err    error
+	quit   bool
+}
+
+// NewModel returns the model for one connection.
+func NewModel(cfg Config) *Model {
+	m := &Model{cfg: cfg, dark: true, width: 80, height: 24}
+	if cfg.Dark != nil {
+		m.dark = *cfg.Dark
+	}
+	return m
+}
+
+// Init asks the terminal for its background unless Config.Dark says it.
+func (m *Model) Init() tea.Cmd {
+	if m.cfg.Dark == nil {
+		return tea.RequestBackgroundColor
+	}
+	return nil
+}
+
+// Err returns why the connection ended, once it has.
+func (m *Model) Err() error { return m.err }
+
+// Waiting returns how many questions are queued, the one shown included.
+func (m *Model) Waiting() int { return len(m.queue) }
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 24), max(msg.Height, 10)
+		if m.dlg != nil {
+			m.dlg.SetSize(m.dialogSize())
+		}
+		return m, nil
+	case tea.BackgroundColorMsg:
+		if m.cfg.Dark == nil {
+			m.dark = msg.IsDark() // for the dialogs opened from now on
+		}
+		return m, nil
+	case EventMsg:
+		m.event(msg.Event)
+		return m, nil
+	case EndMsg:
+		m.err = msg.Err
+		return m, tea.Quit
+	case sentMsg:
+		if msg.err != nil {
+			m.err = fmt.Errorf("sending the answer: %w", msg.err)
+			return m, tea.Quit
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "ctrl+c":
+			m.quit = true
+			return m, tea.Quit
+		case "q":
+			if m.dlg == nil {
+				m.quit = true
+				return m, tea.Quit
+			}
+		}
+	}
+	if m.dlg == nil {
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.dlg, cmd = m.dlg.Update(msg)
+	a, done := m.dlg.Result()
+	if !done {
+		return m, cmd
+	}
+	q := m.queue[0]
+	m.note = outcome(q, a)
+	m.pop()
+	send := func() tea.Msg { return sentMsg{m.cfg.Answer(q, a)} }
+	return m, tea.Batch(cmd, send)
+}
+
+// event applies one message of the serve.
+func (m *Model) event(ev any) {
+	switch ev := ev.(type) {
+	case *approver.Question:
+		m.queue = append(m.queue, ev)
+		if m.dlg == nil {
+			m.open()
+		}
+	case *approver.Withdrawn:
+		i := slices.IndexFunc(m.queue, func(q *approver.Question) bool { return q.ID == ev.ID })
+		if i < 0 {
+			return
+		}
+		m.note = "The call to " + ref(m.queue[i]) + " no longer waits: " + sanitize.Line(ev.Why) + "."
+		if i == 0 {
+			m.pop()
+			return
+		}
+		m.queue = slices.Delete(m.queue, i, i+1)
+	case *approver.Rejected:
+		m.note = "mcphost serve took no answer: " + sanitize.Line(ev.Message)
+	}
+}
+
+// pop drops the shown question and opens the next.
+func (m *Model) pop() {
+	m.queue = m.queue[1:]
+	m.dlg = nil
+	if len(m.queue) > 0 {
+		m.open()
+	}
+}
+
+// open shows the head of the queue. The dialog's grace period starts now,
+// when the person first sees it, not when the serve asked.
+func (m *Model) open() {
+	w, h := m.dialogSize()
+	m.dlg = dialog.NewConfirm(m.queue[0].HostQuestion(), dialog.Options{
+		Now: m.cfg.Now, Grace: m.cfg.Grace, Dark: m.dark, NoColor: m.cfg.NoColor, Width: w, Height: h,
+	})
+}
+
+// dialogSize leaves two lines for the status and the note.
+func (m *Model) dialogSize() (int, int) { return m.width, m.height - 2 }
+
+// View draws the status line, the last note, and the dialog.
+func (m *Model) View() tea.View {
+	muted := lipgloss.NewStyle()
+	if !m.cfg.NoColor {
+		muted = muted.Faint(true)
+	}
+	lines := []string{m.status(), muted.Render(clip(m.note, m.width))}
+	if m.dlg != nil {
+		lines = append(lines, m.dlg.View())
+	} else {
+		lines = append(lines, "", "No call is waiting for approval. Calls that need a person appear here as serve asks.",
+			"", muted.Render("q or ctrl+c quits (calls asked after that are refused unless another approver runs)."))
+	}
+	v := tea.NewView(strings.Join(lines, "\n"))
+	v.AltScreen = true
+	return v
+}
+
+// status is the top line: where the answers go and how many calls wait.
+func (m *Model) status() string {
+	who := "mcphost serve"
+	if h := m.cfg.Serve; h != nil {
+		if h.Label != "" {
+			who += " (" + sanitize.Line(h.Label) + ")"
+		}
+		if h.PID > 0 {
+			who += ", pid " + strconv.Itoa(h.PID)
+		}
+	}
+	n := len(m.queue)
+	waiting := strconv.Itoa(n) + " waiting"
+	if n == 0 {
+		waiting = "nothing waiting"
+	}
+	return clip("mcphost approve · connected to "+who+" · "+waiting, m.width)
+}
+
+// outcome is the note left after the person answered q.
+func outcome(q *approver.Question, a host.Answer) string {
+	switch {
+	case a.Args != nil:
+		return "Sent edited arguments for " + ref(q) + "; the edited call is decided again."
+	case a.Approve:
+		return "Allowed " + ref(q) + " (" + a.Scope.String() + ")."
+	}
+	return "Denied " + ref(q) + "."
+}
+
+func ref(q *approver.Question) string { return sanitize.Name(q.Server) + "/" + sanitize.Name(q.Tool) }
+
+// clip cuts s to width cells.
+func clip(s string, width int) string {
+	if lipgloss.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && lipgloss.Width(string(r))+1 > width {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
+}
+
+// Streams are the terminal the screen runs on.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+}
+
+// Run shows the screen until the person quits (nil), ctx ends (nil), or
+// the serve ends the connection (an error wrapping ErrDisconnected, or the
+// serve's own error). It reads conn's messages and sends answers on it;
+// the caller closes conn.
+func Run(ctx context.Context, s Streams, conn *approver.Conn, cfg Config) error {
+	if cfg.Answer == nil {
+		cfg.Answer = conn.Answer
+	}
+	m := NewModel(cfg)
+	opts := []tea.ProgramOption{tea.WithInput(s.In), tea.WithOutput(s.Out), tea.WithoutSignalHandler()}
+	if cfg.NoColor {
+		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
+	}
+	p := tea.NewProgram(m, opts...)
+	stop := context.AfterFunc(ctx, p.Quit)
+	defer stop()
+	go func() {
+		for {
+			ev, err := conn.Next()
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					err = ErrDisconnected
+				}
+				p.Send(EndMsg{Err: err})
+				return
+			}
+			p.Send(EventMsg{Event: ev})
+		}
+	}()
+	if _, err := p.Run(); err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return err
+	}
+	if m.quit || ctx.Err() != nil {
+		return nil
+	}
+	return m.err
+}
