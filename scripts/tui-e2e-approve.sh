@@ -57,10 +57,9 @@ tm send-keys -t "$session" y
 echo "$name: the second (tier 3) needs the tool's name typed" >&2
 wait_for "2 waiting" "T3" '"value": "green"' "Allowed f/set_value (once)."
 past_grace
-# y opens the typed confirmation; a name typed wrong approves nothing (had
-# it, the keys after it would land in the third dialog and the story
+# The typed confirmation has the focus: a name typed wrong approves nothing
+# (had it, the keys after it would land in the third dialog and the story
 # below would not finish).
-tm send-keys -t "$session" y
 tm send-keys -t "$session" -l "set_valu"
 tm send-keys -t "$session" Enter
 tm send-keys -t "$session" -l "e"

@@ -138,7 +138,6 @@ func TestTier3NeedsTypedName(t *testing.T) {
 	s := newScreen(t, nil)
 	s.update(EventMsg{question("c", "delete_project", decide.T3, decide.ScopeOnce, decide.ScopeArgs, decide.ScopeSession)})
 	s.pause()
-	s.key("y")
 	s.key("enter")
 	if len(s.sent) != 0 {
 		t.Fatalf("a tier-3 call was approved without the typed name: %+v", s.sent)
