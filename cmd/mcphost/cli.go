@@ -119,6 +119,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newTasksCmd(g, s),
 		newSessionsCmd(g, s),
 		newPingCmd(g, s),
+		newPolicyCmd(g, s),
 	)
 	addSessionFlags(root, g)
 	strictUsage(root)
