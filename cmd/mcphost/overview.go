@@ -106,7 +106,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	// model), replacing the headless ones, which would print over the
 	// screen.
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
-		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
+		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model),
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != ""})
