@@ -229,6 +229,14 @@ func TestServerVerdict(t *testing.T) {
 	if ok, why := deny.ServerVerdict(Server{Command: `C:\tools\evil.exe`}); ok || !strings.Contains(why, "/m.json:1:20") {
 		t.Errorf("deny by base name = %v, %q", ok, why)
 	}
+	// A denied URL written another way is still denied.
+	denyURL, _ := ParseManaged("/m.json", []byte(`{"deniedServers": [{"url": "https://bad.example/*"}]}`))
+	for _, u := range []string{"https://bad.example/mcp", "HTTPS://BAD.example/mcp", "https://u:p@bad.example/mcp", "https://bad.example:443/mcp", "https://bad.example./mcp", "http://bad.example:80/x"} {
+		want := strings.HasPrefix(u, "http:") // another scheme is another server
+		if ok, _ := denyURL.ServerVerdict(Server{URL: u}); ok != want {
+			t.Errorf("ServerVerdict(%s) under a deny of https://bad.example/* = %v, want %v", u, ok, want)
+		}
+	}
 	none, _ := ParseManaged("/m.json", []byte(`{"allowedServers": []}`))
 	if ok, _ := none.ServerVerdict(Server{Command: "good"}); ok {
 		t.Error(`"allowedServers": [] allowed a server`)

@@ -353,3 +353,20 @@ func TestManagedAuditAndCeiling(t *testing.T) {
 		t.Errorf("stderr does not say --audit is ignored:\n%s", errOut)
 	}
 }
+
+// TestManagedAllowListHoldsDemo: the built-in demo servers have no command
+// or URL, so under an allow list they do not start either.
+func TestManagedAllowListHoldsDemo(t *testing.T) {
+	e := newManagedEnv(t)
+	if code, out, errOut := e.run("tools", "--demo"); code != 0 || !strings.Contains(out, "tasks/list_tasks") {
+		t.Fatalf("demo without a managed policy: exit %d:\n%s%s", code, out, errOut)
+	}
+	e.managed(`{"allowedServers": []}`)
+	code, out, errOut := e.run("tools", "--demo")
+	if strings.Contains(out, "tasks/list_tasks") {
+		t.Errorf("a demo server started under an empty allow list (exit %d):\n%s", code, out)
+	}
+	if !strings.Contains(errOut, `server "tasks" (built in) is not started: not in the allowedServers`) {
+		t.Errorf("stderr does not say why the demo is held:\n%s", errOut)
+	}
+}
