@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
 )
 
 // managedPath is the managed policy this program reads: config.ManagedPath,
@@ -113,4 +116,17 @@ func (st *setup) managedDemo(s *streams) {
 	}
 	st.specs = kept
 	st.clampTrust(s)
+}
+
+// managedAsksUnanswered passes questions to an asker that answers in the
+// person's name without showing them anything (call --yes), except those a
+// managed ask rule raised: the administrator asked for a person to see
+// such a call, so it is refused as a headless run refuses it (exit 3).
+type managedAsksUnanswered struct{ host.Asker }
+
+func (a managedAsksUnanswered) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
+	if strings.HasPrefix(q.Decision.Rule, managedRulePrefix) {
+		return host.Answer{}, fmt.Errorf("the managed policy's ask rule %s needs a person to confirm the call, which --yes does not do: %w", q.Decision.Rule, host.ErrNoPerson)
+	}
+	return a.Asker.Ask(ctx, q)
 }

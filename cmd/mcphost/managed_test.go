@@ -173,6 +173,11 @@ func TestManagedRulesBeatEveryLoosening(t *testing.T) {
 			if code, _, errOut := e.run(args...); code != exitBlocked || !strings.Contains(errOut, "needs approval") {
 				t.Errorf("managed ask: exit %d, %s; want %d", code, errOut, exitBlocked)
 			}
+			// --yes answers in the person's name without showing them the
+			// call, so it does not answer a managed ask either.
+			if code, _, errOut := e.run(append([]string{"call", "--yes"}, args[1:]...)...); code != exitBlocked {
+				t.Errorf("managed ask with --yes: exit %d, %s; want %d", code, errOut, exitBlocked)
+			}
 		})
 	}
 }
