@@ -457,7 +457,7 @@ func (m *Managed) ServerVerdict(srv Server) (ok bool, why string) {
 			return true, ""
 		}
 	}
-	return false, fmt.Sprintf("not in the allowedServers of the managed policy %s (%s)", m.File, m.At["allowedServers"])
+	return false, fmt.Sprintf("not in the allowedServers of the managed policy (%s)", m.At["allowedServers"])
 }
 
 // MayTrust reports whether a user may mark the server named name trusted.
