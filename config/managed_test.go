@@ -277,3 +277,33 @@ func TestStarMatch(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseManaged: any input either parses or fails with a positioned
+// *Error that says the policy fails closed; it never panics, and what
+// parses keeps only deny and ask rules.
+func FuzzParseManaged(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"trust": false}`, `{"permissions": {"deny": ["a/*"], "ask": [{"tool": "b/c"}], "autoApprove": "none"}}`,
+		`{"allowedServers": [{"command": "x", "args": ["*"]}, {"url": "https://*.e/*"}], "deniedServers": []}`,
+		`{"serve": {"http": ["127.0.0.1:*"]}, "telemetry": {"endpoint": "https://o:4318", "headers": {"A": "b"}}, "audit": "/a"}`,
+		`{"permissions": {"allow": ["*"]}}`, "{\n\"deniedServer\": []}", `[`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseManaged("f", data)
+		if err != nil {
+			e, ok := err.(*Error)
+			if !ok || e.File != "f" || !strings.Contains(e.Msg, "no call runs") {
+				t.Fatalf("error %T %v is not a fail-closed *Error about f", err, err)
+			}
+			return
+		}
+		for _, r := range m.Rules {
+			if r.Effect != "deny" && r.Effect != "ask" {
+				t.Fatalf("a managed rule with effect %q parsed", r.Effect)
+			}
+		}
+		m.ServerVerdict(Server{Command: "x", Args: []string{"a"}, URL: "https://h/p"})
+	})
+}
