@@ -375,3 +375,21 @@ func TestManagedAllowListHoldsDemo(t *testing.T) {
 		t.Errorf("stderr does not say why the demo is held:\n%s", errOut)
 	}
 }
+
+// TestManagedFileIsProtected: a call whose arguments lead to the managed
+// policy asks at T3 whatever rule allows the tool, even before the file
+// exists: no tool may write a policy without a person seeing it.
+func TestManagedFileIsProtected(t *testing.T) {
+	e := newManagedEnv(t)
+	e.userConfig(`{"allow": ["tasks/*"]}`)
+	for _, arg := range []string{managedPath, filepath.Join(e.dir, "other.json")} {
+		code, out, errOut := e.run("explain", "--json", "tasks/create_task", `{"title": "`+arg+`"}`)
+		if code != 0 {
+			t.Fatalf("explain: exit %d: %s", code, errOut)
+		}
+		protected := arg == managedPath
+		if got := strings.Contains(out, `"tier": 3`) && strings.Contains(out, `"verdict": "ask"`) && strings.Contains(out, `"protected-path"`); got != protected {
+			t.Errorf("create_task with %s: protected = %v, want %v:\n%s", arg, got, protected, out)
+		}
+	}
+}
