@@ -535,26 +535,36 @@ func (p *parser) permissions(m member) error {
 			}
 			p.cfg.AutoApprove = level
 		case "allow", "ask", "deny":
-			if v.kind != kindArray {
-				return p.errorf(v.start, "expected an array of rules for %q %s, got %s", f.key, where, v.kind)
-			}
-			for i, e := range v.elems {
-				if e.kind != kindString && e.kind != kindObject {
-					return p.errorf(e.start, "expected a rule (a string or an object) in %q[%d] %s, got %s", f.key, i, where, e.kind)
-				}
-				var raw bytes.Buffer
-				if err := json.Compact(&raw, p.data[e.start:e.end]); err != nil {
-					return p.errorf(e.start, "rule %q[%d]: %v", f.key, i, err)
-				}
-				line, col := p.pos.pos(e.start)
-				p.cfg.Rules = append(p.cfg.Rules, RuleSpec{
-					Effect: f.key, Source: p.file, Index: i, Line: line, Col: col,
-					Raw: json.RawMessage(raw.Bytes()),
-				})
+			if err := p.rules(f, where); err != nil {
+				return err
 			}
 		default:
 			p.unknown(f, where, permissionKeys, permissionForeign)
 		}
+	}
+	return nil
+}
+
+// rules appends the rules of f, a "permissions" member named after their
+// effect, to p.cfg.Rules.
+func (p *parser) rules(f member, where string) error {
+	v := f.val
+	if v.kind != kindArray {
+		return p.errorf(v.start, "expected an array of rules for %q %s, got %s", f.key, where, v.kind)
+	}
+	for i, e := range v.elems {
+		if e.kind != kindString && e.kind != kindObject {
+			return p.errorf(e.start, "expected a rule (a string or an object) in %q[%d] %s, got %s", f.key, i, where, e.kind)
+		}
+		var raw bytes.Buffer
+		if err := json.Compact(&raw, p.data[e.start:e.end]); err != nil {
+			return p.errorf(e.start, "rule %q[%d]: %v", f.key, i, err)
+		}
+		line, col := p.pos.pos(e.start)
+		p.cfg.Rules = append(p.cfg.Rules, RuleSpec{
+			Effect: f.key, Source: p.file, Index: i, Line: line, Col: col,
+			Raw: json.RawMessage(raw.Bytes()),
+		})
 	}
 	return nil
 }

@@ -25,6 +25,11 @@ type RuleSpec struct {
 	// Raw is the rule as JSON: a string or an object (see the package
 	// documentation for the syntax).
 	Raw json.RawMessage
+	// Prefix starts the rule's id, explicit or derived, so that rules of
+	// different sources keep apart in reasons and the audit log: the
+	// managed policy's rules use "managed:", which no "id" can start
+	// with (an id has no ':').
+	Prefix string
 }
 
 // AutoApprove is how much runs without asking when no rule or grant
@@ -174,6 +179,7 @@ func Compile(specs []RuleSpec, opts Options) (*Policy, error) {
 			return nil, &RuleError{Source: sp.Source, Index: sp.Index, Effect: sp.Effect, Err: err}
 		}
 		if r.id != "" {
+			r.id = sp.Prefix + r.id
 			if j, dup := explicit[r.id]; dup {
 				o := specs[j]
 				return nil, &RuleError{Source: sp.Source, Index: sp.Index, Effect: sp.Effect,
@@ -214,7 +220,9 @@ func Compile(specs []RuleSpec, opts Options) (*Policy, error) {
 	return p, nil
 }
 
-func derivedID(sp RuleSpec) string { return sp.Effect.String() + "[" + strconv.Itoa(sp.Index) + "]" }
+func derivedID(sp RuleSpec) string {
+	return sp.Prefix + sp.Effect.String() + "[" + strconv.Itoa(sp.Index) + "]"
+}
 
 func fromSource(src string) string {
 	if src == "" {

@@ -44,6 +44,11 @@ type Config struct {
 	// Catalog, Asker and Mode (interactive). Trusted is consulted after
 	// the servers the person trusted in this session (/trust, consent).
 	Gate host.GateOptions
+	// MayTrust, when set, says whether the person may trust a server at
+	// all (the managed policy's "trust"); a server it refuses is never
+	// trusted, whatever /trust, a consent or Gate.Trusted says. Nil:
+	// any.
+	MayTrust func(name string) bool
 	// StatePath is the state file (state.json) where consents and trust
 	// given in the TUI are recorded. Empty: they last for this session.
 	StatePath string

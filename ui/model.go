@@ -181,7 +181,7 @@ func NewModel(cfg Config) *Model {
 	m := &Model{
 		cfg: cfg, now: cfg.Now, keys: newKeyMaps(),
 		ctx: ctx, stop: stop, inbox: make(chan tea.Msg, 256),
-		trust: &trustSet{base: cfg.Gate.Trusted, on: map[string]bool{}},
+		trust: &trustSet{base: cfg.Gate.Trusted, may: cfg.MayTrust, on: map[string]bool{}},
 		cards: map[string]*card{}, calls: map[int]*manualCall{},
 		tr:    newTranscript(),
 		width: 80, height: 24,
@@ -844,14 +844,21 @@ type trustSet struct {
 	mu   sync.Mutex
 	on   map[string]bool
 	base func(string) bool
+	may  func(string) bool // nil: any server may be trusted
 }
 
 func (t *trustSet) trusted(name string) bool {
+	if !t.allowed(name) {
+		return false
+	}
 	t.mu.Lock()
 	on := t.on[name]
 	t.mu.Unlock()
 	return on || t.base != nil && t.base(name)
 }
+
+// allowed reports whether the server may be trusted at all.
+func (t *trustSet) allowed(name string) bool { return t.may == nil || t.may(name) }
 
 func (t *trustSet) set(name string) {
 	t.mu.Lock()

@@ -299,6 +299,10 @@ func (m *Model) trustCommand(name string) {
 		m.notice(levelWarn, fmt.Sprintf("/trust: no running server named %q", cleanLine(name)))
 		return
 	}
+	if !m.trust.allowed(name) {
+		m.notice(levelWarn, fmt.Sprintf("/trust: the managed policy of this machine does not let you trust %s; its calls keep asking", cleanLine(name)))
+		return
+	}
 	if m.trust.trusted(name) {
 		m.notice(levelInfo, fmt.Sprintf("%s is already trusted", cleanLine(name)))
 		return

@@ -250,5 +250,8 @@ func auditFile(g *globalOptions, s *streams) string {
 	if g.Audit != "" {
 		return g.Audit
 	}
+	if m, _, err := config.LoadManaged(managedPath); err == nil && m != nil && m.Audit != "" {
+		return m.Audit // where the managed policy has every session write it
+	}
 	return config.StateDir(s.Getenv("XDG_STATE_HOME")) + string(os.PathSeparator) + "audit.jsonl"
 }

@@ -316,7 +316,7 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 // (headless), or with --yes an approval of that one call.
 func cliAsker(yes bool) (decide.Mode, host.Asker) {
 	if yes {
-		return decide.Interactive, host.YesAsker{}
+		return decide.Interactive, managedAsksUnanswered{host.YesAsker{}} // managed.go
 	}
 	return decide.Headless, host.HeadlessAsker{}
 }

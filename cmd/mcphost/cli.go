@@ -121,6 +121,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newPingCmd(g, s),
 		newMCPCmd(g, s),
 		newApproveCmd(g, s),
+		newPolicyCmd(g, s),
 	)
 	addSessionFlags(root, g)
 	strictUsage(root)

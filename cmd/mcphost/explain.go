@@ -231,6 +231,8 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision, changed
 	switch {
 	case poisoned && (d.Verdict != decide.Deny || d.Rule == ""):
 		out = append(out, "its description gives the model orders, so no allow rule lets it run without asking; only approving a call in the dialog does, after reading the description")
+	case strings.HasPrefix(d.Rule, managedRulePrefix):
+		out = append(out, "the rule "+d.Rule+" of the managed policy decides it, and no rule, flag or grant of yours can change that; only the administrator who writes "+managedPath+" can (mcphost policy shows the line)")
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
 	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "" && !changed:

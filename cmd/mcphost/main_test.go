@@ -16,6 +16,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Tests never read this machine's managed policy: a story that wants
+	// one writes $WORK/managed/managed.json (see TestScripts), and an
+	// in-process test sets managedPath itself.
+	managedPath = os.Getenv("MCPHOST_TEST_MANAGED")
+	if managedPath == "" {
+		managedPath = filepath.Join(os.TempDir(), "mcphost-tests-have-no-managed-policy", "managed.json")
+	}
 	testscript.Main(m, map[string]func(){
 		"mcphost": func() {
 			ctx, stop := signalContext()
@@ -43,6 +50,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Setenv("NPMBIN", npmBin)
+			env.Setenv("MCPHOST_TEST_MANAGED", env.WorkDir+"/managed/managed.json")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

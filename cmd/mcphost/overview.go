@@ -117,7 +117,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		return withCode(exitUsage, err)
 	}
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
-		Project: project, Held: held, Gate: gate, StatePath: filepath.Join(st.stateDir, "state.json"),
+		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",

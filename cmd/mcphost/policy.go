@@ -11,16 +11,27 @@ import (
 	"github.com/mcphost/mcphost/host"
 )
 
-// policy compiles the user's rules and settings. The host's own config,
-// state, tokens, cache, audit log and project file are protected: a call
-// whose arguments lead there asks at T3, whatever it is.
+// policy compiles the managed policy's rules and then the user's, with the
+// user's auto-approve level lowered to the managed ceiling. Managed rules
+// come first so that within each effect they are the first to match, and
+// decide lets no allow rule or grant lift a deny or ask rule. The host's own
+// config, state, tokens, cache, audit log, project file and managed policy
+// are protected: a call whose arguments lead there asks at T3, whatever it
+// is.
 func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
-	auto, err := decide.ParseAutoApprove(st.cfg.AutoApprove)
+	level, _ := st.managed.ClampAutoApprove(st.cfg.AutoApprove)
+	auto, err := decide.ParseAutoApprove(level)
 	if err != nil {
 		return nil, usageError(err)
 	}
-	specs := make([]decide.RuleSpec, 0, len(st.cfg.Rules))
-	for _, r := range st.cfg.Rules {
+	var rules []config.RuleSpec
+	if st.managed != nil {
+		rules = append(rules, st.managed.Rules...)
+	}
+	rules = append(rules, st.cfg.Rules...)
+	specs := make([]decide.RuleSpec, 0, len(rules))
+	managedRules := len(rules) - len(st.cfg.Rules)
+	for i, r := range rules {
 		var effect decide.Verdict
 		if err := effect.UnmarshalText([]byte(r.Effect)); err != nil {
 			return nil, usageError(fmt.Errorf("%s: %v", r.Source, err))
@@ -29,7 +40,11 @@ func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
 		if r.Line > 0 {
 			src = fmt.Sprintf("%s:%d:%d", r.Source, r.Line, r.Col)
 		}
-		specs = append(specs, decide.RuleSpec{Effect: effect, Source: src, Index: r.Index, Raw: r.Raw})
+		prefix := ""
+		if i < managedRules {
+			src, prefix = "the managed policy "+src, managedRulePrefix
+		}
+		specs = append(specs, decide.RuleSpec{Effect: effect, Source: src, Index: r.Index, Raw: r.Raw, Prefix: prefix})
 	}
 	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
 	protected := []string{
@@ -38,6 +53,9 @@ func (st *setup) policy(g *globalOptions, s *streams) (*decide.Policy, error) {
 		tokenStore(stateDir).Dir(),
 		cacheDir(s.Getenv("XDG_CACHE_HOME")),
 	}
+	// The managed policy, even where there is none yet: a tool must not
+	// be able to write one without a person seeing it.
+	protected = append(protected, managedPath)
 	if s.WorkDir != "" {
 		// The project file, even before there is one: a server planted
 		// there is offered at the next start.

@@ -44,6 +44,11 @@ type setup struct {
 	// warnings are the configuration's, printed by loadSetup; the TUI
 	// shows them again on its screen.
 	warnings []string
+	// managed is the administrator's policy (managed.go); nil when there
+	// is none.
+	managed *config.Managed
+	// untrusted are the servers whose trust the managed policy dropped.
+	untrusted map[string]bool
 }
 
 // States of servers that are configured but not started.
@@ -57,6 +62,13 @@ const (
 func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	// The state file is read while the configuration loads: neither needs
 	// the other, and both come before any server can start.
+	// The managed policy comes first: when it cannot be read, nothing
+	// else is worth loading, and no server may start.
+	managed, err := loadManaged(s)
+	if err != nil {
+		return nil, err
+	}
+	applyManagedAudit(managed, g, s)
 	stateDir := config.StateDir(s.Getenv("XDG_STATE_HOME"))
 	var store *host.StateStore
 	var storeErr error
@@ -89,7 +101,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	}
 	copts.StartTimeout = g.StartTimeout
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp, sampling: meter,
-		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}}
+		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}, managed: managed}
 	for _, w := range warnings {
 		st.warnings = append(st.warnings, w.String())
 	}
@@ -97,9 +109,16 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 		st.demo = true
 		st.specs = demoSpecs()
 		st.trusted["tasks"] = true // in-process code of this program: its hints are honest by construction
-		return st, st.trustDemo(g.Trust)
+		if err := st.trustDemo(g.Trust); err != nil {
+			return nil, err
+		}
+		st.managedDemo(s)
+		return st, nil
 	}
 	for _, srv := range cfg.Servers {
+		if st.managedServerHeld(srv, s) {
+			continue // from any source: the user's file, --server or the project file
+		}
 		if srv.Disabled {
 			st.held = append(st.held, client.Status{Name: srv.Name, Transport: srv.Transport, State: stateDisabled})
 			continue
@@ -126,6 +145,7 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 			st.trusted[srv.Name] = true
 		}
 	}
+	st.clampTrust(s)
 	st.attachOAuth()
 	return st, nil
 }

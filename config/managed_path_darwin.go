@@ -1,0 +1,3 @@
+package config
+
+const managedPath = "/Library/Application Support/mcphost/managed.json"

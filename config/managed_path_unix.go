@@ -1,0 +1,5 @@
+//go:build !darwin && !windows
+
+package config
+
+const managedPath = "/etc/mcphost/managed.json"

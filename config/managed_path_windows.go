@@ -1,0 +1,3 @@
+package config
+
+const managedPath = `C:\ProgramData\mcphost\managed.json`
