@@ -136,7 +136,7 @@ func (p *Picker) View() tea.View {
 	b.WriteString(trunc(pickerHead.Render("Resume which chat?")+pickerDim.Render("  ↑/↓ choose · Enter resume · Esc cancel"), w))
 	b.WriteString("\n")
 	cols := p.columns(w)
-	b.WriteString(pickerDim.Render(trunc(p.row(cols, "FIRST PROMPT", "DIRECTORY", "USED", "MODEL"), w)))
+	b.WriteString(pickerDim.Render(trunc("  "+p.row(cols, "FIRST PROMPT", "DIRECTORY", "USED", "MODEL"), w)))
 	end := min(len(p.items), p.top+p.rows())
 	for i := p.top; i < end; i++ {
 		s := p.items[i]
