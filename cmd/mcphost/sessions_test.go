@@ -137,3 +137,40 @@ func TestChatSessionResolves(t *testing.T) {
 		t.Errorf("--continue with no chat: %v (exit %d)", err, exitCode(err))
 	}
 }
+
+// TestSavedBaseURL: a base URL is saved without user information, which
+// may be a password; the rest is kept as given.
+func TestSavedBaseURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                 "",
+		"http://127.0.0.1:11434/v1":        "http://127.0.0.1:11434/v1",
+		"https://me:secret@llm.example/v1": "https://llm.example/v1",
+		"https://token@llm.example/v1?x=1": "https://llm.example/v1?x=1",
+	} {
+		if got := savedBaseURL(in); got != want {
+			t.Errorf("savedBaseURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestResumeHint: the exit screen names the command that continues a chat
+// that was saved, and says nothing of one that left no file.
+func TestResumeHint(t *testing.T) {
+	s := sessionStreams(t, "/here", "")
+	l, err := chatLog(s, nil, chatlog.Header{Servers: []chatlog.Server{}}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumeHint(s, l)
+	if out := s.Out.(*bytes.Buffer).String(); out != "" {
+		t.Errorf("a chat with nothing saved: %q", out)
+	}
+	if err := l.Append(chatlog.Record{Type: chatlog.TypeMessage, Message: chatlog.FromLLM(llm.Message{Role: llm.RoleUser, Text: "hi"})}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	resumeHint(s, l)
+	if out, want := s.Out.(*bytes.Buffer).String(), "To continue this chat: mcphost --resume "+l.ID()+"\n"; out != want {
+		t.Errorf("exit screen = %q, want %q", out, want)
+	}
+}
