@@ -120,3 +120,24 @@ func TestPickerScrolls(t *testing.T) {
 		t.Fatalf("after 12 × ↓ on 8 lines:\n%s", s)
 	}
 }
+
+// TestPickerSanitizes: a saved chat's prompt, directory and model come
+// from a file anyone may have written: an escape in any of them is shown,
+// never sent to the terminal.
+func TestPickerSanitizes(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC)
+	list := []chatlog.Summary{{Header: chatlog.Header{ID: "x", Dir: "/p\x1b[2J", Model: "m\x1b]0;t\x07"}, First: "hi\x1b[31m", Updated: t0}}
+	p := NewPicker(list, "/elsewhere", t0)
+	p.Update(tea.WindowSizeMsg{Width: 100, Height: 10})
+	raw := p.View().Content
+	for _, want := range []string{`hi\x1b[31m`, `/p\x1b[2J`, `m\x1b]0;t\x07`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the picker does not show %q escaped:\n%s", want, stripped(raw))
+		}
+	}
+	for _, bad := range []string{"\x1b[31m", "\x1b[2J", "\x1b]0;"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the picker sends %q to the terminal", bad)
+		}
+	}
+}
