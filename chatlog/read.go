@@ -334,11 +334,14 @@ func summarize(path, id string) Summary {
 	}
 	s.Header = *rec.Session
 	s.First = firstPrompt(rest)
-	off := max(fi.Size()-tailBytes, 0)
-	tail := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(tail, off); err != nil && err != io.EOF {
-		s.Err = err
-		return s
+	tail := head // a file within headBytes is read once
+	if int64(len(head)) < fi.Size() {
+		off := max(fi.Size()-tailBytes, 0)
+		tail = make([]byte, fi.Size()-off)
+		if _, err := f.ReadAt(tail, off); err != nil && err != io.EOF {
+			s.Err = err
+			return s
+		}
 	}
 	lines := bytes.Split(tail, []byte("\n"))
 	for i := len(lines) - 1; i >= 0 && s.Last == ""; i-- {
@@ -362,18 +365,27 @@ func firstPrompt(head []byte) string {
 			return "" // cut by headBytes: not a whole record
 		}
 		head = rest
-		// Only message lines are decoded: a call's record may be long.
-		if !bytes.Contains(line, []byte(`"type":"message"`)) {
+		// Only the person's messages are decoded (Log.write puts no
+		// space in either pair): a call's record may be long.
+		if !bytes.Contains(line, []byte(`"type":"message"`)) || !bytes.Contains(line, []byte(`"role":"user"`)) {
 			continue
 		}
-		var r Record
-		if json.Unmarshal(line, &r) == nil && r.Message != nil && r.Message.Role == "user" {
+		var r userLine
+		if json.Unmarshal(line, &r) == nil && r.Message.Role == "user" {
 			if t := summaryText(r.Message.Text); t != "" {
 				return t
 			}
 		}
 	}
 	return ""
+}
+
+// userLine is the part of a message record firstPrompt reads.
+type userLine struct {
+	Message struct {
+		Role string `json:"role"`
+		Text Text   `json:"text"`
+	} `json:"message"`
 }
 
 // summaryText is a message's text on one line, or its size when it is
