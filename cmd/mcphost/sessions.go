@@ -48,7 +48,7 @@ func sessionsDir(s *streams) string {
 func addSessionFlags(root *cobra.Command, g *globalOptions) {
 	f := root.Flags()
 	f.BoolVar(&g.Session.Continue, "continue", false, "continue the latest chat started in this directory")
-	f.StringVar(&g.Session.Resume, "resume", "", "continue the saved chat `ID`; without one, choose from a list")
+	f.StringVar(&g.Session.Resume, "resume", "", "continue the saved chat `ID`; without one, pick it from a list")
 	f.Lookup("resume").NoOptDefVal = pickSession
 	args, runE := root.Args, root.RunE
 	root.Args = func(cmd *cobra.Command, a []string) error {
@@ -95,6 +95,9 @@ func chatLog(s *streams, prev *chatlog.Session, ran chatlog.Header, now func() t
 		return nil, err
 	}
 	was := prev.Ran()
+	if ran.Model == "" { // no model could be made: the chat's own is kept for the next resume
+		ran.Model, ran.BaseURL = was.Model, was.BaseURL
+	}
 	if was.Model != ran.Model || was.BaseURL != ran.BaseURL || !slices.Equal(was.Servers, ran.Servers) {
 		h := prev.Header
 		h.Model, h.BaseURL, h.Servers = ran.Model, ran.BaseURL, ran.Servers

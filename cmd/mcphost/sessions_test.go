@@ -174,3 +174,41 @@ func TestResumeHint(t *testing.T) {
 		t.Errorf("exit screen = %q, want %q", out, want)
 	}
 }
+
+// TestChatLogNotesWhatAResumeRanWith: a continuation with another model or
+// servers leaves a note the next resume starts from; one with the same, or
+// with no model at all (a missing key, say), leaves the chat's own.
+func TestChatLogNotesWhatAResumeRanWith(t *testing.T) {
+	s := sessionStreams(t, "/here", "")
+	srv := []chatlog.Server{{Name: "tasks", Identity: "1"}}
+	l, err := chatLog(s, nil, chatlog.Header{Model: "openai:gpt-5", BaseURL: "http://127.0.0.1:9/v1", Servers: srv}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(chatlog.Record{Type: chatlog.TypeMessage, Message: chatlog.FromLLM(llm.Message{Role: llm.RoleUser, Text: "hi"})}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	resume := func(ran chatlog.Header) chatlog.Header {
+		t.Helper()
+		prev, err := chatlog.Load(sessionsDir(s), l.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := chatLog(s, prev, ran, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if prev, err = chatlog.Load(sessionsDir(s), l.ID()); err != nil {
+			t.Fatal(err)
+		}
+		return prev.Ran()
+	}
+	if h := resume(chatlog.Header{Servers: srv}); h.Model != "openai:gpt-5" || h.BaseURL != "http://127.0.0.1:9/v1" {
+		t.Errorf("after a resume without a model: %+v", h)
+	}
+	if h := resume(chatlog.Header{Model: "anthropic:claude-sonnet-4-5", Servers: []chatlog.Server{}}); h.Model != "anthropic:claude-sonnet-4-5" || h.BaseURL != "" || h.Servers == nil || len(h.Servers) != 0 {
+		t.Errorf("after a resume with --model: %+v", h)
+	}
+}
