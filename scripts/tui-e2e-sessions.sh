@@ -10,11 +10,12 @@
 #     with the chat's own model;
 #  4. mcphost --resume alone opens the picker (the first prompt, the
 #     directory, the model); ↓/↑ and Enter resume the chosen chat;
-#  5. server-everything's elicitation form (a multi-select among its
+#  5. a chat continued with other servers says which are missing or changed;
+#  6. server-everything's elicitation form (a multi-select among its
 #     fields) is filled with keys and accepted by the real server.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux is missing and could not
-# be installed. Step 5 needs the npm servers (npm ci in interop/); set
+# be installed. Step 6 needs the npm servers (npm ci in interop/); set
 # MCPHOST_SKIP_INTEROP=1 to skip it. TUI_E2E_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,6 +88,12 @@ wait_for "continuing the chat $id" "T-1 is the launch announcement."
 wait_for "servers 2/2 ready"
 type_line "And now?"
 wait_for "Still T-1, as before."
+quit
+
+echo "tui-e2e-sessions: another server set is said before the first turn" >&2
+go build -o "$work/fixture" ./fixtures/cmd/fixture
+start --continue --server "'tasks=$work/fixture tasks'" --model "'script:$work/second.jsonl'"
+wait_for "ran with other servers (missing now: bare; another command or URL: tasks)" "continuing the chat $id"
 quit
 
 if [ "${MCPHOST_SKIP_INTEROP:-}" = 1 ]; then
