@@ -3,7 +3,9 @@
 //
 // A session is one JSON Lines file, <dir>/<id>.jsonl, by default under
 // $XDG_STATE_HOME/mcphost/sessions. Its first line is a "session" record
-// (the [Header]: id, working directory, start, model); every later line is
+// (the [Header]: id, working directory, start, and what it ran with: the
+// model, its base URL, the servers by name and identity; a "resumed" note
+// later says what a continuation ran with instead); every later line is
 // one [Record] appended as it happens: a message of the model's
 // conversation, a tool call with its decision, outcome and the model's copy
 // of its result, or a note (a call about to be sent, with mcphost's id for
@@ -25,7 +27,8 @@
 //     referenced text over [MaxText] is refused or elided, never read
 //     whole; of a call's result (shown in its card; the model's copy is a
 //     message) only [MaxResultPreview] bytes are read back; [List] reads
-//     only the first line and the last 256 KiB of each file.
+//     only the first 64 KiB (the header and the first prompt) and the
+//     last 256 KiB of each file.
 //
 // What survives a resume: the taint ([Session.Taint], from the notes and
 // the calls), and what each call did ([Session.History]): a call the model

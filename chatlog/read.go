@@ -226,6 +226,19 @@ func (s *Session) History() []llm.Message {
 	return msgs
 }
 
+// Ran returns what the session last ran with: the header, with the model,
+// base URL and servers of its last NoteResumed note.
+func (s *Session) Ran() Header {
+	h := s.Header
+	for i := len(s.Records) - 1; i >= 0; i-- {
+		if r := s.Records[i]; r.Type == TypeNote && r.Note == NoteResumed && r.Session != nil {
+			h.Model, h.BaseURL, h.Servers = r.Session.Model, r.Session.BaseURL, r.Session.Servers
+			break
+		}
+	}
+	return h
+}
+
 // Calls returns the calls whose results are in History, oldest first, as
 // the file (and Settle) knows them: for host.LoopOptions.Past.
 func (s *Session) Calls() []*host.CallEntry {
@@ -251,6 +264,9 @@ func (s *Session) Continue(now func() time.Time) (*Log, error) {
 type Summary struct {
 	Header
 	Updated time.Time // the file's modification time
+	// First is the person's first message, on one line, when it is within
+	// the file's first headBytes: what the chat is about.
+	First string
 	// Last is the last thing the person or the model wrote, on one line,
 	// when it is within the file's last tailBytes.
 	Last string
@@ -310,18 +326,22 @@ func summarize(path, id string) Summary {
 		s.Err = err
 		return s
 	}
-	first, _, ok := bytes.Cut(head, []byte("\n"))
+	first, rest, ok := bytes.Cut(head, []byte("\n"))
 	var rec Record
 	if !ok || json.Unmarshal(first, &rec) != nil || rec.Type != TypeSession || rec.Session == nil || rec.Session.ID != id {
 		s.Err = &CorruptError{Path: path, Line: 1, Why: "the first line is not the session's header"}
 		return s
 	}
 	s.Header = *rec.Session
-	off := max(fi.Size()-tailBytes, 0)
-	tail := make([]byte, fi.Size()-off)
-	if _, err := f.ReadAt(tail, off); err != nil && err != io.EOF {
-		s.Err = err
-		return s
+	s.First = firstPrompt(rest)
+	tail := head // a file within headBytes is read once
+	if int64(len(head)) < fi.Size() {
+		off := max(fi.Size()-tailBytes, 0)
+		tail = make([]byte, fi.Size()-off)
+		if _, err := f.ReadAt(tail, off); err != nil && err != io.EOF {
+			s.Err = err
+			return s
+		}
 	}
 	lines := bytes.Split(tail, []byte("\n"))
 	for i := len(lines) - 1; i >= 0 && s.Last == ""; i-- {
@@ -330,11 +350,50 @@ func summarize(path, id string) Summary {
 			continue
 		}
 		if r.Message.Role == "user" || r.Message.Role == "assistant" {
-			s.Last = oneLine(r.Message.Text.S)
-			if s.Last == "" && r.Message.Text.Ref != "" {
-				s.Last = fmt.Sprintf("[%d bytes]", r.Message.Text.Bytes)
+			s.Last = summaryText(r.Message.Text)
+		}
+	}
+	return s
+}
+
+// firstPrompt returns the first user message among the complete lines of
+// head, on one line; "" when there is none there.
+func firstPrompt(head []byte) string {
+	for len(head) > 0 {
+		line, rest, ok := bytes.Cut(head, []byte("\n"))
+		if !ok {
+			return "" // cut by headBytes: not a whole record
+		}
+		head = rest
+		// Only the person's messages are decoded (Log.write puts no
+		// space in either pair): a call's record may be long.
+		if !bytes.Contains(line, []byte(`"type":"message"`)) || !bytes.Contains(line, []byte(`"role":"user"`)) {
+			continue
+		}
+		var r userLine
+		if json.Unmarshal(line, &r) == nil && r.Message.Role == "user" {
+			if t := summaryText(r.Message.Text); t != "" {
+				return t
 			}
 		}
+	}
+	return ""
+}
+
+// userLine is the part of a message record firstPrompt reads.
+type userLine struct {
+	Message struct {
+		Role string `json:"role"`
+		Text Text   `json:"text"`
+	} `json:"message"`
+}
+
+// summaryText is a message's text on one line, or its size when it is
+// stored apart (List does not read texts stored apart).
+func summaryText(t Text) string {
+	s := oneLine(t.S)
+	if s == "" && t.Ref != "" {
+		s = fmt.Sprintf("[%d bytes]", t.Bytes)
 	}
 	return s
 }

@@ -32,16 +32,21 @@ const (
 	NoteStarted = "call-started"
 	// NoteTaint records the session's taint as it grew (Taint is set).
 	NoteTaint = "taint"
+	// NoteResumed says the session was continued with another model, base
+	// URL or set of servers than it last ran with (Session is set, with
+	// those; its ID, Dir and Started are the header's).
+	NoteResumed = "resumed"
 )
 
 // Record is one line of a session file.
 type Record struct {
-	Type    string    `json:"type"`
-	Time    time.Time `json:"time"`
-	Session *Header   `json:"session,omitempty"`
-	Message *Message  `json:"message,omitempty"`
-	Call    *Call     `json:"call,omitempty"`
-	Note    string    `json:"note,omitempty"`
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Session is set on the first line and on a NoteResumed note.
+	Session *Header  `json:"session,omitempty"`
+	Message *Message `json:"message,omitempty"`
+	Call    *Call    `json:"call,omitempty"`
+	Note    string   `json:"note,omitempty"`
 	// Started is set on a NoteStarted note, Taint on a NoteTaint note.
 	Started *Started    `json:"started,omitempty"`
 	Taint   *host.Taint `json:"taint,omitempty"`
@@ -65,13 +70,29 @@ func NewStarted(e *host.CallEntry) *Started {
 	return &Started{ID: e.ID, CallID: e.CallID, Server: e.Server, Tool: e.Tool, Class: e.Class, OpenWorld: openWorld(e)}
 }
 
-// Header describes a session.
+// Header describes a session. Model, BaseURL and Servers say what it ran
+// with, so that a resume can reuse the model and name the servers that
+// changed; files written before they existed leave them empty.
 type Header struct {
 	Version int       `json:"version"`
 	ID      string    `json:"id"`
 	Dir     string    `json:"dir"` // the working directory it was started in
 	Started time.Time `json:"started"`
-	Model   string    `json:"model,omitempty"`
+	Model   string    `json:"model,omitempty"` // provider:model
+	// BaseURL is the model's endpoint when it was not the provider's
+	// default (--base-url), without user information.
+	BaseURL string `json:"baseUrl,omitempty"`
+	// Servers are the servers the chat was started with, by config name,
+	// sorted; empty, not nil, for none. Nil (null or absent, as in a file
+	// that predates the field) is unknown.
+	Servers []Server `json:"servers"`
+}
+
+// Server is a server a session ran with: its config name and identity
+// (client.Spec.Identity), which changes with its command line or URL.
+type Server struct {
+	Name     string `json:"name"`
+	Identity string `json:"identity"`
 }
 
 // Message is an entry of the model's conversation (an llm.Message).

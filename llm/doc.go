@@ -186,6 +186,8 @@
 //	                      error; false: none is
 //	expectTools   object  {"offered": ["…"], "notOffered": ["…"]}: the request
 //	                      offers every tool named in offered and none in notOffered
+//	expectHistory object  {"contains": "…"}: the text of a message of the request
+//	                      before its last contains the string (a continued chat)
 //	usage         object  the usage to report for the turn, as [Usage] encodes it
 //	                      ({"inputTokens": 1200, "outputTokens": 300}); zero when absent
 //	stop          string  the stop reason to report; default "tool_use" when the

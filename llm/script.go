@@ -31,9 +31,12 @@ type ScriptTurn struct {
 	ExpectResult *ResultExpectation `json:"expectResult,omitempty"`
 	ExpectError  *bool              `json:"expectError,omitempty"`
 	ExpectTools  *ToolsExpectation  `json:"expectTools,omitempty"`
-	Usage        *Usage             `json:"usage,omitempty"`
-	Stop         string             `json:"stop,omitempty"`
-	Error        string             `json:"error,omitempty"`
+	// ExpectHistory must occur in the text of a message of the request
+	// other than its last: what a continued conversation carries over.
+	ExpectHistory *ResultExpectation `json:"expectHistory,omitempty"`
+	Usage         *Usage             `json:"usage,omitempty"`
+	Stop          string             `json:"stop,omitempty"`
+	Error         string             `json:"error,omitempty"`
 
 	// Line is where the turn starts in its file, for messages; 0 for turns
 	// built in code.
@@ -165,7 +168,25 @@ func (t *ScriptTurn) validate(n int) error {
 	if t.ExpectResult != nil && t.ExpectResult.Contains == "" {
 		return errors.New(`expectResult needs a non-empty "contains"`)
 	}
+	if t.ExpectHistory != nil && t.ExpectHistory.Contains == "" {
+		return errors.New(`expectHistory needs a non-empty "contains"`)
+	}
 	return nil
+}
+
+// checkHistory checks the turn's expectHistory against the request's
+// messages before its last.
+func (t *ScriptTurn) checkHistory(msgs []Message) error {
+	e := t.ExpectHistory
+	if e == nil {
+		return nil
+	}
+	for i := 0; i < len(msgs)-1; i++ {
+		if strings.Contains(msgs[i].Text, e.Contains) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: expectHistory: no earlier message of the %d sent contains %q", ErrScriptExpectation, len(msgs), e.Contains)
 }
 
 func (s *scriptModel) Name() string { return s.name }
@@ -201,6 +222,9 @@ func (s *scriptModel) Stream(ctx context.Context, req *Request, emit func(Event)
 		return fmt.Errorf("%s: %v", where, err)
 	}
 	if err := turn.checkTools(req.Tools); err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	if err := turn.checkHistory(req.Messages); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	if err := turn.check(lastResults(req.Messages)); err != nil {

@@ -4,13 +4,18 @@
 #
 #  1. a chat with a scripted model is saved as it happens; /export writes it
 #     as Markdown; mcphost sessions lists it;
-#  2. mcphost --continue, in the same directory, shows the earlier messages,
-#     says that session approvals ended, and the model gets the history;
-#  3. server-everything's elicitation form (a multi-select among its
+#  2. the exit screen says how to continue it (mcphost --resume ID);
+#  3. mcphost --continue, in the same directory and without --model, shows
+#     the earlier messages, says that session approvals ended, and goes on
+#     with the chat's own model;
+#  4. mcphost --resume alone opens the picker (the first prompt, the
+#     directory, the model); ↓/↑ and Enter resume the chosen chat;
+#  5. a chat continued with other servers says which are missing or changed;
+#  6. server-everything's elicitation form (a multi-select among its
 #     fields) is filled with keys and accepted by the real server.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux is missing and could not
-# be installed. Step 3 needs the npm servers (npm ci in interop/); set
+# be installed. Step 6 needs the npm servers (npm ci in interop/); set
 # MCPHOST_SKIP_INTEROP=1 to skip it. TUI_E2E_KEEP=1 keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +32,7 @@ quit() {
   tm send-keys -t "$session" C-c
   for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
   [ -f "$work/exit" ] || fail "mcphost did not quit"
+  tm capture-pane -t "$session" -p -S -200 >"$work/exit-screen"
   tm kill-server >/dev/null 2>&1 || true
 }
 # start ARGS...: mcphost in the chat directory, in a fresh tmux server.
@@ -59,14 +65,35 @@ quit
 grep -q "^## You" "$work/chat/chat.md" && grep -q "### Tool call \`tasks/list_tasks\`" "$work/chat/chat.md" ||
   fail "the export lacks the message or the call: $(cat "$work/chat/chat.md")"
 list=$(env XDG_STATE_HOME="$work/state" "$work/mcphost" sessions)
-[[ "$list" == *"$work/chat"*"T-1 is the launch announcement."* ]] || fail "mcphost sessions does not list the chat: $list"
+[[ "$list" == *"$work/chat"*"What is T-1?"* ]] || fail "mcphost sessions does not list the chat by its first prompt: $list"
+id=$(env XDG_STATE_HOME="$work/state" "$work/mcphost" sessions --json | sed -n 's/.*"id": "\(.*\)".*/\1/p' | head -1)
+grep -q "To continue this chat: mcphost --resume $id" "$work/exit-screen" ||
+  fail "the exit screen does not say how to resume $id: $(tail -5 "$work/exit-screen")"
 
-echo "tui-e2e-sessions: --continue shows it and goes on" >&2
-start --demo --continue --model "'script:$work/second.jsonl'"
+echo "tui-e2e-sessions: --continue shows it and goes on with its own model" >&2
+start --demo --continue
 wait_for "What is T-1?" "T-1 is the launch announcement." "continuing the chat" "ended with it"
+wait_for "servers 2/2 ready" "first.jsonl"
+type_line "And now?"
+wait_for "Reading the tasks first." # the saved model's first turn: no "No model is configured"
+wait_for "T-1 is the launch announcement."
+quit
+grep -q "To continue this chat: mcphost --resume $id" "$work/exit-screen" || fail "the exit screen of the resumed chat lacks its id"
+
+echo "tui-e2e-sessions: --resume alone picks with the arrows" >&2
+start --demo --resume --model "'script:$work/second.jsonl'"
+wait_for "Resume which chat?" "What is T-1?" "· $work/chat" "script:"
+tm send-keys -t "$session" Down Up Enter
+wait_for "continuing the chat $id" "T-1 is the launch announcement."
 wait_for "servers 2/2 ready"
 type_line "And now?"
 wait_for "Still T-1, as before."
+quit
+
+echo "tui-e2e-sessions: another server set is said before the first turn" >&2
+go build -o "$work/fixture" ./fixtures/cmd/fixture
+start --continue --server "'tasks=$work/fixture tasks'" --model "'script:$work/second.jsonl'"
+wait_for "ran with other servers (missing now: bare; another command or URL: tasks)" "continuing the chat $id"
 quit
 
 if [ "${MCPHOST_SKIP_INTEROP:-}" = 1 ]; then

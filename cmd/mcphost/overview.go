@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/ui"
@@ -70,7 +72,16 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	if err != nil {
 		return err
 	}
-	model, err := st.model(g, s)
+	resumed, err := resumable(ctx, g, s) // sessions.go
+	if err != nil {
+		return err
+	}
+	var saved *chatlog.Header
+	if resumed != nil {
+		h := resumed.Ran()
+		saved = &h
+	}
+	model, base, err := st.modelFor(g, s, saved)
 	noModel := ""
 	if err != nil {
 		model, noModel = nil, err.Error()
@@ -80,7 +91,14 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	} else {
 		warmModel(ctx, model)
 	}
-	chat, resumed, err := chatSession(g, s, modelName(model), time.Now) // sessions.go
+	servers := st.serverSet()
+	if resumed != nil {
+		if w := serverWarning(resumed, servers); w != "" {
+			fmt.Fprintf(s.Err, "mcphost: warning: %s\n", w)
+			st.warnings = append(st.warnings, w)
+		}
+	}
+	chat, err := chatLog(s, resumed, chatlog.Header{Model: modelName(model), BaseURL: savedBaseURL(base), Servers: servers}, time.Now) // sessions.go
 	if err != nil {
 		return err
 	}
@@ -122,8 +140,17 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",
 		Notify: notify.New(mode, notify.Detect(s.Getenv))})
+	resumeHint(s, chat)
 	if errors.Is(err, ui.ErrUnknownOutcome) {
 		return withCode(exitUnknown, err)
 	}
 	return err
+}
+
+// resumeHint ends the exit screen with the command that continues the
+// chat, when it was saved.
+func resumeHint(s *streams, chat *chatlog.Log) {
+	if _, err := os.Stat(chat.Path()); err == nil {
+		fmt.Fprintf(s.Out, "To continue this chat: mcphost --resume %s\n", chat.ID())
+	}
 }

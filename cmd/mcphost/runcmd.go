@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
@@ -21,6 +23,9 @@ type runOptions struct {
 	Output       string
 	MaxSteps     int
 	AllowBlocked bool
+	// Session is --continue or --resume ID: the saved chat the prompt
+	// continues (never a picker: nothing is asked here).
+	Session sessionFlags
 }
 
 func newRunCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -32,6 +37,11 @@ func newRunCmd(g *globalOptions, s *streams) *cobra.Command {
 call passes the gate; anything that would need a person is refused and the
 refusal is fed back to the model. The prompt comes from -p or, without it,
 from standard input.
+
+With --continue (the latest chat saved in this directory) or --resume ID,
+the prompt continues a saved chat: the model gets its history, the gate
+starts from its taint, its model and base URL are reused unless --model
+or --base-url say otherwise, and what happens is appended to it.
 
 Output (--output):
   text         the final answer on stdout; one line per tool call on stderr
@@ -49,7 +59,8 @@ incomplete; --allow-blocked makes this 0); 6 a call's outcome is unknown;
 key); 1 anything else, such as a model error or the step limit.`,
 		Example: `  mcphost run -p "Which tasks are blocked?" --model anthropic:claude-sonnet-4-5
   echo "Summarise T-1" | mcphost run --model ollama:llama3.2 --output json
-  mcphost run -p "Demo" --model script:demo.jsonl --output stream-json`,
+  mcphost run -p "Demo" --model script:demo.jsonl --output stream-json
+  mcphost run --continue -p "And the next step?"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd, g, o, s)
@@ -60,6 +71,8 @@ key); 1 anything else, such as a model error or the step limit.`,
 	f.StringVar(&o.Output, "output", "text", "print in `FORMAT`: text, json or stream-json")
 	f.IntVar(&o.MaxSteps, "max-steps", 25, "at most `N` model turns")
 	f.BoolVar(&o.AllowBlocked, "allow-blocked", false, "exit 0 even if a call was blocked for approval")
+	f.BoolVar(&o.Session.Continue, "continue", false, "continue the latest chat saved in this directory")
+	f.StringVar(&o.Session.Resume, "resume", "", "continue the saved chat `ID` (or a unique prefix; mcphost sessions lists them)")
 	return cmd
 }
 
@@ -114,6 +127,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	default:
 		return usageError(fmt.Errorf("--output %q: want text, json or stream-json", o.Output))
 	}
+	if o.Session.Continue && o.Session.Resume != "" {
+		return usageError(errors.New("--continue and --resume cannot be used together"))
+	}
 	prompt := o.Prompt
 	if prompt == "" {
 		if s.Terminal {
@@ -132,12 +148,26 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	if err != nil {
 		return err
 	}
-	model, err := st.model(g, s)
+	var prev *chatlog.Session
+	var saved *chatlog.Header
+	if o.Session.set() {
+		if prev, err = findSession(o.Session, s, sessionsDir(s), nil); err != nil { // sessions.go
+			return err
+		}
+		h := prev.Ran()
+		saved = &h
+	}
+	model, base, err := st.modelFor(g, s, saved)
 	if err != nil {
 		return err
 	}
 	warmModel(cmd.Context(), model)
-	sess, err := st.openSession(cmd.Context(), g, s, decide.Headless, host.HeadlessAsker{})
+	cont, err := continueRun(st, g, s, prev, model, base) // sessions.go
+	if err != nil {
+		return err
+	}
+	defer cont.close()
+	sess, err := st.openSessionFrom(cmd.Context(), g, s, decide.Headless, host.HeadlessAsker{}, cont.taint, cont.onTaint)
 	if err != nil {
 		return err
 	}
@@ -154,7 +184,9 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	loop := host.NewLoop(host.LoopOptions{
 		Model: model, Gate: sess.gate, Tools: sess.m.Tools(), MaxSteps: o.MaxSteps,
 		System: systemPrompt, ToolSearch: cs.ToolSearch, AlwaysLoad: cs.AlwaysLoad, ContextWindow: cs.ContextWindow,
+		History: cont.history, Past: cont.past, OnMessage: cont.message, OnResult: cont.result,
 		OnEvent: func(e host.LoopEvent) {
+			cont.event(e)
 			switch o.Output {
 			case "stream-json":
 				_ = enc.Encode(e)
@@ -328,13 +360,28 @@ func runExit(out *host.RunOutcome, err error, allowBlocked bool) int {
 	return exitOK
 }
 
-// model picks the model: --model, then the config's "model", then
-// MCPHOST_MODEL.
 // errNoModel is model's error when no model is named anywhere.
 var errNoModel = errors.New("no model")
 
+// model picks the model: --model, then the config's "model", then
+// MCPHOST_MODEL.
 func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
-	spec := g.Model
+	m, _, err := st.modelFor(g, s, nil)
+	return m, err
+}
+
+// modelFor picks the model of a chat that continues saved (nil for a new
+// one): --model; else the model the saved chat last ran with, at its base
+// URL unless --base-url moves it; else the config's "model", then
+// MCPHOST_MODEL. It returns the base URL used ("" for the provider's own).
+func (st *setup) modelFor(g *globalOptions, s *streams, saved *chatlog.Header) (llm.Model, string, error) {
+	spec, base, from := g.Model, g.BaseURL, ""
+	if spec == "" && saved != nil && saved.Model != "" {
+		spec, from = saved.Model, fmt.Sprintf(" (the model of the chat %s; --model picks another)", sanitize.Line(saved.ID))
+		if base == "" {
+			base = saved.BaseURL
+		}
+	}
 	if spec == "" {
 		spec = st.cfg.Model
 	}
@@ -342,14 +389,25 @@ func (st *setup) model(g *globalOptions, s *streams) (llm.Model, error) {
 		spec = s.Getenv("MCPHOST_MODEL")
 	}
 	if spec == "" {
-		return nil, usageError(fmt.Errorf("%w: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", errNoModel, strings.Join(llm.Providers(), ", ")))
+		return nil, "", usageError(fmt.Errorf("%w: pass --model PROVIDER:MODEL, set \"model\" in your config, or MCPHOST_MODEL (providers: %s)", errNoModel, strings.Join(llm.Providers(), ", ")))
 	}
 	ms := st.cfg.Models[spec]
-	m, err := llm.New(spec, llm.Options{BaseURL: g.BaseURL, Getenv: s.Getenv,
+	m, err := llm.New(spec, llm.Options{BaseURL: base, Getenv: s.Getenv,
 		MaxTokens: ms.MaxTokens, Thinking: ms.Thinking, AllowPlainHTTP: g.AllowPlainHTTP})
 	if err != nil {
-		return nil, usageError(err)
+		return nil, "", usageError(fmt.Errorf("%w%s", err, from))
 	}
 	st.sampler.use(m)
-	return m, nil
+	return m, base, nil
+}
+
+// savedBaseURL is a base URL as a session records it: without user
+// information, which may be a password.
+func savedBaseURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.User == nil {
+		return base
+	}
+	u.User = nil
+	return u.String()
 }

@@ -19,6 +19,10 @@ type session struct {
 	m     *client.Manager
 	gate  *host.Gate
 	audit *audit.Log
+	// taint and onTaint are the gate's Taint and OnTaint: set for a saved
+	// chat that continues (resumeState), before withGate.
+	taint   host.Taint
+	onTaint func(host.Taint)
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed when Close's work is done
@@ -57,6 +61,12 @@ func (st *setup) auditPath(g *globalOptions) string {
 // openSession starts the servers and puts the gate in front of them. If the
 // audit log cannot be opened, the session still runs, but only reads pass.
 func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, mode decide.Mode, asker host.Asker) (*session, error) {
+	return st.openSessionFrom(ctx, g, s, mode, asker, host.Taint{}, nil)
+}
+
+// openSessionFrom is openSession for a saved chat that continues: the gate
+// starts from the chat's taint and reports its growth to onTaint.
+func (st *setup) openSessionFrom(ctx context.Context, g *globalOptions, s *streams, mode decide.Mode, asker host.Asker, taint host.Taint, onTaint func(host.Taint)) (*session, error) {
 	policy, err := st.policy(g, s)
 	if err != nil {
 		return nil, err
@@ -67,7 +77,7 @@ func (st *setup) openSession(ctx context.Context, g *globalOptions, s *streams, 
 		opened.discard()
 		return nil, err
 	}
-	ss := &session{m: m}
+	ss := &session{m: m, taint: taint, onTaint: onTaint}
 	return st.withGate(ss, policy, opened, s, mode, asker), nil
 }
 
@@ -123,6 +133,8 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Store:     st.store,
 		Pins:      st.pins,
 		SessionID: strconv.FormatInt(time.Now().UnixNano(), 36),
+		Taint:     ss.taint,
+		OnTaint:   ss.onTaint,
 	})
 	return ss
 }
