@@ -112,6 +112,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newAuthCmd(g, s),
 		newTasksCmd(g, s),
 		newSessionsCmd(g, s),
+		newServeCmd(g, s),
 	)
 	addSessionFlags(root, g)
 	strictUsage(root)

@@ -1,0 +1,35 @@
+// Package serve puts mcphost's gate in front of another host: `mcphost
+// serve` is an MCP server (go-sdk's mcp.Server, on stdio or streamable
+// HTTP) that re-exports the tools of the person's configured servers and
+// runs every call through a host.Gate. It owns only its own protocol:
+// naming, what a client is shown of each tool, and where a question goes.
+// It decides nothing itself and reaches servers only through the gate and
+// the client.Manager.
+//
+// # What a client sees
+//
+//   - Each tool under its model-facing name (server__tool, as `mcphost
+//     tools --json` names it; the raw name with Options.NoPrefix), in the
+//     SDK's stable order, with the effective annotations the gate decides
+//     on: an untrusted, unannotated or changed tool goes out as the worst
+//     case (not read-only, destructive, not idempotent, open-world), a
+//     trusted one as declared with the spec's defaults filled in.
+//   - A tool whose definition differs from its pin is offered exactly as
+//     the chat offers it to a model: by name, with host.ChangedToolNote in
+//     place of its title, description and schemas, never the new text.
+//   - A description that gives the model orders (decide.PoisonFlags) is
+//     not passed on: a note saying it was withheld takes its place.
+//   - Titles and descriptions are sanitized (package sanitize) and bounded.
+//
+// # Calls and questions
+//
+// Each client session has its own host.Gate (its grants and taint),
+// sharing the manager, pins and audit log with every other session; each
+// audit record names the client (clientInfo name and version) and the
+// serve session. A call that needs a person is asked, in this order,
+// through the client's own elicitation (a form bound to that one call;
+// decline, cancel, a timeout or a tier-3 confirmation that is not the raw
+// tool name all deny), through an Approver that is waiting, or not at all:
+// then the call is refused as a tool error that says what needed approval
+// and how to get it, with reason needs-approval in the audit log.
+package serve
