@@ -2,13 +2,16 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -183,4 +186,69 @@ func TestHTTPSessionsAreSeparate(t *testing.T) {
 		cs.Close()
 		t.Fatal("a client without the token connected")
 	}
+}
+
+// Many HTTP clients calling at once: every call has exactly one intent and
+// one outcome, under its own session, and the chain verifies.
+func TestConcurrentHTTPClientsLoseNoAuditRecord(t *testing.T) {
+	const clients, calls = 20, 10
+	w := newWorld(t, worldOpts{})
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	errs := make(chan error, clients)
+	for i := range clients {
+		go func() {
+			cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: strconv.Itoa(i)}, nil)
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL,
+				HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cs.Close()
+			for range calls {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("refused: %s", text(res))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := w.execs("flaky", "read_value"); n != clients*calls {
+		t.Fatalf("read_value ran %d times, want %d", n, clients*calls)
+	}
+	recs, err := audit.Tail(w.audit, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	sessions := map[string]bool{}
+	for _, r := range recs {
+		if r.Tool != "read_value" {
+			continue
+		}
+		seen[r.SessionID+"/"+r.CallID+"/"+string(r.Kind)]++
+		sessions[r.SessionID] = true
+	}
+	if len(seen) != 2*clients*calls || len(sessions) != clients {
+		t.Fatalf("%d distinct records in %d sessions, want %d in %d", len(seen), len(sessions), 2*clients*calls, clients)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("record %s written %d times", k, n)
+		}
+	}
+	w.outcomes("read_value") // verifies the chain
 }

@@ -743,3 +743,18 @@ func TestAnAnswerCannotBeReplayedForOtherArguments(t *testing.T) {
 		t.Fatalf("set_value ran %d times, want 1", n)
 	}
 }
+
+func TestACrashingServerDegradesOnlyItself(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	c := w.connect(nil)
+	res := c.call(t, "flaky__crash", `{}`)
+	if !res.IsError || !strings.Contains(text(res), "unknown") {
+		t.Fatalf("a crash mid-call: %s, want an unknown outcome", text(res))
+	}
+	if res := c.call(t, "tasks__list_tasks", `{}`); res.IsError {
+		t.Fatalf("another server's read failed after the crash: %s", text(res))
+	}
+	if c.list(t)["tasks__list_tasks"] == nil {
+		t.Fatal("another server's tools went missing after the crash")
+	}
+}
