@@ -32,4 +32,8 @@
 // tool name all deny), through an Approver that is waiting, or not at all:
 // then the call is refused as a tool error that says what needed approval
 // and how to get it, with reason needs-approval in the audit log.
+//
+// A server's own question (elicitation/create) is passed to the client
+// when exactly one client is connected and it answers forms that way
+// (ServerElicitation); otherwise the headless rule answers it.
 package serve

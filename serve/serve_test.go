@@ -49,6 +49,8 @@ type worldOpts struct {
 	slow     chan struct{}
 	listWait time.Duration
 	hostile  fixtures.Behaviour
+	// serverQuestions passes the servers' own elicitation to the client.
+	serverQuestions bool
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -86,10 +88,20 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	}
 	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true}
 	pins := host.NewPins(nil)
-	w.m = client.New(specs, client.Options{
+	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
 		OnListing: pins.Hook(func(s string) bool { return trusted[s] }),
-	})
+	}
+	var srv *Server // set below; servers ask only once it runs
+	if o.serverQuestions {
+		copts.Elicitation = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			decline := func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return srv.ServerElicitation(decline)(ctx, server, req)
+		}
+	}
+	w.m = client.New(specs, copts)
 	auto, err := decide.ParseAutoApprove("")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +120,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		Audit: log, Pins: pins, AskVia: o.askVia, Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
 	})
+	srv = w.srv
 	w.srv.Start(ctx)
 	t.Cleanup(func() {
 		cancel()
@@ -756,5 +769,19 @@ func TestACrashingServerDegradesOnlyItself(t *testing.T) {
 	}
 	if c.list(t)["tasks__list_tasks"] == nil {
 		t.Fatal("another server's tools went missing after the crash")
+	}
+}
+
+func TestAServersOwnQuestionGoesToTheClient(t *testing.T) {
+	e := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowOnce, "ask_again"),
+		{Action: "accept", Content: map[string]any{"ok": true}}, {Action: "accept", Content: map[string]any{"ok": true}}}}
+	w := newWorld(t, worldOpts{hostile: fixtures.HostileFlood, serverQuestions: true})
+	c := w.connectWith(e, connOpts{version: "2025-11-25"})
+	res := c.call(t, "hostile__ask_again", `{"n":2}`)
+	if res.IsError || !strings.Contains(text(res), "answered 2, refused 0") {
+		t.Fatalf("ask_again: %s, want both questions answered by the client", text(res))
+	}
+	if e.count() != 3 || !strings.Contains(e.asked[1].Message, "The server hostile asks") || !strings.Contains(e.asked[1].Message, "may I go on?") {
+		t.Fatalf("asked %d times; second question %q, want the server's words marked as such", e.count(), e.asked[1].Message)
 	}
 }

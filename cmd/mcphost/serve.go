@@ -86,6 +86,12 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	copts := st.clientOpts
 	copts.ClientVersion = version
 	copts.OnListing = st.pins.Hook(func(name string) bool { return st.trusted[name] })
+	var srv *serve.Server // set before any server starts, so before any can ask
+	if headless := copts.Elicitation; headless != nil {
+		copts.Elicitation = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return srv.ServerElicitation(headless)(ctx, server, req)
+		}
+	}
 	m := client.New(st.specs, copts)
 	defer m.Close()
 	var log host.AuditLog
@@ -95,7 +101,7 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		defer l.Close()
 		log = l
 	}
-	srv := serve.New(serve.Options{
+	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
 		Audit: log, Store: st.store, Pins: st.pins,
 		Approver: o.Approver, AskVia: via, NoPrefix: o.NoPrefix,
