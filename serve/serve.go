@@ -99,6 +99,7 @@ type Server struct {
 
 	key       []byte        // signs the request state of questions (roundtrip.go)
 	started   chan struct{} // closed when Start was called
+	startedAt time.Time     // set before started is closed
 	startOnce sync.Once
 	ready     chan struct{} // closed when every server is ready or failed
 
@@ -153,6 +154,7 @@ func (s *Server) MCP() *mcp.Server { return s.srv }
 func (s *Server) Start(ctx context.Context) {
 	s.startOnce.Do(func() {
 		events, unsub := s.o.Catalog.Subscribe()
+		s.startedAt = time.Now()
 		close(s.started)
 		go func() {
 			defer close(s.ready)
@@ -183,20 +185,21 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.srv.Run(ctx, t)
 }
 
-// waitForList holds tools/list until every server has started, at most
-// ListWait, so that a client's first listing is complete in the common
-// case and prompt in every case. A call of a tool not exported yet (a
-// client that calls before it lists) waits for the start as the gate
-// waits for a restarting server, at most CallWait.
+// waitForList holds tools/list until every server has started, but not
+// past ListWait after Start, so that a client's first listing is complete
+// in the common case and prompt in every case, and a host that lists
+// again (after a list_changed) is not held up by a server that hangs. A
+// call of a tool not exported yet (a client that calls before it lists)
+// waits for the start, at most callWait.
 func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			s.waitReady(ctx, s.o.ListWait)
+			s.waitReady(ctx, s.o.ListWait, true)
 			s.sync()
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.isExported(p.Name) {
-				s.waitReady(ctx, callWait)
+				s.waitReady(ctx, callWait, false)
 				s.sync()
 			}
 		}
@@ -208,12 +211,18 @@ func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 // servers' start.
 const callWait = 30 * time.Second
 
-// waitReady waits until every server has started, or d passed, or ctx
-// ended.
-func (s *Server) waitReady(ctx context.Context, d time.Duration) {
+// waitReady waits until every server has started, or d passed (counted
+// from Start when sinceStart, else from now), or ctx ended.
+func (s *Server) waitReady(ctx context.Context, d time.Duration, sinceStart bool) {
 	select {
 	case <-s.started:
 	default:
+		return
+	}
+	if sinceStart {
+		d = time.Until(s.startedAt.Add(d))
+	}
+	if d <= 0 {
 		return
 	}
 	t := time.NewTimer(d)
@@ -225,7 +234,7 @@ func (s *Server) waitReady(ctx context.Context, d time.Duration) {
 	}
 }
 
-// exports_ reports whether name is exported now.
+// isExported reports whether name is exported now.
 func (s *Server) isExported(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -650,7 +650,7 @@ func TestAskViaForcesOnePath(t *testing.T) {
 
 func TestListWaitsBrieflyThenAnnouncesTheRest(t *testing.T) {
 	slow := make(chan struct{})
-	w := newWorld(t, worldOpts{slow: slow, listWait: 50 * time.Millisecond})
+	w := newWorld(t, worldOpts{slow: slow, listWait: time.Second})
 	c := w.connect(nil)
 	tools := c.list(t)
 	if tools["tasks__list_tasks"] == nil {
