@@ -35,5 +35,7 @@
 //
 // A server's own question (elicitation/create) is passed to the client
 // when exactly one client is connected and it answers forms that way
-// (ServerElicitation); otherwise the headless rule answers it.
+// (ServerElicitation); otherwise the headless rule answers it. Prompts
+// and resources are forwarded as data (forward.go); they run no tool and
+// do not pass the gate.
 package serve

@@ -107,6 +107,10 @@ type Server struct {
 	mu       sync.Mutex
 	exported map[string]*export // model-facing name → tool
 	sessions map[*mcp.ServerSession]*session
+
+	fwdMu    sync.Mutex
+	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
+	uriOwner map[string]string    // resource URI → the server that offers it
 }
 
 // export is one tool as offered to clients.
@@ -134,12 +138,20 @@ func New(o Options) *Server {
 		o.Version = "dev"
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
-		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}}
+		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{},
+		fwd: map[string]forwarded{}, uriOwner: map[string]string{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if _, ok := o.Catalog.(Extras); ok {
+		// Declared up front: servers' prompts and resources arrive after
+		// initialize.
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: o.Instructions,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: caps,
 	})
 	s.srv.AddReceivingMiddleware(s.waitForList)
 	return s
@@ -167,11 +179,14 @@ func (s *Server) Start(ctx context.Context) {
 				select {
 				case <-ctx.Done():
 					return
-				case _, ok := <-events:
+				case e, ok := <-events:
 					if !ok {
 						return
 					}
 					s.sync()
+					if e.Kind == client.EventState && e.State == client.StateReady {
+						go s.forward(ctx, e.Server)
+					}
 				}
 			}
 		}()

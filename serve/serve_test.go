@@ -142,6 +142,14 @@ func poisonServer(context.Context) (mcp.Transport, error) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "saved"}}}, nil
 		})
+	srv.AddPrompt(&mcp.Prompt{Name: "review", Description: "Review a topic.", Arguments: []*mcp.PromptArgument{{Name: "topic", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Review " + req.Params.Arguments["topic"]}}}}, nil
+		})
+	srv.AddResource(&mcp.Resource{URI: "note://poison/1", Name: "note", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "note body"}}}, nil
+		})
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 		return nil, err
@@ -204,12 +212,17 @@ type connOpts struct {
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	w.t.Helper()
 	c := &conn{changed: make(chan struct{}, 16)}
-	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+	notify := func() {
 		select {
 		case c.changed <- struct{}{}:
 		default:
 		}
-	}}
+	}
+	opts := &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+	}
 	if e != nil {
 		opts.ElicitationHandler = e.handle
 	}
@@ -783,5 +796,47 @@ func TestAServersOwnQuestionGoesToTheClient(t *testing.T) {
 	}
 	if e.count() != 3 || !strings.Contains(e.asked[1].Message, "The server hostile asks") || !strings.Contains(e.asked[1].Message, "may I go on?") {
 		t.Fatalf("asked %d times; second question %q, want the server's words marked as such", e.count(), e.asked[1].Message)
+	}
+}
+
+func TestPromptsAndResourcesAreForwarded(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	c := w.connect(nil)
+	ctx := context.Background()
+	deadline := time.After(10 * time.Second)
+	for {
+		ps, err := c.cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := c.cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps.Prompts) == 1 && len(rs.Resources) == 1 {
+			if ps.Prompts[0].Name != "poison__review" || rs.Resources[0].URI != "note://poison/1" {
+				t.Fatalf("prompt %q, resource %q; want poison__review and note://poison/1", ps.Prompts[0].Name, rs.Resources[0].URI)
+			}
+			break
+		}
+		select {
+		case <-c.changed:
+		case <-deadline:
+			t.Fatalf("prompts %d, resources %d after 10s; want 1 and 1", len(ps.Prompts), len(rs.Resources))
+		}
+	}
+	p, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "poison__review", Arguments: map[string]string{"topic": "serve"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := p.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review serve" {
+		t.Fatalf("prompt message %+v, want the server's", p.Messages[0].Content)
+	}
+	r, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://poison/1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Contents[0].Text != "note body" {
+		t.Fatalf("resource %q, want the server's", r.Contents[0].Text)
 	}
 }
