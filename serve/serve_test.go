@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,8 @@ type worldOpts struct {
 	hostile  fixtures.Behaviour
 	// serverQuestions passes the servers' own elicitation to the client.
 	serverQuestions bool
+	// only, if set, serves just this one server, with raw names.
+	only string
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -86,6 +89,9 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.slow != nil {
 		specs = append(specs, fixtureSpec("slow", "tasks", fixtures.Options{}, o.slow))
 	}
+	if o.only != "" {
+		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
+	}
 	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true}
 	pins := host.NewPins(nil)
 	copts := client.Options{
@@ -117,7 +123,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	w.srv = New(Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
-		Audit: log, Pins: pins, AskVia: o.askVia, Approver: o.approver, ListWait: o.listWait,
+		Audit: log, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
 	})
 	srv = w.srv
@@ -839,4 +845,28 @@ func TestPromptsAndResourcesAreForwarded(t *testing.T) {
 	if r.Contents[0].Text != "note body" {
 		t.Fatalf("resource %q, want the server's", r.Contents[0].Text)
 	}
+}
+
+func TestNoPrefixExportsRawNames(t *testing.T) {
+	w := newWorld(t, worldOpts{only: "flaky"})
+	c := w.connect(nil)
+	tools := c.list(t)
+	if tools["read_value"] == nil || tools["flaky__read_value"] != nil {
+		t.Fatalf("tools %v, want raw names", keys(tools))
+	}
+	if res := c.call(t, "read_value", `{"key":"a"}`); res.IsError {
+		t.Fatalf("raw-named read refused: %s", text(res))
+	}
+	if n := w.execs("flaky", "read_value"); n != 1 {
+		t.Fatalf("ran %d times, want 1", n)
+	}
+}
+
+func keys(m map[string]*mcp.Tool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
