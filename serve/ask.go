@@ -201,8 +201,13 @@ func message(q *host.Question) string {
 	for _, r := range d.Reasons {
 		b.WriteString("- " + r.Text + "\n")
 	}
-	if flags := decide.PoisonFlags(q.Tool.Description); flags != nil {
+	flags := decide.PoisonFlags(q.Tool.Description)
+	if flags != nil {
 		b.WriteString("! Its description gives the model orders (" + strings.Join(flags, ", ") + "); the model may be acting on it.\n")
+	}
+	if q.Changed || flags != nil {
+		// The model was not shown this text; the person decides on it.
+		b.WriteString("Its description now (the server's words):\n" + sanitize.Truncate(sanitize.Text(q.Tool.Description), MaxDescription) + "\n")
 	}
 	b.WriteString("Arguments (argument hash " + decide.ArgsHash(q.Args)[:12] + "):\n")
 	b.WriteString(sanitize.Truncate(sanitize.Text(indent(q.Args)), MaxShownArgs))

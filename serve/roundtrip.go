@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -26,6 +27,9 @@ type callState struct {
 	Tool     string `json:"t"`
 	ArgsHash string `json:"a"`
 	Expires  int64  `json:"e"` // unix seconds
+	// Nonce makes each question's state unique, so that its answer is
+	// used once: a replay of the same answer is another call.
+	Nonce string `json:"n"`
 }
 
 // seal signs st with the server's key: the client echoes it back and can
@@ -76,8 +80,26 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 		q.ChangedFields = ch.Fields
 	}
 	state := s.seal(callState{Session: sess.client.Session, Server: e.server, Tool: e.tool,
-		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix()})
+		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
+}
+
+// spend marks st's answer used and reports whether it was still unused.
+// Spent states are kept until they expire.
+func (s *Server) spend(st callState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().Unix()
+	for n, exp := range s.spent {
+		if now > exp {
+			delete(s.spent, n)
+		}
+	}
+	if _, used := s.spent[st.Nonce]; used {
+		return false
+	}
+	s.spent[st.Nonce] = st.Expires
+	return true
 }
 
 // answered puts into ctx the answer a client sent with its second round,
@@ -97,6 +119,8 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 		pr.reason = "the answer came too late; call again to be asked"
 	case !isElicit:
 		pr.reason = "no answer to mcphost's question came with the call"
+	case !s.spend(st):
+		pr.reason = "that answer was used already; call again to be asked"
 	default:
 		pr.res = res
 	}

@@ -107,6 +107,7 @@ type Server struct {
 	mu       sync.Mutex
 	exported map[string]*export // model-facing name → tool
 	sessions map[*mcp.ServerSession]*session
+	spent    map[string]int64 // nonces of answered questions → expiry (roundtrip.go)
 
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
@@ -139,7 +140,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
 		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{},
-		fwd: map[string]forwarded{}, uriOwner: map[string]string{}}
+		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}

@@ -766,10 +766,18 @@ func TestAnAnswerCannotBeReplayedForOtherArguments(t *testing.T) {
 	if n := w.execs("flaky", "set_value"); n != 0 {
 		t.Fatalf("set_value ran %d times on answers bound to another call", n)
 	}
-	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: json.RawMessage(`{"key":"k","value":"harmless"}`),
-		InputResponses: yes, RequestState: first.RequestState})
-	if err != nil || res.IsError {
-		t.Fatalf("the answer to this very call was refused: %v %s", err, text(res))
+	for i := range 2 {
+		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: json.RawMessage(`{"key":"k","value":"harmless"}`),
+			InputResponses: mcp.InputResponseMap{approvalInput: accept(DecisionAllowOnce, "")}, RequestState: first.RequestState})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && res.IsError {
+			t.Fatalf("the answer to this very call was refused: %s", text(res))
+		}
+		if i == 1 && !res.IsError {
+			t.Fatal("a replayed answer ran the call again")
+		}
 	}
 	if n := w.execs("flaky", "set_value"); n != 1 {
 		t.Fatalf("set_value ran %d times, want 1", n)
@@ -869,4 +877,24 @@ func keys(m map[string]*mcp.Tool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+func TestAChangedToolsQuestionShowsTheNewDefinition(t *testing.T) {
+	e := &elicitor{answers: []*mcp.ElicitResult{{Action: "decline"}}}
+	w := newWorld(t, worldOpts{hostile: fixtures.HostileRugPull})
+	c := w.connect(e)
+	deadline := time.After(10 * time.Second)
+	for c.list(t)["hostile__fetch_notes"].Description != host.ChangedToolNote {
+		select {
+		case <-c.changed:
+		case <-deadline:
+			t.Fatal("the rug pull was never withheld")
+		}
+	}
+	if res := c.call(t, "hostile__fetch_notes", `{"forward_to":"x@example.invalid"}`); !res.IsError {
+		t.Fatal("a declined call to a changed tool ran")
+	}
+	if e.count() != 1 || !strings.Contains(e.asked[0].Message, "forward_to") || !strings.Contains(e.asked[0].Message, "definition changed") {
+		t.Fatalf("question %q: want it to say the definition changed and show the new description", e.asked[0].Message)
+	}
 }
