@@ -22,6 +22,10 @@ func ChangeNote(server, tool string, fields []string) string {
 		"Accept it with mcphost pin accept " + ref + ", or by approving a call to it"
 }
 
+// Unliftable says, in a few words, why no allow rule can let a call with
+// decision d run without a person, or "" when one could (see unliftable).
+func Unliftable(d decide.Decision) string { return unliftable(d) }
+
 // unliftable says why no allow rule can let a call run without a person,
 // or "" when one could: its arguments lead to mcphost's own files, its
 // description gives the model orders, or its arguments cannot be read.

@@ -354,20 +354,20 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
 			s.sync() // approving the call accepted the new definition: show it
 		}
-		return result(r), nil
+		return result(r, s.o.AskVia), nil
 	}
 }
 
 // result is what the client gets for a call: the server's own result when
 // it ran, else a tool error that says why not.
-func result(r *host.Result) *mcp.CallToolResult {
+func result(r *host.Result, via AskVia) *mcp.CallToolResult {
 	switch r.Status {
 	case host.StatusSuccess, host.StatusToolError:
 		if r.Result != nil {
 			return r.Result
 		}
 	}
-	return errorResult(refusal(r))
+	return errorResult(refusal(r, via))
 }
 
 func errorResult(text string) *mcp.CallToolResult {
@@ -377,7 +377,7 @@ func errorResult(text string) *mcp.CallToolResult {
 // refusal says how a call that did not run (or whose outcome is unknown)
 // ended, and, when it needed a person, what needed approval and how to get
 // approval from here.
-func refusal(r *host.Result) string {
+func refusal(r *host.Result, via AskVia) string {
 	if r.Status != host.StatusBlocked {
 		return "mcphost: " + sanitize.Text(r.Message())
 	}
@@ -395,9 +395,23 @@ func refusal(r *host.Result) string {
 	if r.Decision.Has(decide.CodeDefinitionChanged) {
 		b.WriteString(host.ChangeNote(sanitize.Name(r.Server), sanitize.Name(r.Tool), r.ChangedFields) + ".\n")
 	}
-	b.WriteString("To approve it: run `mcphost approve` in a terminal and call it again (this client cannot show mcphost's question itself)")
-	if !r.Decision.Has(decide.CodeDefinitionChanged) {
-		b.WriteString(", or add an allow rule for " + ref + " to mcphost's configuration")
+	rule := !r.Decision.Has(decide.CodeDefinitionChanged) && host.Unliftable(r.Decision) == ""
+	switch via {
+	case AskDeny:
+		b.WriteString("mcphost serve runs with --ask-via deny, so it asks no one")
+		if rule {
+			b.WriteString("; to let it run, add an allow rule for " + ref + " to mcphost's configuration")
+		}
+	case AskElicit:
+		b.WriteString("mcphost serve runs with --ask-via elicit and this client offers no elicitation form")
+		if rule {
+			b.WriteString("; to let it run, add an allow rule for " + ref + " to mcphost's configuration")
+		}
+	default:
+		b.WriteString("To approve it: run `mcphost approve` in a terminal and call it again (this client cannot show mcphost's question itself)")
+		if rule {
+			b.WriteString(", or add an allow rule for " + ref + " to mcphost's configuration")
+		}
 	}
 	b.WriteString(". Do not retry it unchanged until then.")
 	return b.String()

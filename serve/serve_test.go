@@ -898,3 +898,11 @@ func TestAChangedToolsQuestionShowsTheNewDefinition(t *testing.T) {
 		t.Fatalf("question %q: want it to say the definition changed and show the new description", e.asked[0].Message)
 	}
 }
+
+func TestARefusalSaysWhatTheForcedPathNeeds(t *testing.T) {
+	w := newWorld(t, worldOpts{askVia: AskDeny})
+	res := w.connect(&elicitor{}).call(t, "flaky__set_value", `{"key":"k","value":"v"}`)
+	if !res.IsError || !strings.Contains(text(res), "--ask-via deny") || strings.Contains(text(res), "mcphost approve") {
+		t.Fatalf("refusal %q: want it to name --ask-via deny, not the approver", text(res))
+	}
+}
