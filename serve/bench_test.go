@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -138,5 +139,92 @@ func call(b *testing.B, ctx context.Context, cs *mcp.ClientSession, tool string)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: readArgs})
 	if err != nil || res.IsError {
 		b.Fatalf("call %s: %v %+v", tool, err, res)
+	}
+}
+
+// BenchmarkHTTPClients100x100 runs 100 HTTP clients at once, 100 reads
+// each, through serve with a synced audit log, and fails if any call lacks
+// exactly one intent and one outcome. It reports calls per second.
+//
+//	go test -run '^$' -bench HTTPClients -benchtime 1x ./serve
+func BenchmarkHTTPClients100x100(b *testing.B) {
+	const clients, calls = 100, 100
+	dir := b.TempDir()
+	spec := client.Spec{Name: "flaky", Command: os.Args[0], Env: map[string]string{fixtureEnv: "flaky"}}
+	pins := host.NewPins(nil)
+	m := client.New([]client.Spec{spec}, client.Options{OnListing: pins.Hook(func(string) bool { return true })})
+	b.Cleanup(func() { m.Close() })
+	auto, _ := decide.ParseAutoApprove("")
+	p, _ := decide.Compile(nil, decide.Options{AutoApprove: auto})
+	path := filepath.Join(dir, "audit.jsonl")
+	log, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { log.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	srv := New(Options{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Audit: log, Pins: pins})
+	srv.Start(ctx)
+	<-srv.ready
+	ts := httptest.NewServer(srv.Handler("tok"))
+	b.Cleanup(ts.Close)
+	tr := &http.Transport{MaxIdleConnsPerHost: clients}
+	b.Cleanup(tr.CloseIdleConnections)
+	for range b.N {
+		start := time.Now()
+		errs := make(chan error, clients)
+		for range clients {
+			go func() {
+				cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
+				cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL,
+					HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer cs.Close()
+				for range calls {
+					if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: readArgs}); err != nil || res.IsError {
+						errs <- fmt.Errorf("call: %v %+v", err, res)
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range clients {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(clients*calls)/time.Since(start).Seconds(), "calls/s")
+	}
+	recs, err := audit.Tail(path, 1<<30)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range recs {
+		if r.Tool == "read_value" {
+			seen[r.SessionID+"/"+r.CallID+"/"+string(r.Kind)]++
+		}
+	}
+	want := 2 * clients * calls * b.N // every call: one intent, one outcome
+	if len(seen) != want {
+		b.Fatalf("%d distinct records, want %d", len(seen), want)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			b.Fatalf("record %s written %d times", k, n)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if rep, err := audit.Verify(f); err != nil || len(rep.Problems) > 0 {
+		b.Fatalf("audit log does not verify: %v %+v", err, rep.Problems)
 	}
 }
