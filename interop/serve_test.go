@@ -349,15 +349,26 @@ func TestServeDrivenByTheTypeScriptClientOverHTTP(t *testing.T) {
 	if url == "" {
 		t.Fatal("mcphost serve --http never said where it listens")
 	}
+	var printed string
+	if sc.Scan() {
+		printed = sc.Text()
+	}
 	go func() { // keep draining stderr so the process never blocks on it
 		for sc.Scan() {
 		}
 	}()
-	tok, err := os.ReadFile(filepath.Join(w.stateHome, "mcphost", "serve-token"))
+	tokenFile := filepath.Join(w.stateHome, "mcphost", "serve-token")
+	tok, err := os.ReadFile(tokenFile)
 	if err != nil {
 		t.Fatalf("no token file was created: %v", err)
 	}
 	token := strings.TrimSpace(string(tok))
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if !strings.Contains(printed, "new bearer token") || !strings.HasSuffix(printed, token) {
+		t.Errorf("stderr line after the address %q, want the new token printed once", printed)
+	}
 
 	res := w.runTS(map[string]any{"transport": "http", "url": url, "token": token,
 		"elicit": []any{accepted("allow-once")},
