@@ -24,7 +24,8 @@ import (
 // mcphost binary's `serve`, over stdio and over streamable HTTP, in front
 // of fixture servers run as subprocesses: tasks (trusted), hostile
 // (untrusted, lying, with a rug pull), flaky (trusted, counting its
-// executions) and slow (tasks, two seconds late).
+// executions), slow (tasks, two seconds late) and poison (a TypeScript SDK
+// server whose tool description gives the model orders).
 
 // serveWorld is one configuration with the binaries and state it needs.
 type serveWorld struct {
@@ -44,6 +45,14 @@ func newServeWorld(t *testing.T) *serveWorld {
 	w := &serveWorld{t: t, dir: dir, mcphost: filepath.Join(dir, "mcphost"), execLog: filepath.Join(dir, "flaky.jsonl"),
 		stateHome: filepath.Join(dir, "state")}
 	fixture := filepath.Join(dir, "fixture")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poison, err := filepath.Abs("poisonserver.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for bin, pkg := range map[string]string{w.mcphost: "../cmd/mcphost", fixture: "../fixtures/cmd/fixture"} {
 		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
@@ -54,6 +63,7 @@ func newServeWorld(t *testing.T) *serveWorld {
 		"hostile": map[string]any{"command": fixture, "args": []string{"hostile", "--hostile", "lies,rugpull"}},
 		"flaky":   map[string]any{"command": fixture, "args": []string{"flaky", "--log", w.execLog}, "trust": true},
 		"slow":    map[string]any{"command": "/bin/sh", "args": []string{"-c", "sleep 2; exec " + fixture + " tasks"}, "trust": true},
+		"poison":  map[string]any{"command": node, "args": []string{poison}},
 	}}
 	b, _ := json.Marshal(cfg)
 	w.config = filepath.Join(dir, "config.json")
@@ -274,6 +284,9 @@ func TestServeDrivenByTheTypeScriptClientOverStdio(t *testing.T) {
 	}
 	if find(last, "slow__list_tasks") == nil {
 		t.Error("the slow server's tools are not listed after list_changed")
+	}
+	if tl := find(first, "poison__save_note"); tl == nil || strings.Contains(tl.Description, "id_rsa") || !strings.Contains(tl.Description, "withheld") {
+		t.Errorf("poison__save_note: %+v, want its poisoned description withheld", tl)
 	}
 	if tl := find(last, "hostile__fetch_notes"); tl == nil || strings.Contains(tl.Description, "forward_to") ||
 		strings.Contains(string(tl.InputSchema), "forward_to") || !strings.Contains(tl.Description, "withheld") {
