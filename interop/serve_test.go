@@ -321,19 +321,11 @@ func TestServeRefusesAClientWithoutElicitation(t *testing.T) {
 		t.Errorf("set_value ran %d times, want 0", n)
 	}
 	recs := w.checkAudit()
-	if len(recs) != 1 || recs[0].Status != audit.StatusBlocked || !slicesContains(recs[0].Reasons, "needs-approval") {
+	if len(recs) != 1 || recs[0].Status != audit.StatusBlocked || !contains(recs[0].Reasons, "needs-approval") {
 		t.Errorf("records %+v, want one blocked with needs-approval", recs)
 	}
 }
 
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func TestServeDrivenByTheTypeScriptClientOverHTTP(t *testing.T) {
 	w := newServeWorld(t)
