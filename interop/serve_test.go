@@ -326,7 +326,6 @@ func TestServeRefusesAClientWithoutElicitation(t *testing.T) {
 	}
 }
 
-
 func TestServeDrivenByTheTypeScriptClientOverHTTP(t *testing.T) {
 	w := newServeWorld(t)
 	cmd := exec.Command(w.mcphost, "--config", w.config, "serve", "--http", "127.0.0.1:0")
