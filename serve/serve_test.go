@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		fixtureSpec("flaky", "flaky", fixtures.Options{LogFile: w.execLogs["flaky"]}, nil),
 		fixtureSpec("rogue", "flaky", fixtures.Options{LogFile: w.execLogs["rogue"]}, nil),
 		{Name: "poison", Dial: poisonServer},
+		{Name: "sampler", Dial: samplerServer},
 	}
 	if o.slow != nil {
 		specs = append(specs, fixtureSpec("slow", "tasks", fixtures.Options{}, o.slow))
@@ -92,7 +94,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.only != "" {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
 	}
-	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true}
+	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true}
 	pins := host.NewPins(nil)
 	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
@@ -105,6 +107,12 @@ func newWorld(t *testing.T, o worldOpts) *world {
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
 			return srv.ServerElicitation(decline)(ctx, server, req)
+		}
+		copts.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			noModel := func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return nil, errors.New("no model")
+			}
+			return srv.ServerSampling(noModel)(ctx, server, req)
 		}
 	}
 	w.m = client.New(specs, copts)
@@ -155,6 +163,28 @@ func poisonServer(context.Context) (mcp.Transport, error) {
 	srv.AddResource(&mcp.Resource{URI: "note://poison/1", Name: "note", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "note body"}}}, nil
+		})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// samplerServer is a real MCP server, in process, whose one read asks the
+// host's model for a completion.
+func samplerServer(context.Context) (mcp.Transport, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sampler", Version: "1"}, nil)
+	f := false
+	srv.AddTool(&mcp.Tool{Name: "summarize", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "summarize"}}}})
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil
 		})
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
@@ -904,5 +934,29 @@ func TestARefusalSaysWhatTheForcedPathNeeds(t *testing.T) {
 	res := w.connect(&elicitor{}).call(t, "flaky__set_value", `{"key":"k","value":"v"}`)
 	if !res.IsError || !strings.Contains(text(res), "--ask-via deny") || strings.Contains(text(res), "mcphost approve") {
 		t.Fatalf("refusal %q: want it to name --ask-via deny, not the approver", text(res))
+	}
+}
+
+func TestAServersSamplingGoesToTheClient(t *testing.T) {
+	w := newWorld(t, worldOpts{serverQuestions: true})
+	cl := mcp.NewClient(&mcp.Implementation{Name: "sampling-client", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "client-model", Role: "assistant", Content: &mcp.TextContent{Text: "the client's summary"}}, nil
+		}})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.srv.Run(ctx, st) }()
+	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sampler__summarize", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || text(res) != "the client's summary" {
+		t.Fatalf("summarize: %q (isError %v), want the client's completion", text(res), res.IsError)
 	}
 }

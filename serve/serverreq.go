@@ -45,3 +45,23 @@ func (s *Server) onlySession() *mcp.ServerSession {
 	}
 	return only
 }
+
+// ServerSampling passes a server's sampling request (allowed at all only
+// with --allow-sampling, and within the manager's rate limit) to the one
+// connected client when it offers sampling: serve has no model of its own.
+// Otherwise fallback answers it.
+func (s *Server) ServerSampling(fallback func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	return func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		ss := s.onlySession()
+		if ss == nil || req.Params == nil {
+			return fallback(ctx, server, req)
+		}
+		p := ss.InitializeParams()
+		if p == nil || p.Capabilities == nil || p.Capabilities.Sampling == nil || (&asker{s: s, ss: ss}).multiRoundTrip() {
+			return fallback(ctx, server, req)
+		}
+		ctx, cancel := context.WithTimeout(ctx, s.o.AskTimeout)
+		defer cancel()
+		return ss.CreateMessage(ctx, req.Params)
+	}
+}

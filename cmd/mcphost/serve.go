@@ -92,6 +92,11 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 			return srv.ServerElicitation(headless)(ctx, server, req)
 		}
 	}
+	if model := copts.Sampling; model != nil {
+		copts.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return srv.ServerSampling(model)(ctx, server, req)
+		}
+	}
 	m := client.New(st.specs, copts)
 	defer m.Close()
 	var log host.AuditLog
