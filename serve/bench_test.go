@@ -70,6 +70,7 @@ func servedWorld(b *testing.B) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	srv := New(Options{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Audit: log, Pins: pins})
+	b.Cleanup(srv.Close) // before the manager closes (cleanups run last first)
 	srv.Start(ctx)
 	<-srv.ready
 	return srv
@@ -165,6 +166,7 @@ func BenchmarkHTTPClients100x100(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	srv := New(Options{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Audit: log, Pins: pins})
+	b.Cleanup(srv.Close)
 	srv.Start(ctx)
 	<-srv.ready
 	ts := httptest.NewServer(srv.Handler("tok"))

@@ -101,6 +101,8 @@ type Server struct {
 	started   chan struct{} // closed when Start was called
 	startedAt time.Time     // set before started is closed
 	startOnce sync.Once
+	stop      context.CancelFunc // ends what Start started
+	wg        sync.WaitGroup     // Start's goroutines
 	ready     chan struct{} // closed when every server is ready or failed
 
 	syncMu   sync.Mutex
@@ -162,19 +164,20 @@ func New(o Options) *Server {
 func (s *Server) MCP() *mcp.Server { return s.srv }
 
 // Start starts the servers in the background and keeps the exported tools
-// in step with them until ctx ends. It returns at once: a client's
-// initialize is never kept waiting for a server.
+// in step with them until ctx ends or Close is called. It returns at once:
+// a client's initialize is never kept waiting for a server.
 func (s *Server) Start(ctx context.Context) {
 	s.startOnce.Do(func() {
+		ctx, s.stop = context.WithCancel(ctx)
 		events, unsub := s.o.Catalog.Subscribe()
 		s.startedAt = time.Now()
 		close(s.started)
-		go func() {
+		s.wg.Go(func() {
 			defer close(s.ready)
 			s.o.Catalog.Start(ctx)
 			s.sync()
-		}()
-		go func() {
+		})
+		s.wg.Go(func() {
 			defer unsub()
 			for {
 				select {
@@ -186,12 +189,22 @@ func (s *Server) Start(ctx context.Context) {
 					}
 					s.sync()
 					if e.Kind == client.EventState && e.State == client.StateReady {
-						go s.forward(ctx, e.Server)
+						s.wg.Go(func() { s.forward(ctx, e.Server) })
 					}
 				}
 			}
-		}()
+		})
 	})
+}
+
+// Close stops what Start started and waits for it; the caller closes the
+// catalog after it. It may be called more than once, and without Start.
+func (s *Server) Close() {
+	s.startOnce.Do(func() {}) // a Start after Close does nothing
+	if s.stop != nil {
+		s.stop()
+	}
+	s.wg.Wait()
 }
 
 // Run serves one client on t (stdio, or an in-memory transport in tests)

@@ -138,6 +138,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	w.srv.Start(ctx)
 	t.Cleanup(func() {
 		cancel()
+		w.srv.Close()
 		w.m.Close()
 		log.Close()
 	})

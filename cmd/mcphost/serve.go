@@ -112,6 +112,7 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		Approver: o.Approver, AskVia: via, NoPrefix: o.NoPrefix,
 		Instructions: serveInstructions(st), Version: version,
 	})
+	defer srv.Close() // before the manager closes
 	ctx := cmd.Context()
 	if o.HTTP != "" {
 		return serveHTTP(ctx, st, o, srv, s)
