@@ -103,7 +103,7 @@ type Server struct {
 	startOnce sync.Once
 	stop      context.CancelFunc // ends what Start started
 	wg        sync.WaitGroup     // Start's goroutines
-	ready     chan struct{} // closed when every server is ready or failed
+	ready     chan struct{}      // closed when every server is ready or failed
 
 	syncMu   sync.Mutex
 	mu       sync.Mutex
