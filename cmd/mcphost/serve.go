@@ -117,6 +117,9 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	if o.HTTP != "" {
 		return serveHTTP(ctx, st, o, srv, s)
 	}
+	if s.Terminal {
+		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
+	}
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(s.In), Writer: nopWriteCloser{s.Out}})
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
