@@ -363,7 +363,18 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 				ctx = s.answered(ctx, sess, e, args, p)
 			}
 		}
-		r := sess.gate.Call(ctx, host.Call{Server: e.server, Tool: e.tool, Args: args})
+		c := host.Call{Server: e.server, Tool: e.tool, Args: args}
+		if tok := p.GetProgressToken(); tok != nil {
+			// The server's progress reaches the client under the client's
+			// token, so a long call is seen to be alive (and a client that
+			// resets its timeout on progress keeps waiting).
+			ss := req.Session
+			c.Progress = func(pr client.Progress) {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
+					Progress: pr.Progress, Total: pr.Total, Message: bound(pr.Message, 500)})
+			}
+		}
+		r := sess.gate.Call(ctx, c)
 		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
 			s.sync() // approving the call accepted the new definition: show it
 		}

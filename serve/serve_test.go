@@ -961,3 +961,35 @@ func TestAServersSamplingGoesToTheClient(t *testing.T) {
 		t.Fatalf("summarize: %q (isError %v), want the client's completion", text(res), res.IsError)
 	}
 }
+
+func TestProgressReachesTheClient(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	cl := mcp.NewClient(&mcp.Implementation{Name: "progress-client", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		}})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.srv.Run(ctx, st) }()
+	cs, err := cl.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); cancel(); <-done })
+	params := &mcp.CallToolParams{Name: "flaky__slow", Arguments: map[string]any{}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil || res.IsError {
+		t.Fatalf("slow: %v %s", err, text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || got[0].ProgressToken != "tok-1" || !strings.Contains(got[0].Message, "step") {
+		t.Fatalf("progress %+v, want the server's steps under the client's token", got)
+	}
+}
