@@ -160,9 +160,6 @@ func New(o Options) *Server {
 	return s
 }
 
-// MCP returns the underlying go-sdk server.
-func (s *Server) MCP() *mcp.Server { return s.srv }
-
 // Start starts the servers in the background and keeps the exported tools
 // in step with them until ctx ends or Close is called. It returns at once:
 // a client's initialize is never kept waiting for a server.
