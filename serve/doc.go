@@ -38,4 +38,21 @@
 // (ServerElicitation); otherwise the headless rule answers it. Prompts
 // and resources are forwarded as data (forward.go); they run no tool and
 // do not pass the gate.
+//
+// # Guarantees and the tests that hold them
+//
+// Each has a row in scripts/mutants/mutants.txt whose mutation the test
+// catches: untrusted tools go out as the worst case
+// (TestExportedNamesAndEffectiveAnnotations); a changed definition is
+// withheld (TestChangedDefinitionIsWithheldAndForwarded) and a poisoned
+// description replaced (TestPoisonedDescriptionIsNotPassedOn); an answer
+// approves only its own call (TestAnAnswerApprovesOnlyItsCall), and in a
+// second round only with mcphost's sealed state for exactly those
+// arguments, once (TestAnAnswerCannotBeReplayedForOtherArguments); a
+// tier-3 answer needs the raw tool name (TestTier3NeedsTheToolNameConfirmed);
+// with no one to ask the call is refused with needs-approval
+// (TestWithoutElicitationTheCallIsRefusedWithTheReason); an approver is
+// asked only while it waits; over HTTP the bearer token and the Origin are
+// checked (TestGuardNeedsTheTokenAndTheOrigin) and a non-loopback address
+// needs --allow-remote (TestCheckListen).
 package serve
