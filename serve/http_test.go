@@ -252,3 +252,27 @@ func TestConcurrentHTTPClientsLoseNoAuditRecord(t *testing.T) {
 	}
 	w.outcomes("read_value") // verifies the chain
 }
+
+// A client that starts with 2026-07-28 over HTTP is told which versions
+// the stateful server speaks and falls back to 2025-11-25.
+func TestHTTPClientOfTheNewProtocolFallsBack(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL,
+		HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, nil)
+	if err != nil {
+		t.Fatalf("a 2026-07-28 client could not connect over HTTP: %v", err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("negotiated %q, want 2025-11-25", v)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
+	if err != nil || res.IsError {
+		t.Fatalf("read: %v %s", err, text(res))
+	}
+}
