@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/fixtures"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The official TypeScript SDK client (serveclient.mjs) drives the real
@@ -400,5 +401,36 @@ func TestServeDrivenByTheTypeScriptClientOverHTTP(t *testing.T) {
 		if r.Client == nil || r.Client.Name != "ts-interop" {
 			t.Errorf("record %s/%s names client %+v, want ts-interop", r.Server, r.Tool, r.Client)
 		}
+	}
+}
+
+// The new protocol on stdio, with go-sdk's client: the question goes out as
+// an input-required result and the answer comes back with the call.
+func TestServeAsksA2026ClientInTwoRounds(t *testing.T) {
+	w := newServeWorld(t)
+	cmd := exec.Command(w.mcphost, "--config", w.config, "serve")
+	cmd.Env = w.env
+	asked := 0
+	cl := mcp.NewClient(&mcp.Implementation{Name: "go-2026", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow-once"}}, nil
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: setValue})
+	if err != nil || res.IsError {
+		t.Fatalf("allowed call: %v %+v", err, res)
+	}
+	if asked != 1 || w.execs("set_value") != 1 {
+		t.Fatalf("asked %d times, ran %d times; want 1 and 1", asked, w.execs("set_value"))
 	}
 }
