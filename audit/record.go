@@ -56,6 +56,9 @@ type Record struct {
 
 	SessionID string `json:"sessionId,omitempty"`
 	CallID    string `json:"callId,omitempty"` // links an intent to its outcome, within a session
+	// Client names the MCP client a call came from when mcphost ran it as
+	// a server (`mcphost serve`): what the client said it was, bounded.
+	Client *Client `json:"client,omitempty"`
 
 	Server         string `json:"server,omitempty"`         // the server's config name
 	ServerIdentity string `json:"serverIdentity,omitempty"` // hash of what identifies the server (argv/env/cwd or URL)
@@ -98,6 +101,14 @@ type Record struct {
 
 	Prev string `json:"prev"`           // Hash of the previous record, Genesis for the first
 	Hash string `json:"hash,omitempty"` // see the package documentation; always the last member
+}
+
+// Client is an MCP client as it introduced itself (clientInfo), and the
+// serve session it called in. The words are the client's own.
+type Client struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	Session string `json:"session,omitempty"`
 }
 
 // Attempt is one try at sending a call to its server.

@@ -65,6 +65,15 @@ type GateOptions struct {
 	Pins *Pins
 
 	SessionID string
+	// Client names the program on whose behalf this gate runs calls, when
+	// it is not mcphost's own chat or command line (the host behind
+	// `mcphost serve`); every audit record of the gate carries it.
+	Client *audit.Client
+	// CanAsk, if set, is asked before each decision whether anyone could
+	// answer a question now; when it returns false the call is decided as
+	// in headless mode (an ask becomes a refusal with reason
+	// needs-approval) and the Asker is not called. Nil: Mode alone says.
+	CanAsk func() bool
 
 	// Taint is what a resumed session had already taken in (a saved
 	// session's Taint): the gate starts from it. Taint only grows; nothing
@@ -425,12 +434,16 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	sess := decide.Session{Grants: append([]decide.Grant(nil), g.grants...), SawOpenWorldOutput: g.sawOpen, SawPrivateRead: g.sawPriv}
 	g.mu.Unlock()
 	bases, paths := g.argPlaces(&spec, args)
+	mode := g.o.Mode
+	if g.o.CanAsk != nil && !g.o.CanAsk() {
+		mode = decide.Headless
+	}
 	return g.o.Policy.Decide(decide.Input{
 		Server:  DecideServer(&spec, trusted),
 		Tool:    DecideTool(t, pinned),
 		Args:    args,
 		Session: sess,
-		Mode:    g.o.Mode,
+		Mode:    mode,
 		Bases:   bases,
 		Paths:   paths,
 	})
@@ -721,7 +734,7 @@ func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *cl
 	ann, _ := json.Marshal(t.Annotations)
 	d := r.Decision
 	rec := &audit.Record{
-		SessionID: g.o.SessionID, CallID: callID,
+		SessionID: g.o.SessionID, CallID: callID, Client: g.o.Client,
 		Server: c.Server, ServerIdentity: spec.Identity(), Trusted: trusted,
 		Tool: t.Name, DefHash: t.Hash, Annotations: ann,
 		Class: d.Class.String(), Tier: d.Tier.String(), Verdict: d.Verdict.String(), DecidedBy: r.DecidedBy,

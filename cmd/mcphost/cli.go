@@ -122,6 +122,7 @@ Without a configuration it runs against built-in demo servers.`,
 		newMCPCmd(g, s),
 		newApproveCmd(g, s),
 		newPolicyCmd(g, s),
+		newServeCmd(g, s),
 	)
 	addSessionFlags(root, g)
 	strictUsage(root)

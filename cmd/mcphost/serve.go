@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/mcphost/mcphost/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+)
+
+// serveOptions are the flags of `mcphost serve`.
+type serveOptions struct {
+	AskVia   string
+	NoPrefix bool
+	HTTP     string
+	// AllowRemote lets --http listen on an address that is not loopback.
+	AllowRemote bool
+	TokenFile   string
+	// Approver is the approver the lead wires in (approver/); nil until then.
+	Approver serve.Approver
+}
+
+func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Be an MCP server that puts the gate in front of your servers, for any host",
+		Long: `Serve the tools of every configured server to another MCP host (Claude Code,
+Claude Desktop, Cursor, VS Code, Codex...) through the gate: the host sees each
+tool as server__tool with the annotations mcphost decided on (an untrusted
+server's claims as the worst case), and every call is decided, asked, run and
+audited as in the chat.
+
+A call that needs approval is asked through the host's own form (MCP
+elicitation) when the host offers one, else through a waiting approver
+(mcphost approve), else refused with what needed approval and how to get it.
+--ask-via forces one of them (elicit, approver or deny).
+
+On standard input and output by default; --http ADDR serves streamable HTTP
+to any number of clients, each its own session, on loopback unless
+--allow-remote, with a bearer token from the state directory (--token-file).`,
+		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
+  mcphost serve --http 127.0.0.1:8765`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd, g, o, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.AskVia, "ask-via", "auto", "ask through `WAY`: auto (the client's form, else an approver, else refuse), elicit, approver or deny")
+	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool names (only when one server is served)")
+	f.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) at /mcp instead of stdio")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
+	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams) error {
+	via, err := serve.ParseAskVia(o.AskVia)
+	if err != nil {
+		return usageError(err)
+	}
+	st, err := loadSetup(g, s)
+	if err != nil {
+		return err
+	}
+	if o.NoPrefix && len(st.specs) != 1 {
+		return usageError(fmt.Errorf("--no-prefix needs exactly one served server, got %d: raw names of several servers can collide", len(st.specs)))
+	}
+	policy, err := st.policy(g, s)
+	if err != nil {
+		return err
+	}
+	opened := st.openAudit(g)
+	copts := st.clientOpts
+	copts.ClientVersion = version
+	copts.OnListing = st.pins.Hook(func(name string) bool { return st.trusted[name] })
+	var srv *serve.Server // set before any server starts, so before any can ask
+	if headless := copts.Elicitation; headless != nil {
+		copts.Elicitation = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return srv.ServerElicitation(headless)(ctx, server, req)
+		}
+	}
+	if model := copts.Sampling; model != nil {
+		copts.Sampling = func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return srv.ServerSampling(model)(ctx, server, req)
+		}
+	}
+	m := client.New(st.specs, copts)
+	defer m.Close()
+	var log host.AuditLog
+	if l, err := opened.wait(); err != nil {
+		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
+	} else {
+		defer l.Close()
+		log = l
+	}
+	srv = serve.New(serve.Options{
+		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
+		Audit: log, Store: st.store, Pins: st.pins,
+		Approver: o.Approver, AskVia: via, NoPrefix: o.NoPrefix,
+		Instructions: serveInstructions(st), Version: version,
+	})
+	defer srv.Close() // before the manager closes
+	ctx := cmd.Context()
+	if o.HTTP != "" {
+		return serveHTTP(ctx, st, o, srv, s)
+	}
+	if s.Terminal {
+		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
+	}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(s.In), Writer: nopWriteCloser{s.Out}})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
+	}
+	return nil
+}
+
+// serveInstructions tell the client what serve is and which servers wait
+// for the person's consent.
+func serveInstructions(st *setup) string {
+	var b strings.Builder
+	b.WriteString("mcphost gates these tools: each call is checked before it runs; a call that needs the person's approval is asked or refused with the reason. A refused call must not be retried unchanged.")
+	for _, ps := range st.pending {
+		fmt.Fprintf(&b, "\nServer %s waits for the person's consent and is not started: %s", sanitize.Name(ps.srv.Name), sanitize.Line(ps.needsConsent(false)))
+	}
+	return b.String()
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// serveHTTP serves streamable HTTP on o.HTTP until ctx ends.
+func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Server, s *streams) error {
+	if err := serve.CheckListen(o.HTTP, o.AllowRemote); err != nil {
+		return usageError(err)
+	}
+	path := o.TokenFile
+	if path == "" {
+		path = filepath.Join(st.stateDir, "serve-token")
+	}
+	token, created, err := serve.LoadToken(path)
+	if err != nil {
+		return usageError(err)
+	}
+	ln, err := net.Listen("tcp", o.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
+	}
+	fmt.Fprintf(s.Err, "mcphost: serving MCP on http://%s/mcp\n", ln.Addr())
+	if created {
+		fmt.Fprintf(s.Err, "mcphost: a new bearer token was saved in %s (shown only now): %s\n", path, token)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler(token))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.Start(ctx)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+		return nil
+	}
+}

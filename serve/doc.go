@@ -1,0 +1,58 @@
+// Package serve puts mcphost's gate in front of another host: `mcphost
+// serve` is an MCP server (go-sdk's mcp.Server, on stdio or streamable
+// HTTP) that re-exports the tools of the person's configured servers and
+// runs every call through a host.Gate. It owns only its own protocol:
+// naming, what a client is shown of each tool, and where a question goes.
+// It decides nothing itself and reaches servers only through the gate and
+// the client.Manager.
+//
+// # What a client sees
+//
+//   - Each tool under its model-facing name (server__tool, as `mcphost
+//     tools --json` names it; the raw name with Options.NoPrefix), in the
+//     SDK's stable order, with the effective annotations the gate decides
+//     on: an untrusted, unannotated or changed tool goes out as the worst
+//     case (not read-only, destructive, not idempotent, open-world), a
+//     trusted one as declared with the spec's defaults filled in.
+//   - A tool whose definition differs from its pin is offered exactly as
+//     the chat offers it to a model: by name, with host.ChangedToolNote in
+//     place of its title, description and schemas, never the new text.
+//   - A description that gives the model orders (decide.PoisonFlags) is
+//     not passed on: a note saying it was withheld takes its place.
+//   - Titles and descriptions are sanitized (package sanitize) and bounded.
+//
+// # Calls and questions
+//
+// Each client session has its own host.Gate (its grants and taint),
+// sharing the manager, pins and audit log with every other session; each
+// audit record names the client (clientInfo name and version) and the
+// serve session. A call that needs a person is asked, in this order,
+// through the client's own elicitation (a form bound to that one call;
+// decline, cancel, a timeout or a tier-3 confirmation that is not the raw
+// tool name all deny), through an Approver that is waiting, or not at all:
+// then the call is refused as a tool error that says what needed approval
+// and how to get it, with reason needs-approval in the audit log.
+//
+// A server's own question (elicitation/create) is passed to the client
+// when exactly one client is connected and it answers forms that way
+// (ServerElicitation); otherwise the headless rule answers it. Prompts
+// and resources are forwarded as data (forward.go); they run no tool and
+// do not pass the gate.
+//
+// # Guarantees and the tests that hold them
+//
+// Each has a row in scripts/mutants/mutants.txt whose mutation the test
+// catches: untrusted tools go out as the worst case
+// (TestExportedNamesAndEffectiveAnnotations); a changed definition is
+// withheld (TestChangedDefinitionIsWithheldAndForwarded) and a poisoned
+// description replaced (TestPoisonedDescriptionIsNotPassedOn); an answer
+// approves only its own call (TestAnAnswerApprovesOnlyItsCall), and in a
+// second round only with mcphost's sealed state for exactly those
+// arguments, once (TestAnAnswerCannotBeReplayedForOtherArguments); a
+// tier-3 answer needs the raw tool name (TestTier3NeedsTheToolNameConfirmed);
+// with no one to ask the call is refused with needs-approval
+// (TestWithoutElicitationTheCallIsRefusedWithTheReason); an approver is
+// asked only while it waits; over HTTP the bearer token and the Origin are
+// checked (TestGuardNeedsTheTokenAndTheOrigin) and a non-loopback address
+// needs --allow-remote (TestCheckListen).
+package serve

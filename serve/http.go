@@ -1,0 +1,111 @@
+package serve
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Handler serves streamable HTTP: every client its own session, each
+// request only with "Authorization: Bearer <token>", and a browser's
+// request only from the server's own origin (the spec's DNS-rebinding
+// rule; the SDK also refuses a non-loopback Host on a loopback address).
+func (s *Server) Handler(token string) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, nil)
+	return Guard(token, h)
+}
+
+// Guard lets a request through to next only with the bearer token and an
+// acceptable Origin.
+func Guard(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !OriginAllowed(r) {
+			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
+			return
+		}
+		got := []byte(r.Header.Get("Authorization"))
+		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost serve"`)
+			http.Error(w, "Unauthorized: send the token of `mcphost serve` as Authorization: Bearer <token> (it is in the serve-token file of mcphost's state directory)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// OriginAllowed reports whether a request's Origin may call the server: no
+// Origin (not a browser), or an origin whose host and port are the ones the
+// request was sent to. A page elsewhere that resolves its own name to this
+// machine (DNS rebinding) sends its own origin and is refused.
+func OriginAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+// CheckListen refuses an address that is not loopback unless remote is
+// allowed: a gate that anyone on the network can reach needs the person to
+// say so.
+func CheckListen(addr string, remote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+	}
+	if remote || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %q is not a loopback address: other machines could reach the gate; listen on 127.0.0.1, or pass --allow-remote to mean it", addr)
+}
+
+// LoadToken reads the bearer token from path, or creates it there (a new
+// random token in a 0600 file) when the file does not exist; created
+// reports that it was new, so the caller can print it once.
+func LoadToken(path string) (token string, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		token = strings.TrimSpace(string(b))
+		if token == "" {
+			return "", false, fmt.Errorf("the token file %s is empty: delete it to have a new token made", path)
+		}
+		return token, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, fmt.Errorf("read the token: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, fmt.Errorf("create the token's directory: %w", err)
+	}
+	token = rand.Text()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("create the token file: %w", err)
+	}
+	if _, err := f.WriteString(token + "\n"); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write the token file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return "", false, fmt.Errorf("write the token file: %w", err)
+	}
+	return token, true, nil
+}

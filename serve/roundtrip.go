@@ -1,0 +1,128 @@
+package serve
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// approvalInput is the id of mcphost's question in an input-required
+// result.
+const approvalInput = "mcphost-approval"
+
+// callState is what an input-required result's requestState binds the
+// answer to: this session, this tool, these exact arguments, for a while.
+type callState struct {
+	Session  string `json:"s"`
+	Server   string `json:"v"`
+	Tool     string `json:"t"`
+	ArgsHash string `json:"a"`
+	Expires  int64  `json:"e"` // unix seconds
+	// Nonce makes each question's state unique, so that its answer is
+	// used once: a replay of the same answer is another call.
+	Nonce string `json:"n"`
+}
+
+// seal signs st with the server's key: the client echoes it back and can
+// neither read meaning into it nor forge one for another call.
+func (s *Server) seal(st callState) string {
+	b, _ := json.Marshal(st)
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(b)
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// unseal returns the state sealed in token, if the signature holds.
+func (s *Server) unseal(token string) (callState, bool) {
+	var st callState
+	body, sig, ok := strings.Cut(token, ".")
+	if !ok {
+		return st, false
+	}
+	b, err1 := base64.RawURLEncoding.DecodeString(body)
+	got, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return st, false
+	}
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(b)
+	if !hmac.Equal(got, mac.Sum(nil)) || json.Unmarshal(b, &st) != nil {
+		return st, false
+	}
+	return st, true
+}
+
+// inputRequired is the first round of a call that needs a person, for a
+// client that speaks 2026-07-28: the question as an input request, with a
+// request state bound to this exact call. Nil when the call needs no one
+// now (the gate decides again when it runs).
+func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *mcp.CallToolResult {
+	t, ok := s.o.Catalog.Tool(e.server, e.tool)
+	if !ok {
+		return nil
+	}
+	d, err := sess.gate.Explain(e.server, e.tool, args)
+	if err != nil || d.Verdict != decide.Ask {
+		return nil
+	}
+	q := &host.Question{Server: e.server, Trusted: s.o.Trusted(e.server), Tool: t, Args: args, Decision: d,
+		Scopes: decide.AllowedScopes(d), Changed: sess.gate.Changed(t)}
+	if ch, ok := s.o.Catalog.LastChange(e.server, e.tool); q.Changed && ok && ch.NewHash == t.Hash {
+		q.ChangedFields = ch.Fields
+	}
+	state := s.seal(callState{Session: sess.client.Session, Server: e.server, Tool: e.tool,
+		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
+}
+
+// spend marks st's answer used and reports whether it was still unused.
+// Spent states are kept until they expire.
+func (s *Server) spend(st callState) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().Unix()
+	for n, exp := range s.spent {
+		if now > exp {
+			delete(s.spent, n)
+		}
+	}
+	if _, used := s.spent[st.Nonce]; used {
+		return false
+	}
+	s.spent[st.Nonce] = st.Expires
+	return true
+}
+
+// answered puts into ctx the answer a client sent with its second round,
+// or why it does not count: it must come with a request state that mcphost
+// sealed for this session, this tool and exactly these arguments, not
+// expired. Any other answer approves nothing.
+func (s *Server) answered(ctx context.Context, sess *session, e *export, args json.RawMessage, p *mcp.CallToolParamsRaw) context.Context {
+	pr := &provided{}
+	st, ok := s.unseal(p.RequestState)
+	res, isElicit := p.InputResponses[approvalInput].(*mcp.ElicitResult)
+	switch {
+	case !ok:
+		pr.reason = "the answer came without mcphost's request state; call again to be asked"
+	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
+		pr.reason = "the answer was given for another call; call again to be asked about this one"
+	case time.Now().Unix() > st.Expires:
+		pr.reason = "the answer came too late; call again to be asked"
+	case !isElicit:
+		pr.reason = "no answer to mcphost's question came with the call"
+	case !s.spend(st):
+		pr.reason = "that answer was used already; call again to be asked"
+	default:
+		pr.res = res
+	}
+	return context.WithValue(ctx, answerKey{}, pr)
+}

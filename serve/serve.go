@@ -1,0 +1,502 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Catalog is what serve needs of the client: the gate's view, every tool,
+// and a start that returns once each server is ready or has failed.
+// *client.Manager is one.
+type Catalog interface {
+	host.Catalog
+	Tools() []*client.Tool
+	Start(ctx context.Context)
+}
+
+// Approver is a person's own approver (`mcphost approve`) that serve can
+// hand a question to when the client cannot ask. Waiting reports whether
+// one is connected now; Ask is only called while it is.
+type Approver interface {
+	host.Asker
+	Waiting() bool
+}
+
+// AskVia forces the way questions go; the zero value tries each in order.
+type AskVia string
+
+const (
+	AskAuto     AskVia = ""         // elicitation, else a waiting approver, else refuse
+	AskElicit   AskVia = "elicit"   // the client's elicitation only
+	AskApprover AskVia = "approver" // the approver only
+	AskDeny     AskVia = "deny"     // ask no one: refuse every call that needs a person
+)
+
+// ParseAskVia reads the --ask-via flag.
+func ParseAskVia(s string) (AskVia, error) {
+	switch v := AskVia(s); v {
+	case AskAuto, AskElicit, AskApprover, AskDeny:
+		return v, nil
+	case "auto":
+		return AskAuto, nil
+	}
+	return "", fmt.Errorf("ask via %q: want auto, elicit, approver or deny", s)
+}
+
+// Options configure a Server.
+type Options struct {
+	Catalog Catalog
+	Policy  *decide.Policy
+	// Trusted reports whether the person trusts a server's annotations.
+	Trusted func(server string) bool
+	Audit   host.AuditLog // nil: only reads run
+	Store   host.Store
+	Pins    *host.Pins // shared with the manager's listing hook
+	// Approver, if set, is asked when the client has no elicitation (or
+	// AskVia says so) and it is waiting.
+	Approver Approver
+	AskVia   AskVia
+	// NoPrefix exports raw tool names; the caller allows it only when one
+	// server is served (names could collide otherwise).
+	NoPrefix bool
+	// ListWait bounds how long tools/list waits for servers still starting
+	// (default 1s); the rest are announced with list_changed.
+	ListWait time.Duration
+	// AskTimeout bounds one elicitation (default 5 minutes): no answer in
+	// time is a denial.
+	AskTimeout time.Duration
+	// Instructions are sent to the client at initialize (servers waiting
+	// for consent, for instance).
+	Instructions string
+	Version      string
+	CallOptions  client.CallOptions
+	// Backoff and Sleep are passed to each session's gate (tests).
+	Backoff func(attempt int) time.Duration
+	Sleep   func(ctx context.Context, d time.Duration) error
+}
+
+// Server is the gate as an MCP server. Create it with New, then Start it
+// and Run it on a transport (or serve HTTP with Handler).
+type Server struct {
+	o   Options
+	srv *mcp.Server
+	// explain answers what a tool's effective annotations are; it belongs
+	// to no client session and runs nothing.
+	explain *host.Gate
+
+	key       []byte        // signs the request state of questions (roundtrip.go)
+	started   chan struct{} // closed when Start was called
+	startedAt time.Time     // set before started is closed
+	startOnce sync.Once
+	stop      context.CancelFunc // ends what Start started
+	wg        sync.WaitGroup     // Start's goroutines
+	ready     chan struct{}      // closed when every server is ready or failed
+
+	syncMu   sync.Mutex
+	mu       sync.Mutex
+	exported map[string]*export // model-facing name → tool
+	sessions map[*mcp.ServerSession]*session
+	spent    map[string]int64 // nonces of answered questions → expiry (roundtrip.go)
+
+	fwdMu    sync.Mutex
+	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
+	uriOwner map[string]string    // resource URI → the server that offers it
+}
+
+// export is one tool as offered to clients.
+type export struct {
+	server, tool string // config name and raw tool name
+	def          *mcp.Tool
+	sig          string // what the client was shown; a change re-adds it
+}
+
+// New returns a server in front of o.Catalog.
+func New(o Options) *Server {
+	if o.ListWait <= 0 {
+		o.ListWait = time.Second
+	}
+	if o.AskTimeout <= 0 {
+		o.AskTimeout = 5 * time.Minute
+	}
+	if o.Trusted == nil {
+		o.Trusted = func(string) bool { return false }
+	}
+	if o.Pins == nil {
+		o.Pins = host.NewPins(o.Store)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
+		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{},
+		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}}
+	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
+		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if _, ok := o.Catalog.(Extras); ok {
+		// Declared up front: servers' prompts and resources arrive after
+		// initialize.
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, &mcp.ServerOptions{
+		Instructions: o.Instructions,
+		Capabilities: caps,
+	})
+	s.srv.AddReceivingMiddleware(s.waitForList)
+	return s
+}
+
+// Start starts the servers in the background and keeps the exported tools
+// in step with them until ctx ends or Close is called. It returns at once:
+// a client's initialize is never kept waiting for a server.
+func (s *Server) Start(ctx context.Context) {
+	s.startOnce.Do(func() {
+		ctx, s.stop = context.WithCancel(ctx)
+		events, unsub := s.o.Catalog.Subscribe()
+		s.startedAt = time.Now()
+		close(s.started)
+		s.wg.Go(func() {
+			defer close(s.ready)
+			s.o.Catalog.Start(ctx)
+			s.sync()
+		})
+		s.wg.Go(func() {
+			defer unsub()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case e, ok := <-events:
+					if !ok {
+						return
+					}
+					s.sync()
+					if e.Kind == client.EventState && e.State == client.StateReady {
+						s.wg.Go(func() { s.forward(ctx, e.Server) })
+					}
+				}
+			}
+		})
+	})
+}
+
+// Close stops what Start started and waits for it; the caller closes the
+// catalog after it. It may be called more than once, and without Start.
+func (s *Server) Close() {
+	s.startOnce.Do(func() {}) // a Start after Close does nothing
+	if s.stop != nil {
+		s.stop()
+	}
+	s.wg.Wait()
+}
+
+// Run serves one client on t (stdio, or an in-memory transport in tests)
+// until the client leaves or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.Start(ctx)
+	return s.srv.Run(ctx, t)
+}
+
+// waitForList holds tools/list until every server has started, but not
+// past ListWait after Start, so that a client's first listing is complete
+// in the common case and prompt in every case, and a host that lists
+// again (after a list_changed) is not held up by a server that hangs. A
+// call of a tool not exported yet (a client that calls before it lists)
+// waits for the start, at most callWait.
+func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			s.waitReady(ctx, s.o.ListWait, true)
+			s.sync()
+		case "tools/call":
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.isExported(p.Name) {
+				s.waitReady(ctx, callWait, false)
+				s.sync()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// callWait bounds how long a call of a tool not listed yet waits for the
+// servers' start.
+const callWait = 30 * time.Second
+
+// waitReady waits until every server has started, or d passed (counted
+// from Start when sinceStart, else from now), or ctx ended.
+func (s *Server) waitReady(ctx context.Context, d time.Duration, sinceStart bool) {
+	select {
+	case <-s.started:
+	default:
+		return
+	}
+	if sinceStart {
+		d = time.Until(s.startedAt.Add(d))
+	}
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.ready:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// isExported reports whether name is exported now.
+func (s *Server) isExported(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exported[name] != nil
+}
+
+// sync makes the exported tools what the catalog holds now. The SDK tells
+// every client of a difference (notifications/tools/list_changed).
+func (s *Server) sync() {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	next := s.exports(s.o.Catalog.Tools())
+	s.mu.Lock()
+	prev := s.exported
+	s.mu.Unlock()
+	var gone []string
+	for name := range prev {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.srv.RemoveTools(gone...)
+	}
+	names := make([]string, 0, len(next))
+	for name := range next {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		e := next[name]
+		if old, ok := prev[name]; ok && old.sig == e.sig {
+			next[name] = old
+			continue
+		}
+		if !s.add(e) {
+			s.srv.RemoveTools(name)
+			delete(next, name)
+		}
+	}
+	s.mu.Lock()
+	s.exported = next
+	s.mu.Unlock()
+}
+
+// add offers e to clients. A definition the SDK refuses (it panics on a
+// schema it cannot use) is left out rather than taking serve down: a
+// hostile server degrades only its own tools.
+func (s *Server) add(e *export) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	s.srv.AddTool(e.def, s.handler(e))
+	return true
+}
+
+// exports turns the catalog's tools into what clients are shown.
+func (s *Server) exports(tools []*client.Tool) map[string]*export {
+	names := client.BuildNames(tools)
+	out := make(map[string]*export, len(tools))
+	for _, t := range tools {
+		name := names.Model(t)
+		if s.o.NoPrefix {
+			name = t.Name
+		}
+		if name == "" || out[name] != nil {
+			continue
+		}
+		def := s.definition(name, t)
+		sig, _ := json.Marshal(def)
+		out[name] = &export{server: t.Server, tool: t.Name, def: def, sig: string(sig)}
+	}
+	return out
+}
+
+// handler runs a call of an exported tool through the session's gate.
+func (s *Server) handler(e *export) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		sess := s.session(req.Session)
+		p := req.Params
+		if p == nil {
+			p = &mcp.CallToolParamsRaw{}
+		}
+		args := p.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		if sess.ask.route() == routeElicit && sess.ask.multiRoundTrip() {
+			if p.RequestState == "" && p.InputResponses == nil {
+				if res := s.inputRequired(sess, e, args); res != nil {
+					return res, nil
+				}
+			} else {
+				ctx = s.answered(ctx, sess, e, args, p)
+			}
+		}
+		c := host.Call{Server: e.server, Tool: e.tool, Args: args}
+		if tok := p.GetProgressToken(); tok != nil {
+			// The server's progress reaches the client under the client's
+			// token, so a long call is seen to be alive (and a client that
+			// resets its timeout on progress keeps waiting).
+			ss := req.Session
+			c.Progress = func(pr client.Progress) {
+				_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
+					Progress: pr.Progress, Total: pr.Total, Message: bound(pr.Message, 500)})
+			}
+		}
+		r := sess.gate.Call(ctx, c)
+		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+			s.sync() // approving the call accepted the new definition: show it
+		}
+		return result(r, s.o.AskVia), nil
+	}
+}
+
+// result is what the client gets for a call: the server's own result when
+// it ran, else a tool error that says why not.
+func result(r *host.Result, via AskVia) *mcp.CallToolResult {
+	switch r.Status {
+	case host.StatusSuccess, host.StatusToolError:
+		if r.Result != nil {
+			return r.Result
+		}
+	}
+	return errorResult(refusal(r, via))
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// refusal says how a call that did not run (or whose outcome is unknown)
+// ended, and, when it needed a person, what needed approval and how to get
+// approval from here.
+func refusal(r *host.Result, via AskVia) string {
+	if r.Status != host.StatusBlocked {
+		return "mcphost: " + sanitize.Text(r.Message())
+	}
+	ref := sanitize.Name(r.Server) + "/" + sanitize.Name(r.Tool)
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcphost: %s needs a person's approval (class %s, tier %s) and no one could be asked, so it did not run.\n",
+		ref, r.Decision.Class, r.Decision.Tier)
+	b.WriteString("Why it needs approval:\n")
+	for _, rs := range r.Decision.Reasons {
+		if rs.Code == decide.CodeNeedsApproval {
+			continue
+		}
+		b.WriteString("- " + rs.Text + "\n")
+	}
+	if r.Decision.Has(decide.CodeDefinitionChanged) {
+		b.WriteString(host.ChangeNote(sanitize.Name(r.Server), sanitize.Name(r.Tool), r.ChangedFields) + ".\n")
+	}
+	a := host.ApprovalFor(r.Server, r.Tool, r.Decision, r.ChangedFields, host.ApproveInteractively)
+	rule := ""
+	if a.ByRule {
+		rule = "add the allow rule " + sanitize.Line(string(a.Rule)) + " to permissions.allow in mcphost's configuration"
+	}
+	switch via {
+	case AskDeny:
+		b.WriteString("mcphost serve runs with --ask-via deny, so it asks no one")
+		if rule != "" {
+			b.WriteString("; to let it run, " + rule)
+		}
+	case AskElicit:
+		b.WriteString("mcphost serve runs with --ask-via elicit and this client offers no elicitation form")
+		if rule != "" {
+			b.WriteString("; to let it run, " + rule)
+		}
+	default:
+		b.WriteString("To approve it: run `mcphost approve` in a terminal and call it again (this client cannot show mcphost's question itself)")
+		if rule != "" {
+			b.WriteString(", or " + rule)
+		}
+	}
+	b.WriteString(". Do not retry it unchanged until then.")
+	return b.String()
+}
+
+// session is one client's state: its gate (grants, taint) and who it is.
+type session struct {
+	gate   *host.Gate
+	client *audit.Client
+	ask    *asker
+}
+
+// session returns the state of the client session ss, creating it on its
+// first call.
+func (s *Server) session(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[ss]; sess != nil {
+		return sess
+	}
+	s.prune()
+	id := ss.ID()
+	if id == "" {
+		id = rand.Text()[:12]
+	}
+	id = "serve-" + bound(id, 64)
+	c := &audit.Client{Session: id}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		c.Name, c.Version = bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)
+	}
+	a := &asker{s: s, ss: ss}
+	sess := &session{client: c, ask: a}
+	sess.gate = host.NewGate(host.GateOptions{
+		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted,
+		Asker: a, Mode: decide.Interactive, CanAsk: a.canAsk,
+		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
+		SessionID: id, Client: c, CallOptions: s.o.CallOptions,
+		Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+	})
+	s.sessions[ss] = sess
+	return sess
+}
+
+// prune forgets sessions the SDK no longer holds. s.mu is held.
+func (s *Server) prune() {
+	if len(s.sessions) < 16 {
+		return
+	}
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range s.srv.Sessions() {
+		live[ss] = true
+	}
+	for ss := range s.sessions {
+		if !live[ss] {
+			delete(s.sessions, ss)
+		}
+	}
+}
+
+// bound makes a client's word safe to store: one sanitized line, cut.
+func bound(v string, n int) string {
+	return sanitize.Truncate(sanitize.Line(v), n)
+}
