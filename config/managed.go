@@ -602,3 +602,21 @@ func starMatch(pat, s string) bool {
 	}
 	return pi == len(pat)
 }
+
+// ServeRule is the file's rule for mcphost serve, nil when there is no
+// managed policy or it says nothing of serve. Safe on a nil *Managed.
+func (m *Managed) ServeRule() *ManagedServe {
+	if m == nil {
+		return nil
+	}
+	return m.Serve
+}
+
+// Where says where in the managed file a setting is made ("FILE:LINE:COL",
+// see At), or "" when it is not. Safe on a nil *Managed.
+func (m *Managed) Where(key string) string {
+	if m == nil {
+		return ""
+	}
+	return m.At[key]
+}

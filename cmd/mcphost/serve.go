@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcphost/mcphost/approver"
 	"io"
 	"net"
 	"net/http"
@@ -27,8 +28,6 @@ type serveOptions struct {
 	// AllowRemote lets --http listen on an address that is not loopback.
 	AllowRemote bool
 	TokenFile   string
-	// Approver is the approver the lead wires in (approver/); nil until then.
-	Approver serve.Approver
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -106,10 +105,23 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		defer l.Close()
 		log = l
 	}
+	// The approver socket: where `mcphost approve` answers the calls the
+	// client cannot ask about. Without it serve still runs, asking
+	// through the client's form or refusing.
+	var approve serve.Approver
+	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o)}); err != nil {
+		if via == serve.AskApprover {
+			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
+		}
+		fmt.Fprintf(s.Err, "mcphost: warning: %v; calls that need a person are asked through the client's form, or refused\n", err)
+	} else {
+		defer b.Close()
+		approve = b
+	}
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
 		Audit: log, Store: st.store, Pins: st.pins,
-		Approver: o.Approver, AskVia: via, NoPrefix: o.NoPrefix,
+		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix,
 		Instructions: serveInstructions(st), Version: version,
 	})
 	defer srv.Close() // before the manager closes
@@ -147,6 +159,9 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if err := serve.CheckListen(o.HTTP, o.AllowRemote); err != nil {
 		return usageError(err)
 	}
+	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
+		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
+	}
 	path := o.TokenFile
 	if path == "" {
 		path = filepath.Join(st.stateDir, "serve-token")
@@ -178,4 +193,13 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 		_ = hs.Shutdown(sctx)
 		return nil
 	}
+}
+
+// serveLabel names this serve to the approvers that connect: how it is
+// reached.
+func serveLabel(o *serveOptions) string {
+	if o.HTTP != "" {
+		return "http " + o.HTTP
+	}
+	return "stdio"
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeAsksTheApprover: `mcphost serve` opens the approver socket in
+// the state directory, and a call its client cannot be asked about (this
+// client offers no elicitation) goes to the connected `mcphost approve`:
+// approved, it runs once; denied, it does not run and the client is told.
+func TestServeAsksTheApprover(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		s := &streams{In: inR, Out: outW, Err: io.Discard, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		done <- run(ctx, []string{"serve"}, s) // no configuration: the demo servers
+		outW.Close()
+	}()
+	defer func() {
+		inW.Close()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	}()
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "no-forms", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	sock := approver.SocketPath(filepath.Join(dir, "state", "mcphost"))
+	if fi, err := os.Stat(sock); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("no approver socket at %s once serve answered: %v", sock, err)
+	}
+	ap, err := approver.Dial(ctx, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ap.Close()
+	if _, err := ap.Hello(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, approve := range []bool{true, false} {
+		res := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tasks__delete_task", Arguments: map[string]any{"id": "T-1"}})
+			if err != nil {
+				t.Errorf("call: %v", err)
+			}
+			res <- r
+		}()
+		ev, err := ap.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, ok := ev.(*approver.Question)
+		if !ok || q.Tool != "delete_task" {
+			t.Fatalf("the approver got %#v, want the question about delete_task", ev)
+		}
+		if err := ap.Answer(q, host.Answer{Approve: approve, Scope: decide.ScopeOnce}); err != nil {
+			t.Fatal(err)
+		}
+		r := <-res
+		if r == nil {
+			t.Fatal("no result")
+		}
+		text, _ := json.Marshal(r.Content)
+		if approve && (r.IsError || !strings.Contains(string(text), "T-1")) {
+			t.Errorf("approved: isError %v, %s; want the task deleted", r.IsError, text)
+		}
+		if !approve && (!r.IsError || !strings.Contains(string(text), "denied")) {
+			t.Errorf("denied: isError %v, %s; want a refusal that says it was denied", r.IsError, text)
+		}
+	}
+}
+
+// TestManagedServeKeepsHTTPOff: a managed "serve": {"http": false} refuses
+// serve --http at once (exit 2, naming the managed file); without the
+// rule, the same command would be serving until its context ends.
+func TestManagedServeKeepsHTTPOff(t *testing.T) {
+	e := newManagedEnv(t)
+	e.managed(`{"serve": {"http": false}}`)
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(e.dir, "state"), "XDG_CONFIG_HOME": filepath.Join(e.dir, "config"), "NO_COLOR": "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var errOut strings.Builder
+	s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: &errOut, Getenv: func(k string) string { return env[k] }, WorkDir: e.dir}
+	if code := run(ctx, []string{"serve", "--http", "127.0.0.1:0"}, s); code != exitUsage || !strings.Contains(errOut.String(), "managed.json:1:") {
+		t.Fatalf("serve --http under a managed policy without HTTP: exit %d, %q; want exit %d naming the managed file", code, errOut.String(), exitUsage)
+	}
+}
