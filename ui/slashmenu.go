@@ -101,7 +101,7 @@ func (m *Model) syncMenu() tea.Cmd {
 		switch l := strings.ToLower(e.insert); {
 		case strings.HasPrefix(l, needle):
 			prefix = append(prefix, e)
-		case len(needle) > 1 && strings.Contains(l, needle[1:]):
+		case len(needle) > 2 && strings.Contains(l, needle[1:]):
 			inside = append(inside, e)
 		}
 	}
