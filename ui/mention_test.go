@@ -9,6 +9,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"github.com/mcphost/mcphost/llm"
 )
 
@@ -106,9 +107,14 @@ func TestMentionDeniedByRule(t *testing.T) {
 // resources and templates (only names that can be typed back: the hostile
 // name is cleaned, nothing raw reaches the screen); tab takes one.
 func TestMentionCompletion(t *testing.T) {
-	h, _ := mentionHarness(t, nil, true, nil)
+	h := newHarness(t, Config{Servers: []client.Spec{docsSpec(t, "x"), wikiSpec(t)},
+		Gate: host.GateOptions{Policy: policy(t), Trusted: trusted("docs", "wiki")}, Now: newClock().Now, Dark: dark(true)})
+	h.ready()
 	h.typeText("see @")
 	h.until("the resources are listed", func() bool { return h.m.menu != nil && len(h.m.menu.entries) > 0 })
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
+		t.Fatalf("the menu draws a server's words raw: %s", u) // docs names a resource with escapes
+	}
 	var got []string
 	for _, e := range h.m.menu.entries {
 		got = append(got, e.insert)
@@ -116,6 +122,11 @@ func TestMentionCompletion(t *testing.T) {
 	for _, want := range []string{"@docs:file:///guide.md", "@docs:file:///logo.png", "@wiki:wiki://"} {
 		if !strings.Contains(strings.Join(got, " "), want) {
 			t.Errorf("the menu lacks %s: %v", want, got)
+		}
+	}
+	for _, e := range h.m.menu.entries {
+		if !completable(strings.TrimPrefix(e.insert, "@")) {
+			t.Errorf("the menu offers %q, which cannot be typed back as shown", e.insert)
 		}
 	}
 	h.typeText("docs:file:///gu")

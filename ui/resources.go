@@ -804,7 +804,8 @@ func (m *Model) attachMentions(ctx context.Context, text string, mentions []ment
 		m.post(noticeMsg{l: levelWarn, text: fmt.Sprintf("not sent: the message mentions %d resources; at most %d may be attached to one message", len(mentions), maxMentions)})
 		return "", errNotAttached
 	}
-	for _, mn := range mentions {
+	for i := 0; i < len(mentions); i++ {
+		mn := mentions[i]
 		ref := "@" + cleanLine(mn.server) + ":" + cleanLine(mn.uri)
 		res, r := m.gate.ReadResource(ctx, mn.server, mn.uri)
 		if ctx.Err() != nil {
