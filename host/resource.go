@@ -15,8 +15,9 @@ import (
 // ResourceReadTool is the tool name under which the gate decides, asks
 // about and audits a read of a server's resource: rules name it as
 // SERVER/resources/read (or match it with SERVER/*), and the dialog and the
-// audit log show it so. MCP tool names cannot hold a "/", so no listed tool
-// can take its place.
+// audit log show it so. The protocol advises against "/" in tool names; a
+// server's own tool of that name would share its rules, never its grants
+// (grants are bound to the definition hash, and this one is no SHA-256).
 const ResourceReadTool = "resources/read"
 
 // ResourceReader is the part of the catalog that reads resources

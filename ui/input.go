@@ -292,7 +292,7 @@ func (m *Model) queueLines(w int) []string {
 		first, _ := firstLine(q)
 		out = append(out, fit(m.st.Info.Render("  ⏸ queued ")+cleanLine(first), w))
 	}
-	out = append(out, fit(m.st.Muted.Render("  sent when the model is done · ↑ on an empty input edits the last · esc drops it"), w))
+	out = append(out, fit(m.st.Muted.Render("  sent when the model is done · ↑ (empty input) edits the last · esc interrupts"), w))
 	return out
 }
 

@@ -194,6 +194,7 @@ func (k keyMaps) helpText(st styles, width int) []string {
 		}
 		table(g.Title, rows)
 	}
-	table("Commands", commandHelp)
+	table("Commands (type / for the menu)", commandHelp)
+	table("In a message", [][2]string{{"@SERVER:URI", "attach that resource's text as data (read through the gate; type @ for the servers' resources)"}})
 	return lines[:len(lines)-1]
 }
