@@ -148,6 +148,10 @@ func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "tab":
 		m.takeMenu(false)
 	case "enter":
+		if s := m.menu; s.mention && s.entries[s.at].insert == s.word {
+			m.menu = nil // the mention is complete: enter sends
+			return nil, false
+		}
 		if m.takeMenu(true) {
 			return m.send(), true
 		}

@@ -145,6 +145,13 @@ func TestMentionCompletion(t *testing.T) {
 	if v := h.m.input.Value(); v != "see @docs:file:///guide.md @wiki:wiki://" {
 		t.Fatalf("a template's prefix: %q", v)
 	}
+	h.m.resetInput()
+	h.typeText("@docs:file:///guide.md")
+	h.until("the menu shows the mention", func() bool { return h.m.menu != nil && len(h.m.menu.entries) == 1 })
+	h.key("enter")
+	if h.m.input.Value() != "" {
+		t.Fatalf("enter on a complete mention did not send it: input %q", h.m.input.Value())
+	}
 }
 
 // denyPolicy denies the calls matching each glob.
