@@ -148,8 +148,10 @@ func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "tab":
 		m.takeMenu(false)
 	case "enter":
-		if s := m.menu; s.mention && s.entries[s.at].insert == s.word {
-			m.menu = nil // the mention is complete: enter sends
+		// After a command, enter runs it with what was typed; a mention
+		// is taken first unless it is complete.
+		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuMentions && s.entries[s.at].insert == s.word {
+			m.menu = nil
 			return nil, false
 		}
 		if m.takeMenu(true) {

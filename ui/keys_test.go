@@ -353,3 +353,37 @@ func TestCtrlGEditsInEditor(t *testing.T) {
 		t.Fatalf("a failing editor changed the input to %q", h.m.input.Value())
 	}
 }
+
+// TestArgumentMenu: after /explain the menu lists SERVER/TOOL, after
+// /trust the servers; tab takes the highlighted one, and a second tab
+// after moving takes another (no more cut-off lists in the status line).
+func TestArgumentMenu(t *testing.T) {
+	cfg, _ := tasksConfig(t, "tasks")
+	h := newHarness(t, cfg)
+	h.ready()
+	h.typeText("/explain tasks/")
+	if h.m.menu == nil || h.m.menu.kind != menuToolRefs || len(h.m.menu.entries) < 3 {
+		t.Fatalf("the menu after /explain: %+v", h.m.menu)
+	}
+	for _, e := range h.m.menu.entries {
+		if !strings.HasPrefix(e.insert, "tasks/") {
+			t.Errorf("the menu offers %s", e.insert)
+		}
+	}
+	second := h.m.menu.entries[1].insert
+	h.key("down")
+	h.key("tab")
+	if got := h.m.input.Value(); got != "/explain "+second+" " {
+		t.Fatalf("tab took %q, want %s", got, second)
+	}
+	h.m.resetInput()
+	h.typeText("/trust ")
+	if h.m.menu == nil || h.m.menu.kind != menuServers || len(h.m.menu.entries) != 1 || h.m.menu.entries[0].insert != "tasks" {
+		t.Fatalf("the menu after /trust: %+v", h.m.menu)
+	}
+	h.m.resetInput()
+	h.typeText("/explain nosuch")
+	if h.m.menu != nil {
+		t.Fatal("a menu with no match stays open")
+	}
+}

@@ -889,7 +889,7 @@ func (m *Model) onMentions(msg mentionsMsg) {
 		m.mentions = &mentionList{}
 	}
 	m.mentions.entries, m.mentions.loading = msg.entries, false
-	if m.menu != nil && m.menu.mention {
+	if m.menu != nil && m.menu.kind == menuMentions {
 		m.menu = nil
 		m.syncMenu()
 	}

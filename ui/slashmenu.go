@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // The menu above the input: the slash commands while a command name is
-// typed, and the servers' resources while an @server:uri mention is typed.
+// typed, SERVER/TOOL after /explain and server names after /trust, and the
+// servers' resources while an @server:uri mention is typed.
 // It filters as the person types; ↑/↓ move, tab or enter take the
 // highlighted entry, esc closes it until the input stops asking for it.
 
@@ -28,11 +30,21 @@ type menuEntry struct {
 	run bool
 }
 
+// menuKind is what the menu completes.
+type menuKind uint8
+
+const (
+	menuCommands menuKind = iota
+	menuMentions          // @server:uri
+	menuToolRefs          // SERVER/TOOL, after /explain
+	menuServers           // a server name, after /trust
+)
+
 // slashMenu is the open menu.
 type slashMenu struct {
 	word    string // the word it completes, as typed
 	start   int    // the byte offset of word in the input
-	mention bool   // completing @server:uri, not a command
+	kind    menuKind
 	entries []menuEntry
 	at      int
 	top     int
@@ -53,18 +65,27 @@ func commandEntries() []menuEntry {
 }
 
 // menuWord finds what the input asks the menu for: a command name being
-// typed (the input is "/" and letters, nothing else), or an @mention being
-// typed at the end of the input.
-func menuWord(v string) (word string, start int, mention bool, ok bool) {
-	if strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.ContainsAny(v, " \t\n") {
-		return v, 0, false, true
+// typed (the input is "/" and letters, nothing else), the first argument of
+// /explain or /trust, or an @mention being typed at the end of the input.
+func menuWord(v string) (word string, start int, kind menuKind, ok bool) {
+	if strings.HasPrefix(v, "/") && !strings.HasPrefix(v, "//") && !strings.ContainsAny(v, "\t\n") {
+		name, arg, has := strings.Cut(v, " ")
+		switch {
+		case !has:
+			return v, 0, menuCommands, true
+		case strings.Contains(arg, " "):
+		case name == "/explain":
+			return arg, len(name) + 1, menuToolRefs, true
+		case name == "/trust":
+			return arg, len(name) + 1, menuServers, true
+		}
 	}
 	i := strings.LastIndexAny(v, " \t\n")
 	w := v[i+1:]
 	if strings.HasPrefix(w, "@") && !strings.HasPrefix(w, "@@") {
-		return w, i + 1, true, true
+		return w, i + 1, menuMentions, true
 	}
-	return "", 0, false, false
+	return "", 0, 0, false
 }
 
 // syncMenu opens, filters or closes the menu after the input changed. It
@@ -75,7 +96,7 @@ func (m *Model) syncMenu() tea.Cmd {
 		return nil // the common case, on every key while the model streams
 	}
 	v := m.input.Value()
-	word, start, mention, ok := menuWord(v)
+	word, start, kind, ok := menuWord(v)
 	if !ok || m.focus != focusInput || m.search != nil {
 		m.menu, m.menuShut = nil, ""
 		return nil
@@ -85,28 +106,33 @@ func (m *Model) syncMenu() tea.Cmd {
 		return nil
 	}
 	m.menuShut = ""
-	if m.menu != nil && m.menu.word == word && m.menu.start == start {
+	if m.menu != nil && m.menu.word == word && m.menu.start == start && m.menu.kind == kind {
 		return nil
 	}
 	var all []menuEntry
 	var cmd tea.Cmd
-	if mention {
+	needle, sigil := strings.ToLower(word), 1 // "/" or "@" is not matched inside a name
+	switch kind {
+	case menuMentions:
 		all, cmd = m.mentionEntries() // resources.go
-	} else {
+	case menuToolRefs:
+		all, sigil = m.toolRefEntries(), 0
+	case menuServers:
+		all, sigil = m.serverEntries(), 0
+	default:
 		all = commandEntries()
 	}
 	var prefix, inside []menuEntry
-	needle := strings.ToLower(word)
 	for _, e := range all {
 		switch l := strings.ToLower(e.insert); {
 		case strings.HasPrefix(l, needle):
 			prefix = append(prefix, e)
-		case len(needle) > 2 && strings.Contains(l, needle[1:]):
+		case len(needle) > sigil+1 && strings.Contains(l, needle[sigil:]):
 			inside = append(inside, e)
 		}
 	}
 	entries := append(prefix, inside...)
-	if len(entries) == 0 && !mention {
+	if len(entries) == 0 && kind != menuMentions {
 		m.menu = nil
 		return nil
 	}
@@ -114,7 +140,7 @@ func (m *Model) syncMenu() tea.Cmd {
 	if m.menu != nil && m.menu.at < len(m.menu.entries) {
 		keep = m.menu.entries[m.menu.at].insert
 	}
-	m.menu = &slashMenu{word: word, start: start, mention: mention, entries: entries}
+	m.menu = &slashMenu{word: word, start: start, kind: kind, entries: entries}
 	for i, e := range entries {
 		if e.insert == keep {
 			m.menu.at = i
@@ -123,6 +149,9 @@ func (m *Model) syncMenu() tea.Cmd {
 	m.menu.reveal()
 	return cmd
 }
+
+// menuEnter says what enter does in each kind of menu.
+var menuEnter = [...]string{menuCommands: "enter runs it", menuMentions: "enter takes it", menuToolRefs: "enter runs the command", menuServers: "enter runs the command"}
 
 // menuHeight is the number of rows menuLines draws.
 func (m *Model) menuHeight() int {
@@ -177,7 +206,7 @@ func (m *Model) takeMenu(enter bool) (run bool) {
 	}
 	m.setInput(text)
 	m.menu = nil
-	if !s.mention && enter && e.run {
+	if s.kind == menuCommands && enter && e.run {
 		return true
 	}
 	return false
@@ -218,6 +247,33 @@ func (m *Model) menuLines(w int) []string {
 	if len(s.entries) > menuRows {
 		more = " · " + strconv.Itoa(s.at+1) + " of " + strconv.Itoa(len(s.entries))
 	}
-	out = append(out, trunc(st.Muted.Render("  ↑↓ choose · tab takes it · enter "+map[bool]string{true: "takes it", false: "runs it"}[s.mention]+" · esc closes"+more), w))
+	out = append(out, trunc(st.Muted.Render("  ↑↓ choose · tab takes it · "+menuEnter[s.kind]+" · esc closes"+more), w))
+	return out
+}
+
+// toolRefEntries are SERVER/TOOL of every listed tool that can be typed
+// back as shown, with the tool's title (the server's words, cleaned).
+func (m *Model) toolRefEntries() []menuEntry {
+	if m.mgr == nil {
+		return nil
+	}
+	var out []menuEntry
+	for _, t := range m.mgr.Tools() {
+		if ref := t.Server + "/" + t.Name; completable(ref) {
+			out = append(out, menuEntry{insert: ref, label: ref, help: cleanLine(truncBytes(t.Title, 80))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].insert < out[j].insert })
+	return out
+}
+
+// serverEntries are the servers' names, with their state.
+func (m *Model) serverEntries() []menuEntry {
+	var out []menuEntry
+	for _, s := range m.servers {
+		if completable(s.Name) {
+			out = append(out, menuEntry{insert: s.Name, label: s.Name, help: string(s.State)})
+		}
+	}
 	return out
 }
