@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/termtest"
 	"github.com/mcphost/mcphost/llm"
 )
 
@@ -385,5 +386,35 @@ func TestArgumentMenu(t *testing.T) {
 	h.typeText("/explain nosuch")
 	if h.m.menu != nil {
 		t.Fatal("a menu with no match stays open")
+	}
+}
+
+// TestArgumentMenuHostileNames: a hostile server's tool names and titles
+// never reach the terminal through the menu, and only names that can be
+// typed back as shown are offered.
+func TestArgumentMenuHostileNames(t *testing.T) {
+	spec, _ := fixtureSpec(t, "hostile", fixtures.Options{Hostile: fixtures.HostileEscapes})
+	h := newHarness(t, Config{Servers: []client.Spec{spec}, Gate: host.GateOptions{Policy: policy(t)}, Now: newClock().Now, Dark: dark(true)})
+	h.ready()
+	if len(h.m.mgr.Tools()) == 0 {
+		t.Fatal("the hostile fixture lists no tools")
+	}
+	h.typeText("/explain ")
+	if h.m.menu != nil {
+		for _, e := range h.m.menu.entries {
+			if !completable(e.insert) {
+				t.Errorf("the menu offers %q", e.insert)
+			}
+		}
+	}
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
+		t.Fatalf("unsafe output: %s", u)
+	}
+	h.typeText("hostile/sh") // show_banner, whose title writes to the clipboard
+	if h.m.menu == nil || len(h.m.menu.entries) != 1 {
+		t.Fatalf("the menu for hostile/sh: %+v", h.m.menu)
+	}
+	if u := termtest.Unsafe(h.m.View().Content); u != "" {
+		t.Fatalf("unsafe output: %s", u)
 	}
 }
