@@ -198,7 +198,9 @@ wait_for "Got the queued message."
 on_screen "› And then this." "The slow tool answered."
 [[ "$(screen)" != *"⏸ queued"* ]] || fail "the queued message is still shown after it was sent"
 tm send-keys -t "$session" C-d
-wait_exit "on ctrl+d on an empty input"
+wait_for "press ctrl+d again to quit"
+tm send-keys -t "$session" C-d
+wait_exit "on a second ctrl+d on an empty input"
 
 echo "tui-e2e: a third run at 40x12: the dialog's buttons show; ctrl+c cancels the question" >&2
 cat >"$work/model3.jsonl" <<'MODEL'

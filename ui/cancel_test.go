@@ -123,7 +123,13 @@ func TestCtrlCClearsADraftIntoHistory(t *testing.T) {
 		t.Fatal("ctrl+d on a non-empty input quit")
 	}
 	h.m.input.Reset()
+	if _, cmd := h.m.Update(keyMsg("ctrl+d")); quits(cmd) {
+		t.Fatal("one ctrl+d on an empty input quit: it must only say how to quit")
+	}
+	if !strings.Contains(h.screen(), "press ctrl+d again to quit") {
+		t.Fatalf("the first ctrl+d gave no hint:\n%s", h.screen())
+	}
 	if _, cmd := h.m.Update(keyMsg("ctrl+d")); !quits(cmd) {
-		t.Fatal("ctrl+d on an empty input did not quit")
+		t.Fatal("a second ctrl+d on an empty input did not quit")
 	}
 }

@@ -19,8 +19,13 @@ import (
 // pager, and the main screen.
 func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	ck := m.keys.chat
-	if key.Matches(k, ck.Cancel) {
+	switch {
+	case key.Matches(k, ck.Cancel):
 		return m.interrupt()
+	case key.Matches(k, ck.Suspend):
+		return tea.Suspend
+	case key.Matches(k, ck.Quit) && m.onEmptyInput():
+		return m.eof()
 	}
 	m.quitAt, m.flash = time.Time{}, ""
 
@@ -83,7 +88,18 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.focus == focusTranscript {
 		return m.transcriptKey(k)
 	}
+	if m.menu != nil {
+		if cmd, ok := m.menuKey(k); ok {
+			return cmd
+		}
+	}
 	switch {
+	// Esc interrupts only here, on the main screen with the focus in the
+	// input: every dialog, panel, pager and search took its keys above, so
+	// esc on a confirmation still denies it and never cancels the run.
+	case key.Matches(k, ck.Interrupt) && (m.run != nil || len(m.calls) > 0):
+		m.cancelRuns()
+		return nil
 	case key.Matches(k, ck.Focus):
 		m.focus = focusTranscript
 		m.input.Blur()
@@ -105,9 +121,65 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	if key.Matches(k, ck.Close) {
 		return nil
 	}
+	if k.String() == "backspace" && m.backspaceToken() {
+		return nil
+	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return cmd
+}
+
+// menuKey handles the keys of the open menu and reports whether it used
+// the key: esc closes it; with entries, ↑/↓ move, tab takes the highlighted
+// one, and enter takes it (running a command that needs no argument).
+func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if key.Matches(k, m.keys.chat.Close) {
+		m.closeMenu()
+		return nil, true
+	}
+	if len(m.menu.entries) == 0 {
+		return nil, false
+	}
+	switch k.String() {
+	case "up", "ctrl+p":
+		m.moveMenu(-1)
+	case "down", "ctrl+n":
+		m.moveMenu(1)
+	case "tab":
+		m.takeMenu(false)
+	case "enter":
+		// After a command, enter runs it with what was typed; a mention
+		// is taken first unless it is complete.
+		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuMentions && s.entries[s.at].insert == s.word {
+			m.menu = nil
+			return nil, false
+		}
+		if m.takeMenu(true) {
+			return m.send(), true
+		}
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// onEmptyInput reports whether the main screen's input has the keys and is
+// empty: nothing on top of it takes them.
+func (m *Model) onEmptyInput() bool {
+	return m.consent == nil && m.confirm == nil && m.elicitD == nil && m.sampleD == nil &&
+		m.panel == nil && m.pager == nil && m.search == nil && m.focus == focusInput && m.input.Value() == ""
+}
+
+// eof is Ctrl-D on an empty input: like Ctrl-C there, the first press only
+// says how to quit, and a second within quitWindow quits.
+func (m *Model) eof() tea.Cmd {
+	now := m.now()
+	if !m.quitAt.IsZero() && now.Sub(m.quitAt) <= quitWindow {
+		return m.quit()
+	}
+	m.quitAt = now
+	m.flash = "press ctrl+d again to quit (or ctrl+c twice, /quit)"
+	return nil
 }
 
 func (m *Model) transcriptKey(k tea.KeyPressMsg) tea.Cmd {
@@ -163,6 +235,8 @@ func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
 	case m.panel != nil:
 		m.panel, cmd = m.panel.update(m, p)
 		return cmd
+	case m.focus == focusInput && m.pasteLong(string(p.Content)):
+		return nil
 	}
 	m.input, cmd = m.input.Update(p)
 	return cmd
@@ -189,8 +263,8 @@ func (m *Model) interrupt() tea.Cmd {
 		m.cancelRuns()
 		return nil
 	case m.panel == nil && m.consent == nil && m.input.Value() != "":
-		m.remember(m.input.Value())
-		m.input.Reset()
+		m.remember(m.inputText())
+		m.resetInput()
 		m.flash = "input cleared (↑ brings it back)"
 		return nil
 	case armed:
@@ -249,20 +323,20 @@ func (m *Model) quit() tea.Cmd {
 // send handles Enter: a command, or a message to the model, queued while
 // the model works.
 func (m *Model) send() tea.Cmd {
-	text := strings.TrimSpace(m.input.Value())
+	text := strings.TrimSpace(m.inputText())
 	if text == "" {
 		return nil
 	}
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
 		m.remember(text)
-		m.input.Reset()
+		m.resetInput()
 		return m.command(text)
 	}
 	if m.cfg.Model != nil && (m.run != nil || m.pending != "") {
 		return m.queueMessage(text)
 	}
 	m.remember(text)
-	m.input.Reset()
+	m.resetInput()
 	return m.sendText(text)
 }
 
@@ -276,21 +350,26 @@ func (m *Model) sendText(text string) tea.Cmd {
 	}
 	m.tr.bottom()
 	m.tr.add(&entry{kind: entryUser, text: text})
+	// Mentions are found in the person's words only, before any resource
+	// text joins them: a resource cannot make mcphost read another.
+	mentions := m.findMentions(text) // resources.go
 	if a := m.attach; a != nil {
 		m.attach = nil
 		m.notice(levelInfo, fmt.Sprintf("attached %s from %s (%d bytes, sent as data)", cleanLine(a.uri), cleanLine(a.server), len(a.text)))
 		text = a.wrap(text)
 	}
 	if m.phase != phaseReady {
-		m.pending = text
+		m.pending, m.pendingMentions = text, mentions
 		return nil
 	}
-	return m.startRun(text)
+	return m.startRun(text, mentions)
 }
 
 // startRun runs the model loop on text in a goroutine; its events come
-// back through the inbox, in order, ending with runDoneMsg.
-func (m *Model) startRun(text string) tea.Cmd {
+// back through the inbox, in order, ending with runDoneMsg. The mentioned
+// resources are read through the gate first and attached to text; if one
+// cannot be, nothing is sent.
+func (m *Model) startRun(text string, mentions []mention) tea.Cmd {
 	if m.loop == nil {
 		history, past := m.rec.takeHistory() // session.go
 		m.loop = host.NewLoop(host.LoopOptions{
@@ -318,6 +397,11 @@ func (m *Model) startRun(text string) tea.Cmd {
 	loop := m.loop
 	return tea.Batch(m.job(func() {
 		defer cancel()
+		text, err := m.attachMentions(ctx, text, mentions) // resources.go
+		if err != nil {
+			m.post(runDoneMsg{run: id, err: err})
+			return
+		}
 		out, err := loop.Run(ctx, text)
 		m.post(runDoneMsg{run: id, out: out, err: err})
 	}), m.spin())
@@ -421,7 +505,7 @@ func (m *Model) onRunDone(msg runDoneMsg) tea.Cmd {
 			m.invalidateCard(c)
 		}
 	}
-	if msg.err != nil && !errors.Is(msg.err, context.Canceled) {
+	if msg.err != nil && !errors.Is(msg.err, context.Canceled) && !errors.Is(msg.err, errNotAttached) {
 		m.notice(levelError, "model: "+cleanLine(msg.err.Error()))
 	}
 	if cancelled && len(m.queue) > 0 {

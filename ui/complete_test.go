@@ -51,7 +51,7 @@ func wikiSpec(t testing.TB) client.Spec {
 }
 
 func wikiHarness(t *testing.T) *harness {
-	h := newHarness(t, Config{Servers: []client.Spec{wikiSpec(t)}, Gate: host.GateOptions{Policy: policy(t)}, Now: newClock().Now, Dark: dark(true)})
+	h := newHarness(t, Config{Servers: []client.Spec{wikiSpec(t)}, Gate: host.GateOptions{Policy: policy(t), Trusted: trusted("wiki")}, Now: newClock().Now, Dark: dark(true)})
 	h.ready()
 	return h
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestTUIEndToEnd runs scripts/tui-e2e.sh and scripts/tui-e2e-sessions.sh:
+// TestTUIEndToEnd runs scripts/tui-e2e.sh, tui-e2e-sessions.sh and tui-e2e-keys.sh:
 // the real mcphost binary in a tmux terminal, driven by keys, checked on the
 // screen and in the audit log and the saved sessions. They need tmux and
 // jq; the scripts install them when they can, and the test fails, saying
@@ -19,7 +19,7 @@ func TestTUIEndToEnd(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("the end-to-end test needs bash")
 	}
-	for _, name := range []string{"tui-e2e.sh", "tui-e2e-sessions.sh"} {
+	for _, name := range []string{"tui-e2e.sh", "tui-e2e-sessions.sh", "tui-e2e-keys.sh"} {
 		t.Run(name, func(t *testing.T) {
 			script, err := filepath.Abs(filepath.Join("..", "scripts", name))
 			if err != nil {

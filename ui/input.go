@@ -2,6 +2,9 @@ package ui
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"time"
@@ -32,8 +35,8 @@ func (m *Model) inputKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.search = &histSearch{from: len(m.hist.entries), saved: m.input.Value()}
 		m.searchUpdate()
 		return nil, true
-	case key.Matches(k, ck.Quit) && m.input.Value() == "":
-		return m.quit(), true
+	case key.Matches(k, ck.Editor):
+		return m.openEditor(), true
 	case key.Matches(k, ck.Close) && m.input.Value() == "" && m.attach == nil && len(m.queue) > 0:
 		m.queue = m.queue[:len(m.queue)-1]
 		m.flash = "dropped the last queued message"
@@ -259,7 +262,7 @@ func (m *Model) queueMessage(text string) tea.Cmd {
 		return nil
 	}
 	m.remember(text)
-	m.input.Reset()
+	m.resetInput()
 	m.queue = append(m.queue, text)
 	return nil
 }
@@ -289,6 +292,156 @@ func (m *Model) queueLines(w int) []string {
 		first, _ := firstLine(q)
 		out = append(out, fit(m.st.Info.Render("  ⏸ queued ")+cleanLine(first), w))
 	}
-	out = append(out, fit(m.st.Muted.Render("  sent when the model is done · ↑ on an empty input edits the last · esc drops it"), w))
+	out = append(out, fit(m.st.Muted.Render("  sent when the model is done · ↑ (empty input) edits the last · esc interrupts"), w))
 	return out
+}
+
+// pasteLines is the most lines a paste shows in the input as it is; a
+// longer one shows as one "[pasted N lines]" token and is sent whole.
+const pasteLines = 10
+
+// pasteBlock is a long paste the input shows as its token.
+type pasteBlock struct {
+	token, text string
+}
+
+// pasteLong puts a paste of more than pasteLines lines into the input as
+// a token, and reports whether it did. Each token is unique in the input,
+// so that each expands to its own paste.
+func (m *Model) pasteLong(text string) bool {
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	if n <= pasteLines {
+		return false
+	}
+	token := fmt.Sprintf("[pasted %d lines]", n)
+	for i := 2; strings.Contains(m.input.Value(), token) || m.pasteToken(token) >= 0; i++ {
+		token = fmt.Sprintf("[pasted %d lines #%d]", n, i)
+	}
+	m.pastes = append(m.pastes, pasteBlock{token: token, text: text})
+	m.input.InsertString(token)
+	return true
+}
+
+func (m *Model) pasteToken(token string) int {
+	for i, p := range m.pastes {
+		if p.token == token {
+			return i
+		}
+	}
+	return -1
+}
+
+// inputText is what the input holds, with each paste token replaced by
+// its paste. A token the person edited no longer stands for its paste.
+func (m *Model) inputText() string {
+	v := m.input.Value()
+	for _, p := range m.pastes {
+		v = strings.Replace(v, p.token, p.text, 1)
+	}
+	return v
+}
+
+// resetInput empties the input and forgets its pastes.
+func (m *Model) resetInput() {
+	m.input.Reset()
+	m.pastes = nil
+}
+
+// backspaceToken deletes a whole paste token when the cursor stands right
+// after one, and reports whether it did.
+func (m *Model) backspaceToken() bool {
+	if len(m.pastes) == 0 {
+		return false
+	}
+	lines := strings.Split(m.input.Value(), "\n")
+	row, col := m.input.Line(), m.input.Column()
+	if row >= len(lines) {
+		return false
+	}
+	line := []rune(lines[row])
+	before := string(line[:min(col, len(line))])
+	for i, p := range m.pastes {
+		if strings.HasSuffix(before, p.token) {
+			bs := tea.KeyPressMsg{Code: tea.KeyBackspace}
+			for range []rune(p.token) {
+				m.input, _ = m.input.Update(bs)
+			}
+			m.pastes = append(m.pastes[:i], m.pastes[i+1:]...)
+			m.flash = "paste removed"
+			return true
+		}
+	}
+	return false
+}
+
+// maxEdited bounds what is read back from the editor.
+const maxEdited = 1 << 20
+
+// editorDoneMsg says the editor exited; path holds the edited message.
+type editorDoneMsg struct {
+	path string
+	err  error
+}
+
+// openEditor is Ctrl-G: the message, pastes expanded, is written to a
+// temporary file and opened in $VISUAL or $EDITOR (a command line split on
+// spaces, run without a shell); when the editor exits, the file replaces
+// the input.
+func (m *Model) openEditor() tea.Cmd {
+	ed := strings.TrimSpace(m.getenv("VISUAL"))
+	if ed == "" {
+		ed = strings.TrimSpace(m.getenv("EDITOR"))
+	}
+	if ed == "" {
+		m.flash = "no editor: set $VISUAL or $EDITOR (for example export EDITOR=nano) and press ctrl+g again"
+		return nil
+	}
+	f, err := os.CreateTemp("", "mcphost-message-*.md")
+	if err != nil {
+		m.flash = "cannot open the editor: " + cleanLine(err.Error())
+		return nil
+	}
+	_, werr := f.WriteString(m.inputText())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		m.flash = "cannot open the editor: " + cleanLine(werr.Error())
+		return nil
+	}
+	argv := strings.Fields(ed)
+	cmd := exec.Command(argv[0], append(argv[1:], f.Name())...)
+	path := f.Name()
+	return m.execProcess(cmd, func(err error) tea.Msg { return editorDoneMsg{path: path, err: err} })
+}
+
+// editorDone puts the edited message into the input; an editor that failed
+// leaves the input as it was.
+func (m *Model) editorDone(msg editorDoneMsg) tea.Cmd {
+	defer os.Remove(msg.path)
+	if msg.err != nil {
+		m.flash = "the editor failed (" + cleanLine(msg.err.Error()) + "); the input is unchanged"
+		return nil
+	}
+	f, err := os.Open(msg.path)
+	if err != nil {
+		m.flash = "cannot read what the editor saved: " + cleanLine(err.Error())
+		return nil
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxEdited+1))
+	if err != nil {
+		m.flash = "cannot read what the editor saved: " + cleanLine(err.Error())
+		return nil
+	}
+	if len(b) > maxEdited {
+		m.flash = fmt.Sprintf("the edited message is over %d bytes; the input is unchanged", maxEdited)
+		return nil
+	}
+	m.pastes = nil
+	m.setInput(strings.TrimRight(string(b), "\n"))
+	m.flash = "message edited"
+	return m.input.Focus()
 }

@@ -120,12 +120,12 @@ func TestTabNeverDropsKeys(t *testing.T) {
 	h.m.input.Reset()
 
 	h.typeText("/explain tasks/del")
+	if h.m.menu == nil || len(h.m.menu.entries) < 2 {
+		t.Errorf("several matches are not listed in the menu: %+v", h.m.menu)
+	}
 	h.key("tab")
 	if got := h.m.input.Value(); !strings.HasPrefix(got, "/explain tasks/delete_") {
 		t.Fatalf("tab completed the tool to %q", got)
-	}
-	if !strings.Contains(h.m.flash, "matches") {
-		t.Errorf("several matches are not listed: %q", h.m.flash)
 	}
 	h.m.input.Reset()
 	h.typeText("/trust ta")

@@ -18,26 +18,33 @@ type keyGroup struct {
 type chatKeys struct {
 	Send, Newline, Cancel, Quit, Close, Tools, Help, Focus, PageUp, PageDown, Expand key.Binding
 	Complete, Prev, Next, Search, Mouse                                              key.Binding
+	Interrupt, Suspend, Editor                                                       key.Binding
 }
 
 func newChatKeys() chatKeys {
 	return chatKeys{
-		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command; while the model works: queue it")),
-		Newline:  key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
-		Cancel:   key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs or the question on screen; else clear the input (kept in the history); on an empty input twice within a second: quit")),
-		Quit:     key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "quit, on an empty input (also /quit)")),
-		Close:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the top dialog or panel; on a confirmation: deny; in the input: drop the attached resource, else the last queued message")),
-		Tools:    key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
-		Help:     key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help (also /help)")),
-		Focus:    key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "move the focus to the transcript and back")),
-		Complete: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "complete a /command, a server or a tool name")),
-		Prev:     key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑/ctrl+p", "on the first line: the previous message from the history (an empty input with queued messages: edit the last one)")),
-		Next:     key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓/ctrl+n", "on the last line: the next message from the history, then your draft")),
-		Search:   key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "search the history; again: an older match")),
-		Mouse:    key.NewBinding(key.WithKeys("f3"), key.WithHelp("f3", "mouse wheel scrolling on/off (off: the terminal selects text)")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "scroll down")),
-		Expand:   key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand the selected tool card")),
+		Send:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send the message or /command; while the model works: queue it")),
+		Newline: key.NewBinding(key.WithKeys("alt+enter", "shift+enter", "ctrl+j"), key.WithHelp("alt+enter", "new line (also shift+enter, ctrl+j)")),
+		Cancel:  key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "cancel what runs or the question on screen; else clear the input (kept in the history); on an empty input twice within a second: quit")),
+		Quit:    key.NewBinding(key.WithKeys("ctrl+d"), key.WithHelp("ctrl+d", "on an empty input: quit, pressed twice within a second (also /quit); else delete the character under the cursor")),
+		Close:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close the menu, the top dialog or panel; on a confirmation: deny; in the input: interrupt what runs, else drop the attached resource, else the last queued message")),
+		// Interrupt is esc in the input while something runs: the same
+		// cancellation as ctrl+c. It never reaches a dialog (esc there
+		// denies) nor a panel.
+		Interrupt: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "interrupt the streaming answer or the running call (as ctrl+c does)")),
+		Suspend:   key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend mcphost and give the terminal back; fg resumes it")),
+		Editor:    key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "edit the message in $VISUAL or $EDITOR; saving replaces the input")),
+		Tools:     key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
+		Help:      key.NewBinding(key.WithKeys("f1"), key.WithHelp("f1", "help (also /help)")),
+		Focus:     key.NewBinding(key.WithKeys("f2"), key.WithHelp("f2", "move the focus to the transcript and back")),
+		Complete:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "take the highlighted entry of the menu (/commands, @server:uri resources); after a command: complete a server or a tool name")),
+		Prev:      key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑/ctrl+p", "on the first line: the previous message from the history (an empty input with queued messages: edit the last one)")),
+		Next:      key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓/ctrl+n", "on the last line: the next message from the history, then your draft")),
+		Search:    key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "search the history; again: an older match")),
+		Mouse:     key.NewBinding(key.WithKeys("f3"), key.WithHelp("f3", "mouse wheel scrolling on/off; while on, shift+drag still selects text in most terminals")),
+		PageUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
+		PageDown:  key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdown", "scroll down")),
+		Expand:    key.NewBinding(key.WithKeys("ctrl+o"), key.WithHelp("ctrl+o", "expand the selected tool card")),
 	}
 }
 
@@ -104,7 +111,7 @@ func newKeyMaps() keyMaps {
 func (k keyMaps) groups() []keyGroup {
 	c, t, l, f := k.chat, k.transcript, k.list, k.form
 	return []keyGroup{
-		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Quit, c.Close, c.Complete, c.Prev, c.Next, c.Search, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand, c.Mouse}},
+		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Interrupt, c.Quit, c.Suspend, c.Close, c.Complete, c.Prev, c.Next, c.Search, c.Editor, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand, c.Mouse}},
 		{"Transcript (f2)", []key.Binding{t.Prev, t.Next, t.Toggle, t.Open, t.Top, t.Bottom, t.Back}},
 		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Attach, l.Back}},
 		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
@@ -187,6 +194,7 @@ func (k keyMaps) helpText(st styles, width int) []string {
 		}
 		table(g.Title, rows)
 	}
-	table("Commands", commandHelp)
+	table("Commands (type / for the menu)", commandHelp)
+	table("In a message", [][2]string{{"@SERVER:URI", "attach that resource's text as data (read through the gate; type @ for the servers' resources)"}})
 	return lines[:len(lines)-1]
 }

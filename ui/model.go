@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,7 +102,22 @@ type Model struct {
 	search     *histSearch
 	// queue holds messages written while the model works, oldest first.
 	queue []string
-	pager *pager
+	// menu is the menu above the input (slashmenu.go), nil when closed;
+	// menuShut is the word it was closed on with esc.
+	menu     *slashMenu
+	menuShut string
+	// mentions are the servers' resources and templates offered for
+	// @server:uri (resources.go); pendingMentions go with pending.
+	mentions        *mentionList
+	pendingMentions []mention
+	// pastes are the long pastes the input shows as one line each
+	// (input.go).
+	pastes []pasteBlock
+	// getenv and execProcess reach the environment and run the editor
+	// (tea.ExecProcess); tests replace them.
+	getenv      func(string) string
+	execProcess func(*exec.Cmd, tea.ExecCallback) tea.Cmd
+	pager       *pager
 	// mouseOff gives the mouse back to the terminal (selection) instead of
 	// scrolling the transcript with the wheel.
 	mouseOff bool
@@ -194,6 +211,7 @@ func NewModel(cfg Config) *Model {
 		m.notice(levelWarn, cleanLine(herr.Error())+"; the history lasts for this session only")
 	}
 	m.openURL = oauth.OpenBrowser
+	m.getenv, m.execProcess = os.Getenv, tea.ExecProcess
 	m.sampling = cfg.Sampling
 	if m.sampling == nil {
 		m.sampling = host.NewSampleMeter(config.DefaultSamplingBudget)
@@ -359,6 +377,11 @@ func (m *Model) startServers() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	was := m.waiting()
 	_, cmd := m.update(msg)
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg, editorDoneMsg:
+		// The input may have changed: the menu follows it.
+		cmd = tea.Batch(cmd, m.syncMenu())
+	}
 	if !was && m.waiting() {
 		cmd = tea.Batch(cmd, m.callPerson())
 	}
@@ -402,6 +425,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onPaste(msg)
 	case tea.MouseWheelMsg:
 		m.onWheel(msg)
+		return m, nil
+	case editorDoneMsg:
+		return m, m.editorDone(msg) // input.go
+	case tea.ResumeMsg:
+		m.flash = "resumed"
 		return m, nil
 	}
 	// Anything else (a dialog's timers, the textarea's) goes to whatever
@@ -456,6 +484,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onCallDone(msg)
 	case resourcesMsg, resourceReadMsg, promptsMsg, promptGotMsg, completeMsg:
 		return m.onPanelData(msg)
+	case mentionsMsg:
+		m.onMentions(msg) // resources.go
 	case startedMsg:
 		m.phase = phaseReady
 		m.servers = m.mgr.Servers()
@@ -464,15 +494,18 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 			m.panel.refresh(m)
 		}
 		if m.pending != "" {
-			text := m.pending
-			m.pending = ""
-			return m.startRun(text)
+			text, mentions := m.pending, m.pendingMentions
+			m.pending, m.pendingMentions = "", nil
+			return m.startRun(text, mentions)
 		}
 	case serversMsg:
 		if m.mgr != nil {
 			m.servers = m.mgr.Servers()
 		}
 		m.onServerState(msg.ev) // servers.go
+		if m.mentions != nil {
+			m.mentions.stale = true // what the servers offer may have changed
+		}
 		if msg.ev.Kind == client.EventTools || (msg.ev.Kind == client.EventState && msg.ev.State == client.StateReady) {
 			m.toolsChanged()
 		}
@@ -574,7 +607,7 @@ func (m *Model) layout() {
 
 // transcriptHeight is the number of rows the transcript gets.
 func (m *Model) transcriptHeight() int {
-	return max(m.height-m.input.Height()-2-len(m.queueLines(m.width)), 1)
+	return max(m.height-m.input.Height()-2-len(m.queueLines(m.width))-m.menuHeight(), 1)
 }
 
 // onWheel scrolls the transcript, or the pager, by three lines a notch.
@@ -624,6 +657,7 @@ func (m *Model) View() tea.View {
 		rows = m.tr.view(&m.rc, w, th)
 	}
 	rows = append(rows, m.queueLines(w)...)
+	rows = append(rows, m.menuLines(w)...)
 	rows = append(rows, m.rule(w))
 	for _, l := range strings.Split(m.input.View(), "\n") {
 		rows = append(rows, fit(l, w))
@@ -637,7 +671,7 @@ func (m *Model) View() tea.View {
 	var cursor *tea.Cursor
 	if m.panel == nil && m.pager == nil && m.focus == focusInput && m.topDialog() == "" {
 		if c := m.input.Cursor(); c != nil {
-			c.Position.Y += th + 1 + len(m.queueLines(w))
+			c.Position.Y += th + 1 + len(m.queueLines(w)) + m.menuHeight()
 			cursor = c
 		}
 	}

@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -298,10 +299,18 @@ type resDetail struct {
 }
 
 func (d *resDetail) load(m *Model) tea.Cmd {
-	mgr, server, uri := m.mgr, d.server, d.r.URI
+	gate, server, uri := m.gate, d.server, d.r.URI
 	return m.fetch(func(ctx context.Context) tea.Msg {
-		res, err := mgr.ReadResource(ctx, server, uri)
-		return resourceReadMsg{d: d, res: res, err: err}
+		// The read goes through the gate like a call: decided, asked
+		// about, audited.
+		res, r := gate.ReadResource(ctx, server, uri)
+		if r.Status == host.StatusSuccess {
+			return resourceReadMsg{d: d, res: res}
+		}
+		if r.Err != nil && r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
+			return resourceReadMsg{d: d, err: r.Err}
+		}
+		return resourceReadMsg{d: d, err: errors.New(r.Message())}
 	})
 }
 
@@ -740,4 +749,148 @@ func (m *Model) inputRule(w int) string {
 	label := " attached: " + cleanLine(m.attach.uri) + " (esc drops it) "
 	line := trunc(m.st.Rule.Render("──")+m.st.Info.Render(label), w)
 	return line + m.st.Rule.Render(strings.Repeat("─", max(w-lipgloss.Width(line), 0)))
+}
+
+// maxMentions bounds the resources one message may mention; each is cut
+// at attachLimit.
+const maxMentions = 5
+
+// mention is an @server:uri in a message the person wrote.
+type mention struct {
+	server, uri string
+}
+
+// errNotAttached: a mentioned resource could not be read, so the message
+// was not sent (a notice says why).
+var errNotAttached = errors.New("a mentioned resource could not be attached")
+
+// findMentions returns the @server:uri words of text that name a
+// configured server, in order, without repeats. Punctuation that ends a
+// sentence is not part of the URI.
+func (m *Model) findMentions(text string) []mention {
+	if m.mgr == nil || !strings.Contains(text, "@") {
+		return nil
+	}
+	var out []mention
+	seen := map[mention]bool{}
+	for _, w := range strings.Fields(text) {
+		w, ok := strings.CutPrefix(w, "@")
+		if !ok {
+			continue
+		}
+		server, uri, ok := strings.Cut(w, ":")
+		uri = strings.TrimRight(uri, ".,;!?)")
+		if !ok || uri == "" {
+			continue
+		}
+		if _, known := m.mgr.Spec(server); !known {
+			continue
+		}
+		mn := mention{server: server, uri: uri}
+		if !seen[mn] {
+			seen[mn] = true
+			out = append(out, mn)
+		}
+	}
+	return out
+}
+
+// attachMentions reads each mentioned resource through the gate (a read of
+// SERVER/resources/read, decided, asked about and audited like any call)
+// and appends its text to text as marked data. It runs on the run's
+// goroutine; a read the gate refuses or that fails stops the message.
+func (m *Model) attachMentions(ctx context.Context, text string, mentions []mention) (string, error) {
+	if len(mentions) > maxMentions {
+		m.post(noticeMsg{l: levelWarn, text: fmt.Sprintf("not sent: the message mentions %d resources; at most %d may be attached to one message", len(mentions), maxMentions)})
+		return "", errNotAttached
+	}
+	for i := 0; i < len(mentions); i++ {
+		mn := mentions[i]
+		ref := "@" + cleanLine(mn.server) + ":" + cleanLine(mn.uri)
+		res, r := m.gate.ReadResource(ctx, mn.server, mn.uri)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if r.Status != host.StatusSuccess {
+			why := r.Message()
+			if r.Err != nil && r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
+				why = r.Err.Error()
+			}
+			m.post(noticeMsg{l: levelWarn, text: "not sent: " + ref + " could not be attached: " + cleanLine(firstSentence(why)) + " (↑ brings the message back)"})
+			return "", errNotAttached
+		}
+		var texts []string
+		for _, c := range res.Contents {
+			if c != nil && c.Blob == nil && c.Text != "" {
+				texts = append(texts, c.Text)
+			}
+		}
+		if len(texts) == 0 {
+			m.post(noticeMsg{l: levelWarn, text: "not sent: " + ref + " has no text to attach (↑ brings the message back)"})
+			return "", errNotAttached
+		}
+		a := &attachment{server: mn.server, uri: mn.uri, text: strings.Join(texts, "\n")}
+		m.post(noticeMsg{l: levelInfo, text: fmt.Sprintf("attached %s (%d bytes, sent as data, read through the gate)", ref, len(a.text))})
+		text = a.wrap(text)
+	}
+	return text, nil
+}
+
+// mentionList is what the servers offer for @server:uri completion.
+type mentionList struct {
+	entries []menuEntry
+	loading bool
+	// stale says the servers changed since it was listed.
+	stale bool
+}
+
+type mentionsMsg struct {
+	entries []menuEntry
+}
+
+// mentionEntries returns the resources to complete a mention with, and
+// the command that lists them when they are not known yet or stale.
+func (m *Model) mentionEntries() ([]menuEntry, tea.Cmd) {
+	if m.mentions != nil && !m.mentions.stale {
+		return m.mentions.entries, nil
+	}
+	if m.mentions == nil {
+		m.mentions = &mentionList{}
+	}
+	if m.mentions.loading || m.mgr == nil {
+		return m.mentions.entries, nil
+	}
+	m.mentions.loading, m.mentions.stale = true, false
+	mgr, servers := m.mgr, m.readyServers()
+	return m.mentions.entries, m.fetch(func(ctx context.Context) tea.Msg {
+		var msg mentionsMsg
+		listEach(ctx, servers, mgr.Resources, func(s string, r *mcp.Resource) {
+			if !completable(s) || !completable(r.URI) || len(r.URI) > 500 {
+				return // only what can be typed back as it is shown
+			}
+			msg.entries = append(msg.entries, menuEntry{insert: "@" + s + ":" + r.URI, label: "@" + s + ":" + r.URI,
+				help: cleanLine(truncBytes(cmp.Or(r.Title, r.Name), 80))})
+		})
+		listEach(ctx, servers, mgr.ResourceTemplates, func(s string, t *mcp.ResourceTemplate) {
+			prefix, _, _ := strings.Cut(t.URITemplate, "{")
+			if !completable(s) || (prefix != "" && !completable(prefix)) || len(t.URITemplate) > 500 {
+				return
+			}
+			msg.entries = append(msg.entries, menuEntry{insert: "@" + s + ":" + prefix, label: "@" + s + ":" + cleanLine(t.URITemplate),
+				help: "template: " + cleanLine(truncBytes(cmp.Or(t.Title, t.Name), 70)) + "; type the rest"})
+		})
+		return msg
+	})
+}
+
+// onMentions keeps the listed resources and refreshes an open menu.
+func (m *Model) onMentions(msg mentionsMsg) {
+	if m.mentions == nil {
+		m.mentions = &mentionList{}
+	}
+	m.mentions.entries, m.mentions.loading = msg.entries, false
+	if m.menu != nil && m.menu.kind == menuMentions {
+		m.menu = nil
+		m.syncMenu()
+	}
 }

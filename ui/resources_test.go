@@ -81,7 +81,7 @@ func (r *recordingModel) lastUser() string {
 
 func docsHarness(t *testing.T, model llm.Model, big string) *harness {
 	t.Helper()
-	cfg := Config{Servers: []client.Spec{docsSpec(t, big)}, Gate: host.GateOptions{Policy: policy(t)}, Now: newClock().Now, Dark: dark(true)}
+	cfg := Config{Servers: []client.Spec{docsSpec(t, big)}, Gate: host.GateOptions{Policy: policy(t), Trusted: trusted("docs")}, Now: newClock().Now, Dark: dark(true)}
 	if model != nil {
 		cfg.Model = model
 	}

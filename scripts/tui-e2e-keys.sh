@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# End-to-end check of the chat's keys in a real terminal (tmux, 120x35),
+# with the real binary run from an interactive shell (for job control):
+#
+#  1. "/" opens the command menu with each command's help; typing filters
+#     it; enter runs the highlighted command; esc closes the menu;
+#  2. esc interrupts a running call;
+#  3. ctrl+z suspends mcphost (the shell says it stopped) and fg brings the
+#     chat back;
+#  4. ctrl+g edits the message in $VISUAL, which replaces the input;
+#  5. a 30-line paste shows as "[pasted 30 lines]" and is sent whole;
+#  6. @server:uri completes from server-everything's resources; the read is
+#     an untrusted server's, so it is confirmed (tier 3) and audited.
+#
+# Exit status: 0 passed, 1 a check failed, 3 tmux or jq is missing and could
+# not be installed. Step 6 needs the npm servers (npm ci in interop/); set
+# MCPHOST_SKIP_INTEROP=1 to skip it. TUI_E2E_KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+name=tui-e2e-keys
+sock="mcphost-e2e-keys-$$"
+# shellcheck source=scripts/tui-lib.sh
+. scripts/tui-lib.sh
+need tmux
+need jq
+
+# esc sends Escape alone: a key right after it would read as alt+key.
+esc() {
+  tm send-keys -t "$session" Escape
+  sleep 0.4
+}
+
+echo "$name: building mcphost" >&2
+go build -o "$work/mcphost" ./cmd/mcphost
+go build -o "$work/fixture" ./fixtures/cmd/fixture
+mkdir -p "$work/state" "$work/config"
+
+# The editor ctrl+g runs: it replaces the message with its own words.
+cat >"$work/editor" <<'EOF'
+#!/bin/sh
+printf 'written in the editor\n' >"$1"
+EOF
+chmod +x "$work/editor"
+
+cat >"$work/model.jsonl" <<'EOF'
+{"text": "Calling the slow tool.", "toolCalls": [{"name": "flaky__slow", "args": {}}]}
+{"text": "Edited message received."}
+{"text": "Paste received."}
+{"text": "Resource received."}
+EOF
+
+# A shell with job control, in which mcphost runs; its prompt is "$ ".
+tm new-session -d -s "$session" -x 120 -y 35 -c "$work" "env PS1='$ ' bash --norc --noprofile -i"
+sleep 0.5
+servers="--server 'flaky=$work/fixture flaky --delay 60s' --trust flaky"
+everything="$root/interop/node_modules/.bin/mcp-server-everything"
+interop=1
+if [ "${MCPHOST_SKIP_INTEROP:-}" = 1 ]; then
+  echo "$name: MCPHOST_SKIP_INTEROP=1: the @mention step is skipped" >&2
+  interop=0
+else
+  [ -x "$everything" ] || fail "server-everything is not installed: run npm ci in interop/ (or set MCPHOST_SKIP_INTEROP=1)"
+  servers="$servers --server 'ev=node $everything stdio'"
+fi
+# In a subshell: ctrl+z stops the whole job, so its exit status is only
+# written when mcphost has ended.
+tm send-keys -t "$session" -l "(XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color VISUAL='$work/editor' '$work/mcphost' $servers --audit '$work/audit.jsonl' --model 'script:$work/model.jsonl' 2>'$work/stderr'; echo \$? >'$work/exit')"
+tm send-keys -t "$session" Enter
+want=$((1 + interop))
+wait_for "servers $want/$want ready"
+
+echo "$name: the command menu" >&2
+tm send-keys -t "$session" -l /
+wait_for "every tool with its badges" "/resources [FILTER]" "1 of 13"
+tm send-keys -t "$session" -l he
+wait_for "› /help" "this help"
+tm send-keys -t "$session" Enter
+wait_for "Help — every key and command" "ctrl+z     suspend mcphost"
+esc
+tm send-keys -t "$session" -l /ex
+wait_for "› /explain"
+esc
+wait_gone() {
+  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
+  while [[ "$(screen)" == *"$1"* ]]; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
+    sleep 0.2
+  done
+}
+wait_gone "esc closes"
+tm send-keys -t "$session" C-u
+
+echo "$name: esc interrupts a running call" >&2
+type_line "Run the slow tool."
+wait_for "flaky/slow" "running"
+esc
+wait_for "cancelled"
+wait_gone "running"
+[ ! -f "$work/exit" ] || fail "esc quit mcphost"
+
+echo "$name: ctrl+z suspends, fg resumes" >&2
+tm send-keys -t "$session" C-z
+wait_for "Stopped"
+tm send-keys -t "$session" -l fg
+tm send-keys -t "$session" Enter
+wait_for "resumed" "Run the slow tool."
+
+echo "$name: ctrl+g edits the message in \$VISUAL" >&2
+tm send-keys -t "$session" -l "a draft"
+tm send-keys -t "$session" C-g
+wait_for "› written in the editor" "message edited"
+tm send-keys -t "$session" Enter
+wait_for "Edited message received."
+
+echo "$name: a long paste is one token and is sent whole" >&2
+tm set-buffer "$(seq -f 'pasted line %g' 1 30)"
+tm paste-buffer -p -t "$session"
+wait_for "› [pasted 30 lines]"
+tm send-keys -t "$session" Enter
+wait_for "Paste received." "pasted line 30"
+[[ "$(screen)" != *"[pasted 30 lines]"* ]] || fail "the token, not the paste, was sent"
+
+if [ "$interop" = 1 ]; then
+  echo "$name: @server:uri completes, is confirmed and attached" >&2
+  tm send-keys -t "$session" -l "Summarize @ev:"
+  wait_for "@ev:demo://resource/static/document/architecture.md"
+  tm send-keys -t "$session" -l "demo://resource/static/document/arch"
+  tm send-keys -t "$session" Tab
+  wait_for "› Summarize @ev:demo://resource/static/document/architecture.md"
+  tm send-keys -t "$session" Enter
+  wait_for "ev/resources/read" "type resources/read"
+  past_grace
+  tm send-keys -t "$session" -l "resources/read"
+  tm send-keys -t "$session" Enter
+  wait_for "attached @ev:demo://resource/static/document/architecture.md" "Resource received."
+  n=$(jq -s '[.[] | select(.tool == "resources/read" and .server == "ev")] | length' "$work/audit.jsonl")
+  [ "$n" = 2 ] || fail "want an intent and an outcome for the read in the audit log, got $n records"
+fi
+
+tm send-keys -t "$session" C-d
+wait_for "press ctrl+d again to quit"
+tm send-keys -t "$session" C-d
+for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
+[ -f "$work/exit" ] || fail "two ctrl+d did not quit"
+[ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+echo "$name: ok" >&2
