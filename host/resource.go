@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -139,7 +140,13 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	dur := g.o.Now().Sub(start)
 	outcome := client.OutcomeSuccess
 	if err != nil {
-		outcome = client.OutcomeUnknown // a read changed nothing either way
+		// A read changes nothing either way; what is unknown is only
+		// whether the server answered. An error it sent (no such
+		// resource: -32002, bad params) is its refusal of the read.
+		outcome = client.OutcomeUnknown
+		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
+			outcome = client.OutcomeRejected
+		}
 		r.Err = err
 	}
 	r.Status = Status(outcome)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcphost/mcphost/host"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -53,26 +54,47 @@ func newResourcesCmd(g *globalOptions, s *streams) *cobra.Command {
 
 func newReadCmd(g *globalOptions, s *streams) *cobra.Command {
 	o := &listOptions{}
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "read SERVER URI",
 		Short: "Read one resource of a server",
 		Long: `Read one resource and print its text contents (escaped for the terminal) or,
 for binary contents, their type and size. Resource contents are the server's
-data: untrusted, like a tool result.`,
+data: untrusted, like a tool result.
+
+The read passes the gate as a call of SERVER/resources/read with {"uri": URI}:
+decided by the same rules and trust, audited, and refused (exit 3) when it
+needs approval, as an untrusted server's read does, unless --yes approves it
+once.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := loadSetup(g, s)
 			if err != nil {
 				return err
 			}
-			m, err := startOne(cmd, st, args[0])
+			mode, asker := cliAsker(yes)
+			policy, err := st.policy(g, s)
 			if err != nil {
 				return err
 			}
-			defer m.Close()
-			res, err := m.ReadResource(cmd.Context(), args[0], args[1])
+			opened := st.openAudit(g)
+			m, err := startOne(cmd, st, args[0])
 			if err != nil {
-				return withCode(exitError, fmt.Errorf("read %s: %s", sanitize.Line(args[1]), sanitize.Text(err.Error())))
+				opened.discard()
+				return err
+			}
+			sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
+			defer sess.Close()
+			res, r := sess.gate.ReadResource(cmd.Context(), args[0], args[1])
+			if r.Status != host.StatusSuccess {
+				msg := r.Message()
+				switch {
+				case r.Status == host.StatusBlocked:
+					msg = r.BlockedMessage(host.ApproveWithYes)
+				case r.Err != nil:
+					msg += " (" + r.Err.Error() + ")"
+				}
+				return withCode(exitFor(r), fmt.Errorf("read %s: %s", sanitize.Line(args[1]), sanitize.Text(msg)))
 			}
 			if o.JSON {
 				return writeJSON(s, res)
@@ -88,6 +110,7 @@ data: untrusted, like a tool result.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve this one read if it needs approval (never overrides a deny rule)")
 	return cmd
 }
 
