@@ -75,8 +75,10 @@ start --demo --continue
 wait_for "What is T-1?" "T-1 is the launch announcement." "continuing the chat" "ended with it"
 wait_for "servers 2/2 ready" "first.jsonl"
 type_line "And now?"
-wait_for "Reading the tasks first." # the saved model's first turn: no "No model is configured"
-wait_for "T-1 is the launch announcement."
+# The saved model answers again (no "No model is configured"): its lines
+# stand on the screen a second time, after the resumed transcript's.
+wait_count 2 "Reading the tasks first."
+wait_count 2 "T-1 is the launch announcement."
 quit
 grep -q "To continue this chat: mcphost --resume $id" "$work/exit-screen" || fail "the exit screen of the resumed chat lacks its id"
 

@@ -54,6 +54,17 @@ wait_for() {
   done
 }
 
+# wait_count N TEXT polls the screen until TEXT stands on it N times: for
+# text a resumed transcript already shows once.
+wait_count() {
+  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
+  while [ "$(screen | grep -cF -- "$2")" -lt "$1" ]; do
+    [ -f "$work/exit" ] && fail "mcphost exited with status $(cat "$work/exit") while waiting for $1 times: $2"
+    [ "$SECONDS" -lt "$deadline" ] || fail "timed out waiting for $1 times: $2"
+    sleep 0.2
+  done
+}
+
 type_line() {
   tm send-keys -t "$session" -l "$1"
   tm send-keys -t "$session" Enter
