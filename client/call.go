@@ -167,6 +167,7 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
+	addTraceMeta(ctx, params)
 	asked := s.questions.load()
 	result, err := l.session.CallTool(callCtx, params)
 	cause := context.Cause(callCtx)

@@ -19,6 +19,7 @@ type session struct {
 	m     *client.Manager
 	gate  *host.Gate
 	audit *audit.Log
+	tel   *sessionTelemetry // nil: no export
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed when Close's work is done
@@ -40,6 +41,7 @@ func (ss *session) startClose() (wait func()) {
 			if ss.audit != nil {
 				wg.Go(func() { ss.audit.Close() })
 			}
+			wg.Go(ss.tel.flush)
 			ss.m.Close()
 			wg.Wait()
 		}()
@@ -113,6 +115,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 	} else {
 		ss.audit, log = l, l
 	}
+	ss.tel = st.startTelemetry(s)
 	ss.gate = host.NewGate(host.GateOptions{
 		Catalog:   ss.m,
 		Policy:    policy,
@@ -123,6 +126,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Store:     st.store,
 		Pins:      st.pins,
 		SessionID: strconv.FormatInt(time.Now().UnixNano(), 36),
+		Observer:  ss.tel.observer(),
 	})
 	return ss
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/mcphost/mcphost/telemetry"
+)
+
+// sessionTelemetry is a session's OpenTelemetry export, nil when off.
+type sessionTelemetry struct {
+	exp  *telemetry.Exporter
+	warn func(string)
+
+	mu   sync.Mutex
+	ends []func() // spans still open: ended before the flush
+}
+
+// startTelemetry starts the export the environment configures (the
+// standard OTEL_* variables), or returns nil when none is configured: then
+// nothing of the SDK runs. A configuration that cannot be used is a
+// warning, never a failure: telemetry never stops a command.
+func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
+	cfg, err := telemetry.FromEnv(s.Getenv)
+	if err == nil && !cfg.Enabled() {
+		return nil
+	}
+	warn := func(msg string) { fmt.Fprintln(s.Err, "mcphost: warning: "+sanitize.Line(msg)) }
+	if err != nil {
+		warn(err.Error() + "; nothing is exported")
+		return nil
+	}
+	exp, err := telemetry.Start(cfg, version)
+	if err != nil {
+		warn(err.Error() + "; nothing is exported")
+		return nil
+	}
+	return &sessionTelemetry{exp: exp, warn: warn}
+}
+
+// observer is the gate's observer: none when telemetry is off.
+func (t *sessionTelemetry) observer() host.Observer {
+	if t == nil {
+		return nil
+	}
+	return t.exp
+}
+
+// agent returns ctx inside the span of a headless run, ended by flush.
+func (t *sessionTelemetry) agent(ctx context.Context, model string) context.Context {
+	if t == nil {
+		return ctx
+	}
+	ctx, end := t.exp.StartAgent(ctx, model)
+	t.mu.Lock()
+	t.ends = append(t.ends, end)
+	t.mu.Unlock()
+	return ctx
+}
+
+// flush ends the open spans and exports what is left, waiting at most
+// telemetry.MaxFlushTimeout; a failed export is a warning.
+func (t *sessionTelemetry) flush() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	ends := t.ends
+	t.ends = nil
+	t.mu.Unlock()
+	for _, end := range ends {
+		end()
+	}
+	if err := t.exp.Shutdown(); err != nil {
+		t.warn(err.Error())
+	}
+}
