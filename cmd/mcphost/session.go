@@ -20,6 +20,9 @@ type session struct {
 	gate  *host.Gate
 	audit *audit.Log
 	tel   *sessionTelemetry // nil: no export
+	// telWarn is what the last export said, printed by the first wait.
+	telWarn  string
+	warnOnce sync.Once
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed when Close's work is done
@@ -41,12 +44,12 @@ func (ss *session) startClose() (wait func()) {
 			if ss.audit != nil {
 				wg.Go(func() { ss.audit.Close() })
 			}
-			wg.Go(ss.tel.flush)
+			wg.Go(func() { ss.telWarn = ss.tel.flush() })
 			ss.m.Close()
 			wg.Wait()
 		}()
 	})
-	return func() { <-ss.closed }
+	return func() { <-ss.closed; ss.warnOnce.Do(ss.tel.warnOf(ss.telWarn)) }
 }
 
 func (st *setup) auditPath(g *globalOptions) string {

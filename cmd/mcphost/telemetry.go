@@ -62,10 +62,11 @@ func (t *sessionTelemetry) agent(ctx context.Context, model string) context.Cont
 }
 
 // flush ends the open spans and exports what is left, waiting at most
-// telemetry.MaxFlushTimeout; a failed export is a warning.
-func (t *sessionTelemetry) flush() {
+// telemetry.MaxFlushTimeout. It returns the warning to print if some
+// export failed (printed by warnOf, on the goroutine that owns the output).
+func (t *sessionTelemetry) flush() string {
 	if t == nil {
-		return
+		return ""
 	}
 	t.mu.Lock()
 	ends := t.ends
@@ -75,6 +76,16 @@ func (t *sessionTelemetry) flush() {
 		end()
 	}
 	if err := t.exp.Shutdown(); err != nil {
-		t.warn(err.Error())
+		return err.Error()
+	}
+	return ""
+}
+
+// warnOf returns a function that prints msg as a warning, if any.
+func (t *sessionTelemetry) warnOf(msg string) func() {
+	return func() {
+		if t != nil && msg != "" {
+			t.warn(msg)
+		}
 	}
 }
