@@ -42,7 +42,8 @@ type Exporter struct {
 
 	// failures counts export errors the SDK reported; last is the latest.
 	failures atomic.Int64
-	last     atomic.Value // error
+	mu       sync.Mutex
+	last     error
 
 	shutdown sync.Once
 	err      error
@@ -170,7 +171,9 @@ func (in *instruments) init(m metric.Meter) error {
 
 func (e *Exporter) failed(err error) {
 	e.failures.Add(1)
-	e.last.Store(err)
+	e.mu.Lock()
+	e.last = err
+	e.mu.Unlock()
 }
 
 // Shutdown exports what is still queued and stops, waiting at most the
@@ -193,7 +196,9 @@ func (e *Exporter) Shutdown() error {
 		wg.Wait()
 		err := errors.Join(errs[:]...)
 		if n := e.failures.Load(); n > 0 && err == nil {
-			err, _ = e.last.Load().(error)
+			e.mu.Lock()
+			err = e.last
+			e.mu.Unlock()
 		}
 		if err != nil {
 			e.err = fmt.Errorf("telemetry: some records could not be exported to %s and were dropped (%v); the audit log has them all",
