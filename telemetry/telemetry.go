@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,9 +13,6 @@ import (
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/metric"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -27,7 +25,8 @@ import (
 // scope is the instrumentation scope of everything mcphost exports.
 const scope = "github.com/mcphost/mcphost"
 
-// Exporter exports the gate's and the loop's events over OTLP/HTTP. It is a
+// Exporter exports the gate's and the loop's events over OTLP/HTTP
+// (protobuf, otlp.go). It is a
 // host.Observer (observe.go). Everything it records is queued in memory
 // and sent in the background: a dead or slow collector never delays a call;
 // when a queue is full, records are dropped.
@@ -82,26 +81,14 @@ func Start(cfg Config, version string) (*Exporter, error) {
 	otel.SetLogger(logr.Discard())
 
 	res := e.resource(version)
-	ctx := context.Background()
 
-	te, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(urls[0]), otlptracehttp.WithHeaders(cfg.Headers),
-		otlptracehttp.WithTimeout(timeout), otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: traces exporter for %s: %w", redactURL(urls[0]), err)
+	httpc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	newSender := func(url string) *sender {
+		return &sender{url: url, headers: cfg.Headers, timeout: timeout, client: httpc}
 	}
-	me, err := otlpmetrichttp.New(ctx,
-		otlpmetrichttp.WithEndpointURL(urls[1]), otlpmetrichttp.WithHeaders(cfg.Headers),
-		otlpmetrichttp.WithTimeout(timeout), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: metrics exporter for %s: %w", redactURL(urls[1]), err)
-	}
-	le, err := otlploghttp.New(ctx,
-		otlploghttp.WithEndpointURL(urls[2]), otlploghttp.WithHeaders(cfg.Headers),
-		otlploghttp.WithTimeout(timeout), otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}))
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: logs exporter for %s: %w", redactURL(urls[2]), err)
-	}
+	te := spanExporter{newSender(urls[0])}
+	me := metricExporter{newSender(urls[1])}
+	le := logExporter{newSender(urls[2])}
 
 	// Bounded queues that drop when full (the processors' defaults never
 	// block the caller); export runs on the processors' own goroutines.
