@@ -84,6 +84,25 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
+// Resolve is the export a command uses: the OTEL_* variables (FromEnv) when
+// they name an endpoint, else the config file's endpoint and headers (""
+// for none), with the service name and resource attributes still from the
+// variables. OTEL_SDK_DISABLED=true turns both off.
+func Resolve(getenv func(string) string, endpoint string, headers map[string]string) (Config, error) {
+	c, err := FromEnv(getenv)
+	if err != nil || c.Enabled() || endpoint == "" {
+		return c, err
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return Config{}, nil
+	}
+	c = Config{Endpoint: endpoint, Headers: headers, ServiceName: strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))}
+	if c.ResourceAttributes, err = ParseList(getenv("OTEL_RESOURCE_ATTRIBUTES")); err != nil {
+		return Config{}, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
+	}
+	return c, nil
+}
+
 // ParseList parses the W3C-baggage-like list of the OpenTelemetry variables,
 // "key1=value1,key2=value2", values percent-decoded. An entry without "="
 // is an error that names its position, never its value (it may be a

@@ -188,7 +188,7 @@ func (e *Exporter) Shutdown() error {
 			e.mu.Unlock()
 		}
 		if err != nil {
-			e.err = fmt.Errorf("telemetry: some records could not be exported to %s and were dropped (%v); the audit log has them all",
+			e.err = fmt.Errorf("telemetry: some records could not be exported over %s and were dropped (%v); the audit log has them all",
 				e.cfg.Describe(), shortErr(err))
 		}
 	})

@@ -134,3 +134,25 @@ func TestFlushTimeoutIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestResolve: the variables win over the config file's endpoint; without
+// them the file's endpoint and headers are used, with the service name
+// still from the variables; OTEL_SDK_DISABLED turns both off.
+func TestResolve(t *testing.T) {
+	hdr := map[string]string{"k": "v"}
+	c, err := Resolve(env(map[string]string{"OTEL_SERVICE_NAME": "svc"}), "http://file:4318", hdr)
+	if err != nil || c.Endpoint != "http://file:4318" || c.Headers["k"] != "v" || c.ServiceName != "svc" {
+		t.Errorf("file endpoint: %+v, %v", c, err)
+	}
+	c, err = Resolve(env(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://env:4318"}), "http://file:4318", hdr)
+	if err != nil || c.Endpoint != "http://env:4318" || c.Headers != nil {
+		t.Errorf("variables and file: %+v, %v; want the variables' alone", c, err)
+	}
+	c, err = Resolve(env(map[string]string{"OTEL_SDK_DISABLED": "true"}), "http://file:4318", hdr)
+	if err != nil || c.Enabled() {
+		t.Errorf("OTEL_SDK_DISABLED with a file endpoint: %+v, %v; want off", c, err)
+	}
+	if c, err := Resolve(env(nil), "", nil); err != nil || c.Enabled() {
+		t.Errorf("nothing configured: %+v, %v; want off", c, err)
+	}
+}

@@ -19,12 +19,18 @@ type sessionTelemetry struct {
 	ends []func() // spans still open: ended before the flush
 }
 
-// startTelemetry starts the export the environment configures (the
-// standard OTEL_* variables), or returns nil when none is configured: then
-// nothing of the SDK runs. A configuration that cannot be used is a
-// warning, never a failure: telemetry never stops a command.
+// startTelemetry starts the export the standard OTEL_* variables or the
+// config's "telemetry" key configure (telemetry.Resolve), or returns nil
+// when none is: then nothing of the SDK runs. A configuration that cannot
+// be used is a warning, never a failure: telemetry never stops a command.
 func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
-	cfg, err := telemetry.FromEnv(s.Getenv)
+	var endpoint string
+	var headers map[string]string
+	if st.cfg != nil && st.cfg.Telemetry != nil {
+		t := st.cfg.Telemetry
+		endpoint, headers = t.Endpoint, t.Headers
+	}
+	cfg, err := telemetry.Resolve(s.Getenv, endpoint, headers)
 	if err == nil && !cfg.Enabled() {
 		return nil
 	}

@@ -234,6 +234,31 @@ func TestTelemetry(t *testing.T) {
 		}
 	})
 
+	t.Run("config key", func(t *testing.T) {
+		// No OTEL_* endpoint: the config file's "telemetry" decides, its
+		// header's value from the environment and never exported.
+		col := otelcoltest.Start(t, bin)
+		dir := t.TempDir()
+		srv, _ := tracedServer(t, dir)
+		cfg := filepath.Join(dir, "config.json")
+		data := `{"telemetry": {"endpoint": "` + col.Endpoint + `", "headers": {"x-api-key": "${TEAM_OTEL_KEY}"}}}`
+		if err := os.WriteFile(cfg, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{"TEAM_OTEL_KEY": secretHeader}
+		if code, errOut := telemetryRun(t, env, "call", "--config", cfg, "--server", srv, "--trust", "traced", "traced/get_note", `{}`); code != exitOK {
+			t.Fatalf("call: exit %d: %s", code, errOut)
+		}
+		raw, data2 := col.Output(t)
+		oneSpan(t, data2, "tools/call get_note")
+		if len(data2.EventsNamed("mcphost.tool_decision")) != 1 {
+			t.Errorf("no decision event from the config key's export")
+		}
+		if strings.Contains(raw, secretHeader) {
+			t.Errorf("the collector received the header's value")
+		}
+	})
+
 	t.Run("collector down", func(t *testing.T) {
 		// Nothing listens on the endpoint: the call's exit code is what it
 		// would be without telemetry, and a warning says what was dropped,
