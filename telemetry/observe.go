@@ -100,6 +100,11 @@ func (e *Exporter) AttemptDone(ctx context.Context, a host.Attempt, cr *client.C
 	}
 	errType := attemptError(a.Outcome)
 	span.SetAttributes(attribute.String("mcphost.outcome", string(a.Outcome)))
+	if cr != nil && cr.SessionID != "" {
+		sid := attribute.String("mcp.session.id", sanitize.Truncate(sanitize.Name(cr.SessionID), maxName))
+		span.SetAttributes(sid)
+		st.span.SetAttributes(sid)
+	}
 	attrs := []attribute.KeyValue{
 		attribute.String(keyMethod, "tools/call"),
 		attribute.String(keyTool, st.tool),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -231,6 +232,28 @@ func TestTelemetry(t *testing.T) {
 		}
 		if data.Metrics["gen_ai.client.token.usage"] == nil {
 			t.Errorf("no gen_ai.client.token.usage metric")
+		}
+	})
+
+	t.Run("http session", func(t *testing.T) {
+		// Over streamable HTTP the call's MCP session is named.
+		col := otelcoltest.Start(t, bin)
+		fx, err := fixtures.New("tasks", fixtures.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(fx.HTTPHandler())
+		defer hs.Close()
+		env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint}
+		if code, errOut := telemetryRun(t, env, "call", "--server", "tasks="+hs.URL, "--trust", "tasks", "tasks/get_task", `{"id": "T-1"}`); code != exitOK {
+			t.Fatalf("call: exit %d: %s", code, errOut)
+		}
+		_, data := col.Output(t)
+		call := oneSpan(t, data, "tools/call get_task")
+		attempt := oneSpan(t, data, "tools/call get_task attempt")
+		sid, _ := call.Attrs["mcp.session.id"].(string)
+		if sid == "" || attempt.Attrs["mcp.session.id"] != sid {
+			t.Errorf("mcp.session.id: call %v, attempt %v; want the same, non-empty", call.Attrs["mcp.session.id"], attempt.Attrs["mcp.session.id"])
 		}
 	})
 
