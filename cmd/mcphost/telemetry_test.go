@@ -106,6 +106,9 @@ func TestTelemetry(t *testing.T) {
 		if code, errOut := telemetryRun(t, env, "call", "--server", srv, "--trust", "traced", "traced/drop_note", args); code != exitBlocked {
 			t.Fatalf("headless destructive call: exit %d, want %d: %s", code, exitBlocked, errOut)
 		}
+		if code, errOut := telemetryRun(t, env, "call", "--yes", "--server", srv, "--trust", "traced", "traced/drop_note", args); code != exitOK {
+			t.Fatalf("approved destructive call: exit %d: %s", code, errOut)
+		}
 		raw, data := col.Output(t)
 		for _, secret := range []string{secretArg, secretResult, secretHeader} {
 			if strings.Contains(raw, secret) {
@@ -151,22 +154,32 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("the server got traceparent %v, want %s", sent.Meta["traceparent"], want)
 		}
 
-		blocked := oneSpan(t, data, "tools/call drop_note")
+		drops := map[any]otelcoltest.Span{}
+		for _, s := range data.SpansNamed("tools/call drop_note") {
+			drops[s.Attrs["mcphost.status"]] = s
+		}
+		blocked, approved := drops["blocked"], drops["success"]
+		if len(drops) != 2 || blocked.SpanID == "" || approved.SpanID == "" {
+			t.Fatalf("drop_note spans by status: %v; want one blocked, one success", drops)
+		}
 		wantAttrs(t, "blocked call span", blocked.Attrs, map[string]any{
 			"mcphost.verdict": "deny", "mcphost.status": "blocked", "mcphost.decided_by": "headless",
 			"mcphost.attempts": int64(0), "error.type": "blocked", "mcphost.class": "destructive",
 		})
-		if len(data.SpansNamed("tools/call drop_note attempt")) != 0 {
-			t.Errorf("a call that never ran has an attempt span")
+		if a := data.SpansNamed("tools/call drop_note attempt"); len(a) != 1 || a[0].ParentSpanID != approved.SpanID {
+			t.Errorf("drop_note attempt spans %+v; want one, under the approved call (the blocked one never ran)", a)
 		}
+		wantAttrs(t, "approved call span", approved.Attrs, map[string]any{"mcphost.verdict": "ask", "mcphost.decided_by": "user:once"})
 
 		decisions := data.EventsNamed("mcphost.tool_decision")
-		if len(decisions) != 2 {
-			t.Fatalf("%d mcphost.tool_decision events, want 2: %+v", len(decisions), decisions)
+		if len(decisions) != 3 {
+			t.Fatalf("%d mcphost.tool_decision events, want 3: %+v", len(decisions), decisions)
 		}
 		byTool := map[string]otelcoltest.Event{}
 		for _, e := range decisions {
-			byTool[e.Attrs["tool"].(string)] = e
+			if e.Attrs["status"] != "success" || e.Attrs["tool"] == "get_note" {
+				byTool[e.Attrs["tool"].(string)] = e
+			}
 		}
 		wantAttrs(t, "accepted decision", byTool["get_note"].Attrs, map[string]any{
 			"server": "traced", "decision": "accept", "source": "auto", "tier": int64(0), "class": "read"})
@@ -176,9 +189,29 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("the decision event is not in the call's span: %+v", e)
 		}
 
-		dur := data.Metrics["mcp.client.operation.duration"]
-		if dur == nil || dur.Unit != "s" || len(dur.Points) == 0 || dur.Points[0].Count != 1 || dur.Points[0].Attrs["gen_ai.tool.name"] != "get_note" {
-			t.Errorf("mcp.client.operation.duration = %+v", dur)
+		// The person's answer: a consent event and the asks metrics.
+		consents := data.EventsNamed("mcphost.consent")
+		if len(consents) != 1 {
+			t.Fatalf("%d mcphost.consent events, want 1", len(consents))
+		}
+		wantAttrs(t, "consent", consents[0].Attrs, map[string]any{"tool": "drop_note", "server": "traced", "answer": "approve", "scope": "once"})
+		if consents[0].SpanID != approved.SpanID {
+			t.Errorf("the consent event is not in the approved call's span")
+		}
+		asks, askDur := data.Metrics["mcphost.asks"], data.Metrics["mcphost.ask.duration"]
+		if asks == nil || len(asks.Points) != 1 || asks.Points[0].Value != 1 || asks.Points[0].Attrs["mcphost.answer"] != "approve" ||
+			askDur == nil || askDur.Unit != "s" || len(askDur.Points) != 1 || askDur.Points[0].Count != 1 {
+			t.Errorf("mcphost.asks = %+v, mcphost.ask.duration = %+v", asks, askDur)
+		}
+
+		durations := map[any]int64{}
+		if dur := data.Metrics["mcp.client.operation.duration"]; dur != nil && dur.Unit == "s" {
+			for _, p := range dur.Points {
+				durations[p.Attrs["gen_ai.tool.name"]] += p.Count
+			}
+		}
+		if durations["get_note"] != 1 || durations["drop_note"] != 1 || len(durations) != 2 {
+			t.Errorf("mcp.client.operation.duration counts by tool = %v; want one execution each", durations)
 		}
 		counted := map[string]float64{}
 		if m := data.Metrics["mcphost.tool.decisions"]; m != nil {
@@ -186,7 +219,9 @@ func TestTelemetry(t *testing.T) {
 				counted[p.Attrs["mcphost.verdict"].(string)+"/"+p.Attrs["mcphost.tier"].(string)] += p.Value
 			}
 		}
-		if blockedTier := strconv.FormatInt(blocked.Attrs["mcphost.tier"].(int64), 10); counted["allow/0"] != 1 || counted["deny/"+blockedTier] != 1 || len(counted) != 2 {
+		blockedTier := strconv.FormatInt(blocked.Attrs["mcphost.tier"].(int64), 10)
+		approvedTier := strconv.FormatInt(approved.Attrs["mcphost.tier"].(int64), 10)
+		if counted["allow/0"] != 1 || counted["deny/"+blockedTier] != 1 || counted["ask/"+approvedTier] != 1 || len(counted) != 3 {
 			t.Errorf("mcphost.tool.decisions by verdict/tier = %v", counted)
 		}
 	})
