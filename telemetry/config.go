@@ -59,7 +59,7 @@ func (c Config) flushTimeout() time.Duration {
 // protocol other than http/protobuf is an error that says what to set.
 func FromEnv(getenv func(string) string) (Config, error) {
 	var c Config
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+	if sdkDisabled(getenv) {
 		return c, nil
 	}
 	c.Endpoint = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
@@ -93,7 +93,7 @@ func Resolve(getenv func(string) string, endpoint string, headers map[string]str
 	if err != nil || c.Enabled() || endpoint == "" {
 		return c, err
 	}
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+	if sdkDisabled(getenv) {
 		return Config{}, nil
 	}
 	c = Config{Endpoint: endpoint, Headers: headers, ServiceName: strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))}
@@ -101,6 +101,11 @@ func Resolve(getenv func(string) string, endpoint string, headers map[string]str
 		return Config{}, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	return c, nil
+}
+
+// sdkDisabled reports whether OTEL_SDK_DISABLED turns all export off.
+func sdkDisabled(getenv func(string) string) bool {
+	return strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true")
 }
 
 // ParseList parses the W3C-baggage-like list of the OpenTelemetry variables,
