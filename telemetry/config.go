@@ -29,6 +29,16 @@ type Config struct {
 	FlushTimeout time.Duration
 	// ExportTimeout bounds one export request; 0 means the flush timeout.
 	ExportTimeout time.Duration
+	// Server, if set, describes a configured server by name, for the
+	// conventions' network.transport, server.address and server.port.
+	Server func(name string) (ServerInfo, bool)
+}
+
+// ServerInfo is how a server is reached: Transport is client.TransportStdio,
+// TransportHTTP or TransportSSE; URL is set for the HTTP ones.
+type ServerInfo struct {
+	Transport string
+	URL       string
 }
 
 // DefaultFlushTimeout is how long a command waits at exit, at most, for its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,35 @@ func (e *Exporter) CallStarted(ctx context.Context, callID, server, tool string,
 			attribute.String("mcphost.arguments.hash", decide.ArgsHash(args)),
 			attribute.Int("mcphost.arguments.size", len(args)),
 		))
+	if e.cfg.Server != nil {
+		if info, ok := e.cfg.Server(server); ok {
+			st.span.SetAttributes(networkAttrs(info)...)
+		}
+	}
 	return context.WithValue(ctx, callKey{}, st)
+}
+
+// networkAttrs are the conventions' network.transport ("pipe" for stdio,
+// "tcp" for HTTP) and, for HTTP, server.address and server.port (never
+// the URL's path, query or user information).
+func networkAttrs(info ServerInfo) []attribute.KeyValue {
+	if info.Transport == client.TransportStdio {
+		return []attribute.KeyValue{attribute.String("network.transport", "pipe")}
+	}
+	attrs := []attribute.KeyValue{attribute.String("network.transport", "tcp")}
+	u, err := url.Parse(info.URL)
+	if err != nil || u.Hostname() == "" {
+		return attrs
+	}
+	attrs = append(attrs, attribute.String("server.address", name(u.Hostname())))
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if n, err := strconv.Atoi(port); err == nil {
+		attrs = append(attrs, attribute.Int("server.port", n))
+	}
+	return attrs
 }
 
 func stateOf(ctx context.Context) *callState {

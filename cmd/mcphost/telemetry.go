@@ -39,6 +39,14 @@ func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
 		warn(err.Error() + "; nothing is exported")
 		return nil
 	}
+	cfg.Server = func(name string) (telemetry.ServerInfo, bool) {
+		for _, sp := range st.specs {
+			if sp.Name == name {
+				return telemetry.ServerInfo{Transport: sp.Transport, URL: sp.URL}, true
+			}
+		}
+		return telemetry.ServerInfo{}, false
+	}
 	exp, err := telemetry.Start(cfg, version)
 	if err != nil {
 		warn(err.Error() + "; nothing is exported")

@@ -121,7 +121,7 @@ func TestTelemetry(t *testing.T) {
 			"mcp.method.name": "tools/call", "gen_ai.tool.name": "get_note", "gen_ai.operation.name": "execute_tool",
 			"mcphost.server": "traced", "mcphost.verdict": "allow", "mcphost.tier": int64(0), "mcphost.class": "read",
 			"mcphost.decided_by": "auto", "mcphost.status": "success", "mcphost.attempts": int64(1),
-			"mcphost.arguments.size": int64(len(args)),
+			"mcphost.arguments.size": int64(len(args)), "network.transport": "pipe",
 		})
 		for _, k := range []string{"mcphost.definition_hash", "mcphost.arguments.hash", "mcphost.reasons", "mcphost.call.id"} {
 			if ran.Attrs[k] == nil || ran.Attrs[k] == "" {
@@ -286,6 +286,7 @@ func TestTelemetry(t *testing.T) {
 		_, data := col.Output(t)
 		call := oneSpan(t, data, "tools/call get_task")
 		attempt := oneSpan(t, data, "tools/call get_task attempt")
+		wantAttrs(t, "http call span", call.Attrs, map[string]any{"network.transport": "tcp", "server.address": "127.0.0.1", "server.port": int64(hs.Listener.Addr().(*net.TCPAddr).Port)})
 		sid, _ := call.Attrs["mcp.session.id"].(string)
 		if sid == "" || attempt.Attrs["mcp.session.id"] != sid {
 			t.Errorf("mcp.session.id: call %v, attempt %v; want the same, non-empty", call.Attrs["mcp.session.id"], attempt.Attrs["mcp.session.id"])
