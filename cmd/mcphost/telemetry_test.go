@@ -189,6 +189,11 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("the decision event is not in the call's span: %+v", e)
 		}
 
+		// The closed-world read tainted its session with private data.
+		if taint := data.EventsNamed("mcphost.taint"); len(taint) == 0 || taint[0].Attrs["private_read"] != true || taint[0].Attrs["open_world"] != false {
+			t.Errorf("mcphost.taint events = %+v; want private_read after the read", taint)
+		}
+
 		// The person's answer: a consent event and the asks metrics.
 		consents := data.EventsNamed("mcphost.consent")
 		if len(consents) != 1 {
