@@ -84,6 +84,9 @@ type CallResult struct {
 	Duration time.Duration
 	// Task is the task the call ran as, if it ran as one.
 	Task *TaskInfo
+	// SessionID is the MCP session the call was sent in (the server's
+	// Mcp-Session-Id over HTTP); "" for stdio or when it was not sent.
+	SessionID string
 }
 
 var errCallTimeout = errors.New("call timed out")
@@ -167,6 +170,7 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(token)
+	addTraceMeta(ctx, params)
 	asked := s.questions.load()
 	result, err := l.session.CallTool(callCtx, params)
 	cause := context.Cause(callCtx)
@@ -181,6 +185,9 @@ func (m *Manager) call(ctx context.Context, server, tool string, args json.RawMe
 // seen passes r on, marking the server restarting first when r says its
 // connection l was found closed (see sawClosed).
 func (s *server) seen(l *live, r *CallResult) *CallResult {
+	if l != nil && l.session != nil {
+		r.SessionID = l.session.ID()
+	}
 	if errors.Is(r.Err, mcp.ErrConnectionClosed) {
 		s.sawClosed(l)
 	}

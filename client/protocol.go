@@ -112,3 +112,32 @@ func (s *server) sdkListing(ctx context.Context, l *live, lst *listing) {
 	}
 	lst.tools = tools
 }
+
+// traceKey carries W3C trace context in a call's context.
+type traceKey struct{}
+
+// WithTraceContext returns ctx carrying W3C trace context (the members
+// "traceparent" and, if any, "tracestate"): a tools/call sent with it carries
+// them in params._meta, so that a traced server's spans join the host's
+// trace. Other members are ignored.
+func WithTraceContext(ctx context.Context, fields map[string]string) context.Context {
+	return context.WithValue(ctx, traceKey{}, fields)
+}
+
+// addTraceMeta copies the trace context of ctx into params' _meta, leaving
+// members already there (the progress token) alone.
+func addTraceMeta(ctx context.Context, params *mcp.CallToolParams) {
+	fields, _ := ctx.Value(traceKey{}).(map[string]string)
+	for _, k := range []string{"traceparent", "tracestate"} {
+		v := fields[k]
+		if v == "" {
+			continue
+		}
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		if _, set := params.Meta[k]; !set {
+			params.Meta[k] = v
+		}
+	}
+}

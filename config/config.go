@@ -161,7 +161,17 @@ type Config struct {
 	// may spend through sampling in one run or chat, from the user's own
 	// config only; nil means DefaultSamplingBudget, 0 refuses sampling.
 	SamplingBudget *int
-	Files          []string // every file that was read, in the order read
+	// Telemetry is where the user's own config exports OpenTelemetry; nil
+	// means the OTEL_* variables decide (off unless they name an endpoint).
+	Telemetry *Telemetry
+	Files     []string // every file that was read, in the order read
+}
+
+// Telemetry is the "telemetry" setting: an OTLP/HTTP endpoint and the
+// headers sent with every export.
+type Telemetry struct {
+	Endpoint string
+	Headers  map[string]string
 }
 
 // Server returns the server with the given name.

@@ -25,7 +25,9 @@
 // of NotifyModes; user's config only), "samplingBudget" (the tokens each
 // server may spend of the person's model through sampling in one run or
 // chat, default DefaultSamplingBudget, 0 refuses sampling; user's config
-// only) ("$schema" is accepted for editors).
+// only), "telemetry" (an OpenTelemetry export: "endpoint", an OTLP/HTTP
+// URL, and "headers", an object of strings that may use ${NAME}; user's
+// config only) ("$schema" is accepted for editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written

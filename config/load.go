@@ -94,6 +94,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.ToolSearch = r.cfg.ToolSearch
 		cfg.Notify = r.cfg.Notify
 		cfg.SamplingBudget = r.cfg.SamplingBudget
+		cfg.Telemetry = r.cfg.Telemetry
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -620,3 +620,12 @@ func (m *Managed) Where(key string) string {
 	}
 	return m.At[key]
 }
+
+// TelemetryRule is the export the managed file requires, nil when there is
+// no managed policy or it requires none. Safe on a nil *Managed.
+func (m *Managed) TelemetryRule() *ManagedTelemetry {
+	if m == nil {
+		return nil
+	}
+	return m.Telemetry
+}

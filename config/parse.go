@@ -16,7 +16,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -217,6 +217,12 @@ func (p *parser) parse() error {
 				break
 			}
 			p.cfg.SamplingBudget = &k
+		case "telemetry":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"telemetry" is ignored in a project file: only your own config (or a team's managed policy) chooses where mcphost reports`)
+				continue
+			}
+			p.cfg.Telemetry, err = p.telemetry(m)
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}
@@ -742,4 +748,49 @@ func short(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// telemetry decodes the user's "telemetry" setting: an OTLP/HTTP endpoint
+// and the headers sent with every export (values may use ${VAR}).
+func (p *parser) telemetry(m member) (*Telemetry, error) {
+	const where = `in "telemetry"`
+	if m.val.kind != kindObject {
+		return nil, p.errorf(m.val.start, `expected an object for "telemetry", got %s; write {"endpoint": "http://localhost:4318"}`, m.val.kind)
+	}
+	t := &Telemetry{}
+	for _, f := range p.uniq(m.val, where) {
+		var err error
+		switch f.key {
+		case "endpoint":
+			t.Endpoint, err = p.str(f.val, `"endpoint"`, where)
+			if err == nil {
+				if u, perr := url.Parse(t.Endpoint); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					err = p.errorf(f.val.start, `the telemetry "endpoint" must be an http or https URL, like "http://localhost:4318"`)
+				}
+			}
+		case "headers":
+			t.Headers, err = p.strMap(f.val, `"headers"`, where, func(h member) (string, error) {
+				if !validHeaderName(h.key) {
+					return "", p.errorf(h.keyOff, "invalid header name %q %s", short(h.key), where)
+				}
+				out, _, err := expand(h.val.str, p.getenv, false)
+				if err != nil {
+					return "", p.errorf(h.val.start, "%v (in the header %q %s)", err, short(h.key), where)
+				}
+				if strings.ContainsAny(out, "\r\n\x00") {
+					return "", p.errorf(h.val.start, "header %q %s contains a line break or NUL character", short(h.key), where)
+				}
+				return out, nil
+			})
+		default:
+			p.unknown(f, where, []string{"endpoint", "headers"}, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if t.Endpoint == "" {
+		return nil, p.errorf(m.val.start, `"telemetry" needs an "endpoint", like "http://localhost:4318"`)
+	}
+	return t, nil
 }

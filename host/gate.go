@@ -74,6 +74,9 @@ type GateOptions struct {
 	// in headless mode (an ask becomes a refusal with reason
 	// needs-approval) and the Asker is not called. Nil: Mode alone says.
 	CanAsk func() bool
+	// Observer, if set, sees every call, attempt and taint change, to
+	// export them; it never changes a call (observe.go).
+	Observer Observer
 
 	// Taint is what a resumed session had already taken in (a saved
 	// session's Taint): the gate starts from it. Taint only grows; nothing
@@ -345,12 +348,16 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		callID = g.NewCallID()
 	}
 	r := &Result{CallID: callID, Server: c.Server, Tool: c.Tool, Args: c.Args}
+	obs, def := g.observer(), ""
+	ctx = obs.CallStarted(ctx, callID, c.Server, c.Tool, c.Args)
+	defer func() { obs.CallDone(ctx, r, def) }()
 	for edits := 0; ; edits++ {
 		t, err := g.lookup(ctx, c.Server, c.Tool)
 		if err != nil {
 			r.Status, r.Err = StatusError, err
 			return r
 		}
+		def = t.Hash
 		spec, _ := g.o.Catalog.Spec(c.Server)
 		ident := spec.Identity()
 		trusted := g.o.Trusted(c.Server)
@@ -382,7 +389,9 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
+			asked := time.Now()
 			ans, err := g.o.Asker.Ask(ctx, q)
+			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = StatusDenied, "user"
 				if errors.Is(err, ErrNoPerson) {
@@ -612,8 +621,10 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		}
 		opts := g.callOptions(c)
 		opts.OnTask = g.taskHook(callID, n, c, spec, trusted, t, r, c.OnTask)
-		cr := g.o.Catalog.Call(ctx, c.Server, c.Tool, c.Args, opts)
+		actx := g.observer().AttemptStarted(ctx, n)
+		cr := g.o.Catalog.Call(actx, c.Server, c.Tool, c.Args, opts)
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
+		g.observer().AttemptDone(actx, a, cr)
 		r.Attempts = append(r.Attempts, a)
 		r.Status, r.Result, r.Err, r.Task = Status(cr.Outcome), cr.Result, cr.Err, cr.Task
 		r.Stale = cr.Stale || cr.Outcome == client.OutcomeToolError && isStale(cr.Result)
@@ -702,6 +713,9 @@ func (g *Gate) taint(d decide.Decision) {
 	g.mu.Unlock()
 	if after != before && g.o.OnTaint != nil {
 		g.o.OnTaint(after)
+	}
+	if after != before {
+		g.observer().Tainted(after)
 	}
 }
 

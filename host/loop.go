@@ -401,6 +401,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		var text strings.Builder
 		var calls []llm.ToolCall
 		var done llm.Event
+		turn := Turn{Step: step, Model: l.o.Model.Name(), Start: time.Now()}
 		err := l.o.Model.Stream(ctx, &llm.Request{System: l.o.System, Messages: l.messages, Tools: tools}, func(e llm.Event) {
 			switch e.Kind {
 			case llm.EventTextDelta:
@@ -414,10 +415,13 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 				calls = append(calls, *e.Call)
 			case llm.EventUsage:
 				l.Usage.Add(e.Usage)
+				turn.Usage.Add(e.Usage)
 			case llm.EventDone:
 				done = e
 			}
 		})
+		turn.End, turn.StopReason, turn.ToolCalls, turn.Err = time.Now(), done.StopReason, len(calls), err
+		l.o.Gate.observer().TurnDone(ctx, turn)
 		if err != nil {
 			out.Status = "error"
 			if ctx.Err() != nil {

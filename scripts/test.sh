@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 echo "== installing dependencies"
 go mod download
+# The OpenTelemetry Collector the telemetry tests build (its own module).
+(cd telemetry/internal/collector && go mod download)
 (cd interop && npm ci --no-audit --no-fund --loglevel=error)
 # The official MCP conformance suite, with the Node 22 it needs, from npm.
 (cd conformance && npm ci --no-audit --no-fund --loglevel=error)

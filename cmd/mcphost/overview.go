@@ -104,6 +104,9 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
 		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	tel := st.startTelemetry(s) // telemetry.go: flushed, bounded, when the chat ends
+	defer func() { tel.warnOf(tel.flush())() }()
+	gate.Observer = tel.observer()
 	var warn string
 	gate.Taint, gate.OnTaint, warn = resumeState(chat, resumed, st.auditPath(g)) // sessions.go
 	if warn != "" {

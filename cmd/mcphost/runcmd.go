@@ -203,7 +203,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 			}
 		},
 	})
-	out, runErr := loop.Run(cmd.Context(), prompt)
+	out, runErr := loop.Run(sess.tel.agent(cmd.Context(), model.Name()), prompt)
 	code := runExit(out, runErr, o.AllowBlocked)
 	// Nothing calls a server from here on: stop them while the answer is
 	// written (the deferred Close waits for it).

@@ -109,3 +109,30 @@ func TestManagedServeKeepsHTTPOff(t *testing.T) {
 		t.Fatalf("serve --http under a managed policy without HTTP: exit %d, %q; want exit %d naming the managed file", code, errOut.String(), exitUsage)
 	}
 }
+
+// TestManagedTelemetryCannotBeMovedOrStopped: the export a managed policy
+// requires goes to its endpoint whatever the OTEL_* variables say,
+// OTEL_SDK_DISABLED included; without one the variables decide.
+func TestManagedTelemetryCannotBeMovedOrStopped(t *testing.T) {
+	e := newManagedEnv(t)
+	e.managed(`{"telemetry": {"endpoint": "https://otel.team.example:4318", "headers": {"X-Team": "a"}}}`)
+	s, _, errOut := e.streams()
+	st, err := loadSetup(&globalOptions{Demo: true}, s)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	vars := map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/elsewhere"}
+	getenv := func(k string) string { return vars[k] }
+	cfg, err := st.telemetryConfig(getenv)
+	if err != nil || !cfg.Enabled() || cfg.Endpoint != "https://otel.team.example:4318" || cfg.Headers["X-Team"] != "a" {
+		t.Fatalf("with a managed export: %+v, %v; want the managed endpoint and headers, on", cfg, err)
+	}
+	e.noManaged()
+	st, err = loadSetup(&globalOptions{Demo: true}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := st.telemetryConfig(getenv); err != nil || cfg.Enabled() {
+		t.Fatalf("without one, OTEL_SDK_DISABLED=true: %+v, %v; want off", cfg, err)
+	}
+}

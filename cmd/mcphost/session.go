@@ -23,6 +23,10 @@ type session struct {
 	// chat that continues (resumeState), before withGate.
 	taint   host.Taint
 	onTaint func(host.Taint)
+	tel     *sessionTelemetry // nil: no export
+	// telWarn is what the last export said, printed by the first wait.
+	telWarn  string
+	warnOnce sync.Once
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed when Close's work is done
@@ -44,11 +48,12 @@ func (ss *session) startClose() (wait func()) {
 			if ss.audit != nil {
 				wg.Go(func() { ss.audit.Close() })
 			}
+			wg.Go(func() { ss.telWarn = ss.tel.flush() })
 			ss.m.Close()
 			wg.Wait()
 		}()
 	})
-	return func() { <-ss.closed }
+	return func() { <-ss.closed; ss.warnOnce.Do(ss.tel.warnOf(ss.telWarn)) }
 }
 
 func (st *setup) auditPath(g *globalOptions) string {
@@ -123,6 +128,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 	} else {
 		ss.audit, log = l, l
 	}
+	ss.tel = st.startTelemetry(s)
 	ss.gate = host.NewGate(host.GateOptions{
 		Catalog:   ss.m,
 		Policy:    policy,
@@ -135,6 +141,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		SessionID: strconv.FormatInt(time.Now().UnixNano(), 36),
 		Taint:     ss.taint,
 		OnTaint:   ss.onTaint,
+		Observer:  ss.tel.observer(),
 	})
 	return ss
 }
