@@ -235,8 +235,9 @@ func suggestions(st *setup, t *client.Tool, d, headless decide.Decision, changed
 		out = append(out, "the rule "+d.Rule+" of the managed policy decides it, and no rule, flag or grant of yours can change that; only the administrator who writes "+managedPath+" can (mcphost policy shows the line)")
 	case d.Verdict == decide.Deny && d.Rule != "" && !d.Has(decide.CodeNeedsApproval):
 		out = append(out, "the rule "+d.Rule+" denies it; only removing or narrowing that rule changes this")
-	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "" && !changed:
-		// The rule a headless refusal of this call would name, if any can lift it.
+	case d.Verdict != decide.Allow && !d.Has(decide.CodeProtectedPath) && d.Rule == "":
+		// The rule a headless refusal of this call would name, if any can
+		// lift it (ApprovalFor offers none for a changed definition).
 		if a := host.ApprovalFor(t.Server, t.Name, d, nil, host.ApproveInteractively); a.ByRule {
 			out = append(out, fmt.Sprintf("an allow rule %s (\"permissions\": {\"allow\": [...]}, or %s) would run it without asking", exact, a.Flag))
 		}
