@@ -269,12 +269,15 @@ func askedServers(m *client.Manager) string {
 
 // checkPromptArgs checks a prompt's arguments against what the server lists
 // for it, so that a missing or misspelt argument is a usage error said
-// here, not the server's -32602. A server whose listing fails is left to
-// judge for itself.
+// here, not the server's -32602; so is a server that offers no prompts. A
+// server whose listing fails is left to judge for itself.
 func checkPromptArgs(ctx context.Context, m *client.Manager, server, name string, args map[string]string) error {
 	list, err := m.Prompts(ctx, server)
-	if err != nil || list == nil {
+	if err != nil {
 		return nil
+	}
+	if len(list) == 0 {
+		return usageError(fmt.Errorf("%s offers no prompts", sanitize.Name(server)))
 	}
 	var p *mcp.Prompt
 	var names []string
