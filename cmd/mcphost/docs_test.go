@@ -96,6 +96,7 @@ func TestDocExamples(t *testing.T) {
 	}
 	for _, b := range blocks {
 		dir := t.TempDir()
+		t.Chdir(dir) // a file an example names (--trace FILE) lands there
 		env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1", "HOME": dir}
 		for _, ex := range b {
 			var out, errOut bytes.Buffer
