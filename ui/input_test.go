@@ -139,6 +139,10 @@ func TestTabNeverDropsKeys(t *testing.T) {
 	if got := h.m.input.Value(); got != "plain text" || h.m.focus != focusInput {
 		t.Fatalf("tab on a message changed it to %q or moved the focus", got)
 	}
+	// Taken by completion, not left to the text area: it says what Tab does.
+	if !strings.Contains(h.m.flash, "tab completes /commands") {
+		t.Errorf("tab on a message says %q, want what tab completes", h.m.flash)
+	}
 }
 
 // blockingModel answers each turn only when released, so that a test can
