@@ -27,7 +27,7 @@ type pager struct {
 	query   string
 	typing  bool // typing the search query
 	matches []int
-	cur     int // the wrapped line of the match the last jump went to; -1 before any
+	cur     int  // the wrapped line of the match the last jump went to; -1 before any
 	saving  bool // typing the file name
 	file    string
 	note    string
