@@ -401,6 +401,11 @@ func (c *card) sizeNote() string {
 // modelGot says what of the result went to the model; the header's title
 // and this footer say the same.
 func (c *card) modelGot() string {
+	if c.manual {
+		// A call from the tools panel is yours: its result is not added to
+		// the conversation, so no request carries it.
+		return "the model did not get it (you made this call)"
+	}
 	if c.truncated {
 		return "the model got only its beginning (cut to the result limit)"
 	}

@@ -47,3 +47,18 @@ func TestCardPreviewsFiveLines(t *testing.T) {
 		}
 	}
 }
+
+// TestManualCardSaysTheModelDidNotGetIt: a call made from the tools panel
+// is not in the conversation, and its card says so rather than "the model
+// got all of it"; the model's own call still says it got all of it.
+func TestManualCardSaysTheModelDidNotGetIt(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}
+	manual := &card{manual: true, done: true, status: host.StatusSuccess, result: res, resultBytes: 2}
+	if got := manual.bodyTitle(); !strings.Contains(got, "the model did not get it") {
+		t.Errorf("manual card title %q, want it to say the model did not get it", got)
+	}
+	byModel := &card{done: true, status: host.StatusSuccess, result: res, resultBytes: 2}
+	if got := byModel.bodyTitle(); !strings.Contains(got, "the model got all of it") {
+		t.Errorf("model's card title %q, want it to say the model got all of it", got)
+	}
+}
