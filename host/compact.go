@@ -220,11 +220,16 @@ func (l *Loop) summarise(ctx context.Context, tools []llm.Tool, c *Compaction) e
 		return fmt.Errorf("summarising the earlier conversation: %w", err)
 	}
 	text := "[mcphost: the earlier conversation was summarised to save context. Summary, written by you:]\n" + summary
+	summaryMsg := llm.Message{Role: llm.RoleUser, Text: text}
+	if after, before := estimate("", []llm.Message{summaryMsg}, nil), estimate("", l.messages[:cut], nil); after >= before {
+		// A summary that does not shrink what it replaces only loses detail.
+		return fmt.Errorf("the model's summary (~%d tokens) is not smaller than the %d messages it would replace (~%d tokens): the history is kept as it was; /clear starts afresh", after, cut, before)
+	}
 	if note, n := l.unknownNote(); n > 0 {
-		text += "\n" + note
+		summaryMsg.Text += "\n" + note
 		c.Unknown = n
 	}
-	kept := append([]llm.Message{{Role: llm.RoleUser, Text: text}}, l.messages[cut:]...)
+	kept := append([]llm.Message{summaryMsg}, l.messages[cut:]...)
 	c.Summarised = cut
 	l.messages = kept
 	return nil

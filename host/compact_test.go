@@ -110,7 +110,8 @@ func TestCompactionKeepsUnknownOutcomes(t *testing.T) {
 		{Text: "Fine."},
 		{Text: "After."},
 	}, LoopOptions{Summarizer: &summarizer{}, OnEvent: func(e LoopEvent) { events = append(events, e) }})
-	out, err := l.Run(context.Background(), "read k")
+	// A long first prompt, so that a summary shrinks what it replaces.
+	out, err := l.Run(context.Background(), "read k"+strings.Repeat(", and mind the details", 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestTaintSurvivesCompaction(t *testing.T) {
 		{Text: "Read both."},
 		{Text: "Yes."},
 	}, LoopOptions{Summarizer: &summarizer{}})
-	if _, err := l.Run(context.Background(), "read"); err != nil {
+	if _, err := l.Run(context.Background(), "read"+strings.Repeat(", and mind the details", 40)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Run(context.Background(), "more"); err != nil {
@@ -188,5 +189,47 @@ func TestContextFullIsAClearError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "contextWindow") || len(rec.reqs) != 0 {
 		t.Errorf("error %q after %d requests; want advice and nothing sent", err, len(rec.reqs))
+	}
+}
+
+// wordySummarizer answers every summary request with its text.
+type wordySummarizer struct{ text string }
+
+func (s *wordySummarizer) Name() string { return "script:wordy" }
+
+func (s *wordySummarizer) Stream(ctx context.Context, req *llm.Request, emit func(llm.Event)) error {
+	emit(llm.Event{Kind: llm.EventTextDelta, Text: s.text})
+	emit(llm.Event{Kind: llm.EventDone, StopReason: llm.StopEndTurn})
+	return nil
+}
+
+// A summary that is not smaller than what it would replace is refused: the
+// history is kept as it was, and the error says so.
+func TestCompactionRefusesASummaryThatDoesNotShrink(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true})
+	var warnings []string
+	l, rec := recordedLoop(w, []llm.ScriptTurn{{Text: "Hello."}, {Text: "Sure."}, {Text: "Still here."}},
+		LoopOptions{Summarizer: &wordySummarizer{text: strings.Repeat("a long-winded summary ", 500)}, OnEvent: func(e LoopEvent) {
+			if e.Kind == EvWarning {
+				warnings = append(warnings, e.Text)
+			}
+		}})
+	for _, p := range []string{"first prompt", "second prompt"} {
+		if _, err := l.Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := l.Compact(context.Background())
+	if err != nil || c.Summarised != 0 {
+		t.Fatalf("compact: %+v, %v; want no summary and no error while the request fits", c, err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "not smaller") || !strings.Contains(warnings[0], "history is kept") {
+		t.Fatalf("warnings %q, want one saying the summary does not shrink the history", warnings)
+	}
+	if _, err := l.Run(context.Background(), "third prompt"); err != nil {
+		t.Fatal(err)
+	}
+	if first := rec.reqs[len(rec.reqs)-1].Messages[0].Text; first != "first prompt" {
+		t.Errorf("after the refused summary the history begins %q, want the first prompt", first)
 	}
 }

@@ -119,7 +119,8 @@ func TestUnknownOutcomeKeptPerCallAndAfterResume(t *testing.T) {
 		{ToolCalls: []llm.ScriptCall{{ID: "dup", Name: "f__read_value", Args: args}}},
 		{Text: "Read it."},
 	}, LoopOptions{Summarizer: &summarizer{}})
-	out, err := l.Run(context.Background(), "read k")
+	// Long enough that a summary shrinks it.
+	out, err := l.Run(context.Background(), "read k"+strings.Repeat(", and mind the details", 40))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,8 @@ func TestUnknownOutcomeResultIsNeverElided(t *testing.T) {
 // resume: two unknown outcomes are two.
 func TestPastCallsWithoutIDsKeptApart(t *testing.T) {
 	history := []llm.Message{
-		{Role: llm.RoleUser, Text: "go"},
+		// Long enough that a summary shrinks it.
+		{Role: llm.RoleUser, Text: "go" + strings.Repeat(", and mind the details", 40)},
 		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "f__w"}, {ID: "b", Name: "f__w"}}},
 		{Role: llm.RoleTool, ToolResults: []llm.ToolResult{{CallID: "a", Content: "unknown"}, {CallID: "b", Content: "unknown"}}},
 		{Role: llm.RoleAssistant, Text: "Both unknown."},

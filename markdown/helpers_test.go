@@ -14,7 +14,9 @@ func testStyle(name string) Style {
 	case "light":
 		return Style{Heading: lipgloss.Color("#6f42c1"), Code: lipgloss.Color("#8a6100"), Link: lipgloss.Color("#005f87"), Quiet: lipgloss.Color("#6b6b6b")}
 	}
-	return Style{Heading: lipgloss.Color("#c678dd"), Code: lipgloss.Color("#e5c07b"), Link: lipgloss.Color("#61afef"), Quiet: lipgloss.Color("#8a8a8a")}
+	return Style{Heading: lipgloss.Color("#c678dd"), Code: lipgloss.Color("#e5c07b"), Link: lipgloss.Color("#61afef"), Quiet: lipgloss.Color("#8a8a8a"),
+		Syntax: Syntax{Keyword: lipgloss.Color("#c678dd"), String: lipgloss.Color("#98c379"), Comment: lipgloss.Color("#8a8a8a"),
+			Number: lipgloss.Color("#e5c07b"), Type: lipgloss.Color("#61afef")}}
 }
 
 // render draws src as the chat does: prepared by PrepareSource, with a

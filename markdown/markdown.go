@@ -35,10 +35,18 @@ type Style struct {
 	Heading color.Color // headings' text and markers
 	Code    color.Color // inline code
 	Link    color.Color // a link's text (also underlined)
-	Quiet   color.Color // code blocks, rules, quote bars, link addresses
+	Quiet   color.Color // code blocks' labels, rules, quote bars, link addresses
+	// Syntax colours fenced code in a language the package knows.
+	Syntax Syntax
 	// NoColor is for terminals without colour: inline code keeps its
-	// backticks and quiet text is faint.
+	// backticks, quiet text is faint and code blocks are plain text.
 	NoColor bool
+}
+
+// Syntax is the look of highlighted code; a nil colour is the terminal's
+// default. Comments are also italic.
+type Syntax struct {
+	Keyword, String, Comment, Number, Type color.Color
 }
 
 // Options configure a Renderer.
@@ -72,12 +80,13 @@ func New(o Options) *Renderer {
 }
 
 // Render draws a whole document as lines of at most width cells (at least
-// one cell of text is always kept after the indent).
+// one cell of text is always kept after the indent). The lines of a
+// top-level code block are not indented, so that a copy is the code alone.
 func (r *Renderer) Render(src string, width int) []string {
-	lines := mdRender(r.prepare(src), r.look, max(width-r.indentW, 1))
+	lines, flush := mdRender(r.prepare(src), r.look, max(width-r.indentW, 1))
 	if r.opts.Indent != "" {
 		for i, l := range lines {
-			if l != "" {
+			if l != "" && (flush == nil || !flush[i]) {
 				lines[i] = r.opts.Indent + l
 			}
 		}

@@ -44,7 +44,7 @@ const (
 	mdParagraph
 	mdHeading
 	mdThematicBreak
-	mdCodeBlock // indented or fenced; lines holds its text
+	mdCodeBlock // indented or fenced; lines holds its text, text a fence's language
 	mdHTMLBlock // lines holds its text
 	mdBlockquote
 	mdList
@@ -574,6 +574,21 @@ func (p *mdParser) addChild(kind mdKind) *mdNode {
 	return n
 }
 
+// mdInfoLang is the language a fence's info string names: its first word,
+// if it is short and made only of the characters language names use.
+func mdInfoLang(info string) string {
+	f := strings.Fields(info)
+	if len(f) == 0 || len(f[0]) > 24 {
+		return ""
+	}
+	for _, c := range f[0] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("+#-_.", c)) {
+			return ""
+		}
+	}
+	return f[0]
+}
+
 func (p *mdParser) finalize(b *mdNode) {
 	b.open = false
 	switch b.kind {
@@ -586,6 +601,7 @@ func (p *mdParser) finalize(b *mdNode) {
 		b.lines = mdTrimBlankLines(b.lines)
 	case mdCodeBlock:
 		if b.fenceLen > 0 {
+			b.text = mdInfoLang(b.lines[0])
 			b.lines = b.lines[1:] // the info string
 		} else {
 			b.lines = mdTrimBlankLines(b.lines)

@@ -2,8 +2,8 @@ package markdown
 
 // A small terminal renderer for markdown. mdParse only parses; the walk
 // below decides every cell, so the output width is known exactly and nothing
-// but SGR sequences is ever written. No syntax highlighting: its libraries
-// cost tens of milliseconds of package initialisation at every start.
+// but SGR sequences is ever written. Fenced code is highlighted by
+// highlight.go, whose lexers are built only when a block needs one.
 
 import (
 	"image/color"
@@ -15,7 +15,7 @@ import (
 )
 
 // attr is a set of inline looks; a piece of text carries one.
-type attr uint8
+type attr uint16
 
 const (
 	attrItalic attr = 1 << iota
@@ -64,6 +64,16 @@ func (l *mdLook) wrapSGR(s string, a attr) string {
 			st = fg(st, l.Heading)
 		case a&attrCode != 0:
 			st = fg(st, l.Code)
+		case a&attrKeyword != 0:
+			st = fg(st, l.Syntax.Keyword)
+		case a&attrString != 0:
+			st = fg(st, l.Syntax.String)
+		case a&attrComment != 0:
+			st = fg(st, l.Syntax.Comment).Italic(true)
+		case a&attrNumber != 0:
+			st = fg(st, l.Syntax.Number)
+		case a&attrType != 0:
+			st = fg(st, l.Syntax.Type)
 		case a&attrLink != 0:
 			st = fg(st, l.Link).Underline(true)
 		case a&(attrURL|attrQuiet) != 0:
@@ -106,15 +116,23 @@ const (
 )
 
 // mdRender renders markdown, prepared by Options.Prepare (its pieces are
-// cleaned again with Options.Clean), to lines of at most width cells.
-func mdRender(src string, look *mdLook, width int) []string {
+// cleaned again with Options.Clean), to lines of at most width cells. flush,
+// nil when there are none, marks the lines of top-level code blocks.
+func mdRender(src string, look *mdLook, width int) (lines []string, flush []bool) {
 	r := &mdWalk{look: look, floor: max(min(width, max(width/2, mdNestMin), mdNestMax), 1)}
-	lines := r.blocks(mdParse(src), width, false, nil)
+	lines = r.blocks(mdParse(src), width, false, nil)
 	for i, l := range lines {
+		if f, ok := strings.CutPrefix(l, flushMark); ok {
+			if flush == nil {
+				flush = make([]bool, len(lines))
+			}
+			flush[i], l = true, f
+		}
+		l = strings.TrimSuffix(strings.TrimRight(l, " "), keepMark)
 		// The walk already keeps to width; this is the guarantee.
-		lines[i] = trunc(onlySGR(strings.TrimRight(l, " ")), width)
+		lines[i] = trunc(onlySGR(l), width)
 	}
-	return lines
+	return lines, flush
 }
 
 type mdWalk struct {
@@ -181,37 +199,75 @@ func (r *mdWalk) block(n *mdNode, width int) []string {
 	return nil // link reference definitions
 }
 
-// code draws a code block. A line wider than the block goes on over as
-// many lines as it needs, each marked ↪, so that no character of the code
-// is hidden.
+// flushMark starts a line that the Renderer's indent must not shift: the
+// lines of a top-level code block, so that a copy of them from the terminal
+// is the code as written. Cleaned text never holds a NUL.
+const flushMark = "\x00"
+
+// keepMark ends a line of code whose spaces at the end are its own, not
+// padding: a long line cut after a space must not lose it.
+const keepMark = "\x01"
+
+// code draws a code block: its language, if a fence names one, on a line of
+// its own, then the code with no indent, highlighted when the language is
+// one highlight.go knows and the style has colour (without colour it is
+// plain text). A line wider than the block goes on over as many lines as it
+// needs, each marked ↪, so that no character of the code is hidden.
 func (r *mdWalk) code(n *mdNode, width int) []string {
-	cw := max(width-2, 1)
-	var more string
+	lines := make([]string, len(n.lines))
+	for i, l := range n.lines {
+		lines[i] = r.look.clean(l)
+	}
 	var out []string
-	for _, l := range n.lines {
-		l = r.look.clean(l)
-		lw := ansi.StringWidth(l)
-		prefix := "  "
-		for {
-			head, hw := l, lw
-			if lw > cw {
-				head, hw = cutCells(l, cw)
-				if head == "" { // one grapheme wider than the block: the final cut marks it
-					head, hw = ansi.FirstGraphemeCluster(l, ansi.GraphemeWidth)
-				}
-			}
-			out = append(out, prefix+r.look.wrapSGR(head, attrQuiet))
-			l, lw = l[len(head):], lw-hw
-			if l == "" || head == "" {
-				break
-			}
-			if more == "" {
-				more = r.look.wrapSGR("↪", attrQuiet) + " "
-			}
-			prefix = more
+	lang := r.look.clean(n.text)
+	if lang != "" {
+		out = append(out, r.look.wrapSGR(lang, attrQuiet))
+	}
+	var rows [][]piece
+	if r.look.NoColor {
+		rows = highlight(lines, "")
+	} else {
+		rows = highlight(lines, lang)
+	}
+	more := r.look.wrapSGR("↪", attrQuiet) + " "
+	for _, ps := range rows {
+		out = r.codeLine(out, ps, width, more)
+	}
+	if n.parent != nil && n.parent.kind == mdDocument {
+		for i := range out {
+			out[i] = flushMark + out[i]
 		}
 	}
 	return out
+}
+
+// codeLine appends one line of code, as pieces, to out: width cells on the
+// first line, then width-2 after the mark more on each line it goes on to.
+func (r *mdWalk) codeLine(out []string, ps []piece, width int, more string) []string {
+	var b strings.Builder
+	room, empty := width, true
+	for _, p := range ps {
+		for s := p.s; s != ""; {
+			w := ansi.StringWidth(s)
+			if w <= room {
+				b.WriteString(r.look.wrapSGR(s, p.a))
+				room, empty = room-w, false
+				break
+			}
+			head, _ := cutCells(s, room)
+			if head == "" && empty {
+				// One grapheme wider than the block: the final cut marks it.
+				head, _ = ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
+			}
+			b.WriteString(r.look.wrapSGR(head, p.a))
+			out = append(out, b.String()+keepMark)
+			b.Reset()
+			b.WriteString(more)
+			room, empty = max(width-2, 1), true
+			s = s[len(head):]
+		}
+	}
+	return append(out, b.String())
 }
 
 // list renders items with their markers; an item's later lines line up with

@@ -25,10 +25,10 @@ var mdCases = []struct {
 	{"emphasis", "*it* **bold** ***both***", []string{"  it bold both"}},
 	{"inline code", "run `go test` now", []string{"  run go test now"}},
 	{"long code lines wrap, marked", "```sh\necho 'a line much longer than thirty cells'\nls\n```",
-		[]string{"    echo 'a line much longer t", "  ↪ han thirty cells'", "    ls"}},
+		[]string{"sh", "echo 'a line much longer tha", "↪ n thirty cells'", "ls"}},
 	{"code wraps wide runes whole", "```\n" + strings.Repeat("漢", 20) + "\n```",
-		[]string{"    " + strings.Repeat("漢", 13), "  ↪ " + strings.Repeat("漢", 7)}},
-	{"indented code", "    x := 1", []string{"    x := 1"}},
+		[]string{strings.Repeat("漢", 14), "↪ " + strings.Repeat("漢", 6)}},
+	{"indented code", "    x := 1", []string{"x := 1"}},
 	{"bullets nest", "- a\n- b\n  - c\n  - d", []string{"  • a", "  • b", "    • c", "    • d"}},
 	{"numbers line up", "9. nine\n10. ten wraps onto a second line here",
 		[]string{"  9.  nine", "  10. ten wraps onto a second", "      line here"}},
@@ -44,7 +44,7 @@ var mdCases = []struct {
 	{"line feed reference is a space", "a&#10;b &#13;&#10;c", []string{"  a b c"}},
 	{"line feed reference in an address is a space", "[x](a&#10;b)", []string{"  x (a b)"}},
 	{"hard break still breaks", "a&#10;b\\\nc", []string{"  a b", "  c"}},
-	{"tab after a number", "1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
+	{"tab after a number", "1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "     code"}},
 	{"tab nests a list", "- a\n  \t- b", []string{"  • a", "    • b"}},
 	{"table", "| Name | Qty |\n|:--|--:|\n| **apple** | 3 |\n| `kiwi` | 12 |",
 		[]string{"  Name  │ Qty", "  ──────┼────", "  apple │   3", "  kiwi  │  12"}},
@@ -142,8 +142,8 @@ func FuzzMarkdown(f *testing.F) {
 	})
 }
 
-// TestMDCodeHidesNothing: a code line of any length is drawn whole, its
-// later parts each on a line that starts with ↪.
+// TestMDCodeHidesNothing: a code line of any length is drawn whole, from
+// the first column, its later parts each on a line that starts with ↪.
 func TestMDCodeHidesNothing(t *testing.T) {
 	for _, code := range []string{
 		"curl -fsSL https://example.com/install.sh | sh -s -- --prefix=/opt/tool --yes",
@@ -157,9 +157,9 @@ func TestMDCodeHidesNothing(t *testing.T) {
 			var got strings.Builder
 			for i, l := range lines {
 				l = stripped(l)
-				prefix := "    "
+				prefix := ""
 				if i > 0 {
-					prefix = "  ↪ "
+					prefix = "↪ "
 				}
 				if !strings.HasPrefix(l, prefix) {
 					t.Fatalf("width %d: line %d is %q, want it to start %q", width, i, l, prefix)

@@ -86,7 +86,7 @@ func TestStreamDrawsFinishedBlocksOnce(t *testing.T) {
 	if len(done) != 3 || done[0] != first || stripped(done[2]) != "A second paragraph." {
 		t.Fatalf("finished lines %q: want the first paragraph kept as it was, a blank line and the second", done)
 	}
-	if len(open) != 1 || stripped(open[0]) != "  code" {
+	if len(open) != 1 || stripped(open[0]) != "code" {
 		t.Fatalf("open lines %q, want the open code block", open)
 	}
 }

@@ -339,16 +339,22 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 
 	body := c.body()
 	if !c.expanded {
-		first, more := firstLine(body)
-		line := pad + st.Muted.Render("⎿ ") + cleanLine(first)
-		if more {
-			line += st.Muted.Render(" …")
+		head, rest := previewLines(body, cardPreviewLines)
+		for i, l := range head {
+			mark := "  "
+			if i == 0 {
+				mark = "⎿ "
+			}
+			line := pad + st.Muted.Render(mark) + cleanLine(l)
+			if size := c.sizeNote(); i == 0 && size != "" {
+				// The size stays visible however long the first line is.
+				line = trunc(line, max(width-ansi.StringWidth(size)-1, len(pad)+4)) + " " + st.Muted.Render(size)
+			}
+			lines = append(lines, trunc(line, width))
 		}
-		if size := c.sizeNote(); size != "" {
-			// The size stays visible however long the first line is.
-			line = trunc(line, max(width-ansi.StringWidth(size)-1, len(pad)+4)) + " " + st.Muted.Render(size)
+		if rest > 0 {
+			lines = append(lines, pad+"  "+st.Muted.Render(fmt.Sprintf("+%d line%s", rest, plural(rest))))
 		}
-		lines = append(lines, trunc(line, width))
 		return lines
 	}
 	lines = append(lines, pad+st.Muted.Render(c.bodyTitle()))
@@ -395,6 +401,11 @@ func (c *card) sizeNote() string {
 // modelGot says what of the result went to the model; the header's title
 // and this footer say the same.
 func (c *card) modelGot() string {
+	if c.manual {
+		// A call from the tools panel is yours: its result is not added to
+		// the conversation, so no request carries it.
+		return "the model did not get it (you made this call)"
+	}
 	if c.truncated {
 		return "the model got only its beginning (cut to the result limit)"
 	}
@@ -449,12 +460,22 @@ func (c *card) bodyTitle() string {
 	}
 }
 
-func firstLine(s string) (string, bool) {
+// cardPreviewLines is how many lines of its result a folded card shows.
+const cardPreviewLines = 5
+
+// previewLines returns the first n lines of s, blank lines around it
+// trimmed, and how many lines follow them.
+func previewLines(s string, n int) (head []string, rest int) {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i], true
+	for len(head) < n {
+		l, more, ok := strings.Cut(s, "\n")
+		head = append(head, l)
+		if !ok {
+			return head, 0
+		}
+		s = more
 	}
-	return s, false
+	return head, strings.Count(s, "\n") + 1
 }
 
 func compactJSON(s string) string {
@@ -485,4 +506,12 @@ func fmtDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
+}
+
+func firstLine(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i], true
+	}
+	return s, false
 }

@@ -26,7 +26,8 @@ func TestCompactCommand(t *testing.T) {
 		Now:  newClock().Now, Dark: dark(true),
 	})
 	h.ready()
-	for _, msg := range []string{"list", "thanks"} {
+	// The first message is long enough that a summary shrinks what it replaces.
+	for _, msg := range []string{"list" + strings.Repeat(", every task with its id and title", 8), "thanks"} {
 		h.typeText(msg)
 		h.key("enter")
 		h.until("the run ends", func() bool { return h.m.run == nil && h.m.loop != nil })

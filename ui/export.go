@@ -43,23 +43,62 @@ func (m *Model) exportCommand(arg string) {
 // exportMarkdown renders entries as a Markdown document. What the person
 // and the model wrote is kept as Markdown; what servers sent goes in code
 // fences, so that it reads as data; control characters are escaped
-// throughout (sanitize.Text).
+// throughout (sanitize.Text). The document's own headings are levels 1 to
+// 3; the model's headings are moved down three levels (to 4, at most 6) so
+// that they sit inside its answer and never read as a turn of the chat.
+// Notices before the first message are the start-up banner and are left
+// out: they describe the terminal session, not the conversation.
 func exportMarkdown(entries []*entry) string {
 	var b strings.Builder
 	b.WriteString("# mcphost chat\n")
+	started := false
 	for _, e := range entries {
 		switch e.kind {
 		case entryUser:
+			started = true
 			b.WriteString("\n## You\n\n" + sanitize.Text(e.text) + "\n")
 		case entryAssistant:
-			b.WriteString("\n## Model\n\n" + sanitize.Text(e.text) + "\n")
+			started = true
+			b.WriteString("\n## Model\n\n" + shiftHeadings(sanitize.Text(e.text), 3) + "\n")
 		case entryNotice:
-			b.WriteString("\n> " + strings.ReplaceAll(sanitize.Text(e.text), "\n", "\n> ") + "\n")
+			if started {
+				b.WriteString("\n> " + strings.ReplaceAll(sanitize.Text(e.text), "\n", "\n> ") + "\n")
+			}
 		case entryCard:
+			started = true
 			exportCard(&b, e.card)
 		}
 	}
 	return b.String()
+}
+
+// shiftHeadings moves every ATX heading of md outside code fences down by
+// n levels, to 6 at most. A heading of level 6 stays 6.
+func shiftHeadings(md string, n int) string {
+	lines := strings.Split(md, "\n")
+	fence := ""
+	for i, l := range lines {
+		t := strings.TrimLeft(l, " ")
+		if len(l)-len(t) > 3 {
+			continue
+		}
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			continue
+		}
+		level := len(t) - len(strings.TrimLeft(t, "#"))
+		if level < 1 || level > 6 || len(t) > level && t[level] != ' ' && t[level] != '\t' {
+			continue
+		}
+		lines[i] = strings.Repeat("#", min(level+n, 6)) + t[level:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func exportCard(b *strings.Builder, c *card) {

@@ -25,6 +25,13 @@ func (md *answerMarkdown) renderer(style string) *markdown.Renderer {
 				Code:    st.Warn.GetForeground(),
 				Link:    st.Info.GetForeground(),
 				Quiet:   st.Muted.GetForeground(),
+				Syntax: markdown.Syntax{
+					Keyword: st.Model.GetForeground(),
+					String:  st.OK.GetForeground(),
+					Comment: st.Muted.GetForeground(),
+					Number:  st.Warn.GetForeground(),
+					Type:    st.Info.GetForeground(),
+				},
 				NoColor: st.noColor,
 			},
 			// A two-cell margin, as for every other entry in the transcript.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
 // pager shows one tool result in full, in place of the transcript: it
@@ -26,6 +27,7 @@ type pager struct {
 	query   string
 	typing  bool // typing the search query
 	matches []int
+	cur     int  // the wrapped line of the match the last jump went to; -1 before any
 	saving  bool // typing the file name
 	file    string
 	note    string
@@ -71,7 +73,7 @@ func (p *pager) scroll(n int) {
 
 // find lists the wrapped lines that hold the query.
 func (p *pager) find() {
-	p.matches = nil
+	p.matches, p.cur = nil, -1
 	if p.query == "" {
 		return
 	}
@@ -111,7 +113,7 @@ func (p *pager) jump(dir int) {
 			target, p.note = p.matches[len(p.matches)-1], "search wrapped to the bottom"
 		}
 	}
-	p.top = target
+	p.top, p.cur = target, target
 	p.scroll(0)
 }
 
@@ -202,6 +204,30 @@ func (p *pager) save() {
 	p.note = fmt.Sprintf("saved %s (%s)", cleanLine(name), humanBytes(len(p.raw)))
 }
 
+// markMatches draws every occurrence of q in l (ignoring case) in look. A
+// line whose lower case is not the same length as itself, which a few
+// scripts have, is drawn in look whole, so that no match goes unmarked.
+func markMatches(l, q string, look lipgloss.Style) string {
+	low, lq := strings.ToLower(l), strings.ToLower(q)
+	if lq == "" {
+		return l
+	}
+	if len(low) != len(l) {
+		return look.Render(l)
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(low, lq)
+		if i < 0 {
+			b.WriteString(l)
+			return b.String()
+		}
+		b.WriteString(l[:i])
+		b.WriteString(look.Render(l[i : i+len(lq)]))
+		l, low = l[i+len(lq):], low[i+len(lq):]
+	}
+}
+
 // view draws the pager in h rows: a title, the text, and a line of keys.
 func (p *pager) view(m *Model, w, h int) []string {
 	p.layout(w, h)
@@ -220,7 +246,11 @@ func (p *pager) view(m *Model, w, h int) []string {
 		if i < len(p.lines) {
 			l = p.lines[i]
 			if match[i] {
-				l = st.Selected.Render(">") + l
+				look := st.Selected
+				if i == p.cur {
+					look = look.Bold(true).Underline(true)
+				}
+				l = st.Selected.Render(">") + markMatches(l, p.query, look)
 			} else {
 				l = " " + l
 			}

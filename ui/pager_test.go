@@ -154,3 +154,29 @@ func TestScrollbackPrintedOnExit(t *testing.T) {
 		t.Errorf("escape sequences went to a non-terminal:\n%q", out)
 	}
 }
+
+// TestPagerMarksEveryMatch: each occurrence of the query, in any case, is
+// drawn in reverse video, and the match the search went to looks different
+// from the others.
+func TestPagerMarksEveryMatch(t *testing.T) {
+	st := newStyles(true, false)
+	p := &pager{text: []string{"alpha beta ALPHA", "none here", "alphabet"}, query: "alpha"}
+	p.layout(60, 10)
+	p.jump(1) // from the top line: the next match is the third line
+	m := &Model{st: st}
+	view := p.view(m, 60, 10)
+	other := st.Selected.Render("alpha")
+	current := st.Selected.Bold(true).Underline(true).Render("alpha")
+	if got, want := view[1], st.Selected.Render(">")+other+" beta "+st.Selected.Render("ALPHA"); !strings.Contains(got, want) {
+		t.Errorf("first line %q, want both matches reversed: %q", got, want)
+	}
+	if strings.Contains(view[2], "\x1b[7") {
+		t.Errorf("a line without a match is marked: %q", view[2])
+	}
+	if !strings.Contains(view[3], current+"bet") {
+		t.Errorf("the current match %q is not drawn as %q", view[3], current)
+	}
+	if current == other {
+		t.Fatal("the current match looks like the others")
+	}
+}

@@ -80,7 +80,9 @@ func TestAssistantMarkdownTabs(t *testing.T) {
 		src  string
 		want []string
 	}{
-		{"1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "       code"}},
+		{"1.\tone\n\n\t```\n\tcode\n\t```", []string{"  1. one", "", "     code"}},
+		// Top-level code leaves the transcript's margin, so a copy is clean.
+		{"Run:\n\n```go\n\tx := 1\n```", []string{"  Run:", "", "go", "    x := 1"}},
 		{"- a\n  \t- b", []string{"  • a", "    • b"}},
 		{"x\r\n\r\n-\ty", []string{"  x", "", "  • y"}},
 	} {
