@@ -371,21 +371,11 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 
 		switch d.Verdict {
 		case decide.Deny:
-			r.Status, r.DecidedBy = StatusDenied, "rule:"+d.Rule
-			if d.Has(decide.CodeNeedsApproval) {
-				r.Status, r.DecidedBy = StatusBlocked, "headless"
-			}
+			r.Status, r.DecidedBy = refusedBy(d)
 			g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
 			return r
 		case decide.Allow:
-			switch {
-			case d.Grant != nil:
-				r.DecidedBy = "user:" + d.Grant.Scope.String()
-			case d.Rule != "":
-				r.DecidedBy = "rule:" + d.Rule
-			default:
-				r.DecidedBy = "auto"
-			}
+			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
@@ -834,4 +824,26 @@ func (g *Gate) Taint() (openWorld, privateRead bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.sawOpen, g.sawPriv
+}
+
+// refusedBy is how a Deny decision ends: denied by its rule, or, when it
+// needed a person and none could be asked, blocked by the headless default.
+func refusedBy(d decide.Decision) (Status, string) {
+	if d.Has(decide.CodeNeedsApproval) {
+		return StatusBlocked, "headless"
+	}
+	return StatusDenied, "rule:" + d.Rule
+}
+
+// allowedBy names what let an Allow decision through: a grant, a rule, or
+// the tier (auto).
+func allowedBy(d decide.Decision) string {
+	switch {
+	case d.Grant != nil:
+		return "user:" + d.Grant.Scope.String()
+	case d.Rule != "":
+		return "rule:" + d.Rule
+	default:
+		return "auto"
+	}
 }

@@ -80,21 +80,11 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 		r.Decision, r.Args = d, c.Args
 		switch d.Verdict {
 		case decide.Deny:
-			r.Status, r.DecidedBy = StatusDenied, "rule:"+d.Rule
-			if d.Has(decide.CodeNeedsApproval) {
-				r.Status, r.DecidedBy = StatusBlocked, "headless"
-			}
+			r.Status, r.DecidedBy = refusedBy(d)
 			g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
 			return nil, r
 		case decide.Allow:
-			switch {
-			case d.Grant != nil:
-				r.DecidedBy = "user:" + d.Grant.Scope.String()
-			case d.Rule != "":
-				r.DecidedBy = "rule:" + d.Rule
-			default:
-				r.DecidedBy = "auto"
-			}
+			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d, Scopes: decide.AllowedScopes(d)}
 			ans, err := g.o.Asker.Ask(ctx, q)
