@@ -1,6 +1,6 @@
 // Package termtest holds what the tests of the packages that draw on a
 // terminal share: a check that drawn text holds nothing a terminal would
-// act on.
+// act on, and the runner of the end-to-end scripts that drive mcphost in tmux.
 package termtest
 
 import (
