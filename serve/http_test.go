@@ -478,3 +478,33 @@ func TestNewProtocolRoutesOnlyWhatSaysSo(t *testing.T) {
 		t.Errorf("the handler gets %d bytes of a %d-byte body", len(b), len(big))
 	}
 }
+
+// serve keeps the state of at most MaxStatelessClients identities and
+// drops none of them (that would drop its taint): one more is refused, and
+// the first is still served.
+func TestHTTPStatelessIdentitiesAreBounded(t *testing.T) {
+	h := newHTTPWorld(t)
+	read := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		return callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
+	}
+	var first *mcp.ClientSession
+	for i := range MaxStatelessClients {
+		cs := h.connect("load-"+strconv.Itoa(i), nil, connOpts{})
+		if res := read(cs); res.IsError {
+			t.Fatalf("identity %d: %s", i, text(res))
+		}
+		if i == 0 {
+			first = cs
+		}
+	}
+	over := h.connect("one-more", nil, connOpts{})
+	if res := read(over); !res.IsError || !strings.Contains(text(res), "client identities") {
+		t.Fatalf("identity %d was served: %s", MaxStatelessClients+1, text(res))
+	}
+	if res := read(first); res.IsError {
+		t.Fatalf("the first identity was dropped: %s", text(res))
+	}
+	if n := h.execs("flaky", "read_value"); n != MaxStatelessClients+1 {
+		t.Fatalf("read_value ran %d times, want %d", n, MaxStatelessClients+1)
+	}
+}

@@ -47,8 +47,9 @@ elicitation) when the host offers one, else through a waiting approver
 --ask-via forces one of them (elicit, approver or deny).
 
 On standard input and output by default; --http ADDR serves streamable HTTP
-to any number of clients, each its own session, on loopback unless
---allow-remote, with a bearer token from the state directory (--token-file).`,
+(2025-11-25, each client its own session, and 2026-07-28, each client
+identity one gate while serve runs) on loopback unless --allow-remote, with
+a bearer token from the state directory (--token-file).`,
 		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
   mcphost serve --http 127.0.0.1:8765`,
 		Args: cobra.NoArgs,
