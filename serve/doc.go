@@ -38,8 +38,8 @@
 // _meta): one gate and one serve session id per identity for serve's
 // life. Its grants "for this session" last until serve stops, and so does
 // its taint, which errs on the side of asking; any client with the token
-// that declares the same identity shares them, since the token is what is
-// trusted. At most MaxStatelessClients identities are kept and none is
+// that declares the same identity shares them (every client that
+// declares none is one identity), since the token is what is trusted. At most MaxStatelessClients identities are kept and none is
 // dropped (its taint would go with it): one more is refused
 // (ErrTooManyClients). Its elicitation capability is read per request, and
 // a question's sealed state binds the identity's session id. A call that needs a person is asked, in this order,
