@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -280,6 +281,14 @@ func (h *httpWorld) connect(name string, e *elicitor, co connOpts) *mcp.ClientSe
 	if co.byHand {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
+	if co.changed != nil {
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case co.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url,
 		HTTPClient: &http.Client{Transport: bearer{"tok", h.tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: co.version})
@@ -506,5 +515,58 @@ func TestHTTPStatelessIdentitiesAreBounded(t *testing.T) {
 	}
 	if n := h.execs("flaky", "read_value"); n != MaxStatelessClients+1 {
 		t.Fatalf("read_value ran %d times, want %d", n, MaxStatelessClients+1)
+	}
+}
+
+// Both protocol versions are served by the one mcp.Server, so a 2025-11-25
+// and a 2026-07-28 client on the same listener are offered the same tools,
+// prompts and resources.
+func TestHTTPBothVersionsSeeTheSameOffer(t *testing.T) {
+	h := newHTTPWorld(t)
+	ctx := context.Background()
+	offer := func(cs *mcp.ClientSession) string {
+		var names []string
+		ts, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range ts.Tools {
+			names = append(names, "tool "+tl.Name+" "+hints(tl.Annotations))
+		}
+		ps, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps.Prompts {
+			names = append(names, "prompt "+p.Name)
+		}
+		rs, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.Resources {
+			names = append(names, "resource "+r.URI)
+		}
+		return strings.Join(names, "\n")
+	}
+	changed := make(chan struct{}, 1)
+	old := h.connect("old", nil, connOpts{version: "2025-11-25", changed: changed})
+	cur := h.connect("new", nil, connOpts{})
+	// The prompt and the resource arrive once their server is ready.
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(offer(old), "resource note://poison/1") {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the poison server's resource never arrived:\n%s", offer(old))
+		}
+	}
+	a, b := offer(old), offer(cur)
+	if a != b || !strings.Contains(a, "tool flaky__set_value") || !strings.Contains(a, "prompt poison__review") {
+		t.Fatalf("2025-11-25 is offered\n%s\n\n2026-07-28 is offered\n%s", a, b)
+	}
+	r, err := cur.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://poison/1"})
+	if err != nil || r.Contents[0].Text != "note body" {
+		t.Fatalf("2026-07-28 read: %v %+v", err, r)
 	}
 }

@@ -244,6 +244,7 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
+	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {
