@@ -83,6 +83,10 @@ type Options struct {
 	Instructions string
 	Version      string
 	CallOptions  client.CallOptions
+	// Observer, if set, sees every session's calls, asks and taint (the
+	// serve process's one OpenTelemetry export): one export per process,
+	// shared by every client session, as the audit log is.
+	Observer host.Observer
 	// Backoff and Sleep are passed to each session's gate (tests).
 	Backoff func(attempt int) time.Duration
 	Sleep   func(ctx context.Context, d time.Duration) error
@@ -474,7 +478,7 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 		Asker: a, Mode: decide.Interactive, CanAsk: a.canAsk,
 		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
 		SessionID: id, Client: c, CallOptions: s.o.CallOptions,
-		Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+		Observer: s.o.Observer, Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 	})
 	s.sessions[ss] = sess
 	return sess
