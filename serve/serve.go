@@ -83,6 +83,10 @@ type Options struct {
 	Instructions string
 	Version      string
 	CallOptions  client.CallOptions
+	// Observer, if set, sees every session's calls, asks and taint (the
+	// serve process's one OpenTelemetry export): one export per process,
+	// shared by every client session, as the audit log is.
+	Observer host.Observer
 	// Backoff and Sleep are passed to each session's gate (tests).
 	Backoff func(attempt int) time.Duration
 	Sleep   func(ctx context.Context, d time.Duration) error
@@ -494,7 +498,7 @@ func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *hos
 		Asker: a, Mode: decide.Interactive, CanAsk: canAsk,
 		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
-		Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+		Observer: s.o.Observer, Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 	})
 }
 

@@ -119,9 +119,13 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		defer b.Close()
 		approve = b
 	}
+	// One export for the process, as the chat has one for its session:
+	// flushed, bounded, when serve ends (after the last call's span).
+	tel := st.startTelemetry(s) // telemetry.go
+	defer func() { tel.warnOf(tel.flush())() }()
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
-		Audit: log, Store: st.store, Pins: st.pins,
+		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix,
 		Instructions: serveInstructions(st), Version: version,
 	})
