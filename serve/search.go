@@ -285,8 +285,10 @@ func (s *Server) searchLine(name string, e *export, t *client.Tool) string {
 	if e.def.Description != "" {
 		parts = append(parts, "description: "+sanitize.Truncate(sanitize.Line(e.def.Description), searchMaxDescription))
 	}
-	if args := argumentList(inputSchema(t.InputSchema)); args != "" {
-		parts = append(parts, "arguments: "+args)
+	if raw, ok := e.def.InputSchema.(json.RawMessage); ok {
+		if args := argumentList(raw); args != "" {
+			parts = append(parts, "arguments: "+args)
+		}
 	}
 	return head + "): " + host.Quote("", strings.Join(parts, " · "), true)
 }

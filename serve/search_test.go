@@ -58,7 +58,11 @@ func TestToolSearchListsOnlyTheSearchTool(t *testing.T) {
 func TestASearchFindsAToolThatBecomesListedAndCallable(t *testing.T) {
 	w := searchWorld(t, host.SearchAlways, worldOpts{})
 	c := w.connect(nil)
+	<-w.srv.ready
 	c.list(t)
+	for len(c.changed) > 0 {
+		<-c.changed // the servers' arrival
+	}
 	got := c.search(t, "read a value by its key")
 	line := lineOf(got, "- flaky__read_value ")
 	if line == "" {
@@ -68,16 +72,17 @@ func TestASearchFindsAToolThatBecomesListedAndCallable(t *testing.T) {
 		!strings.Contains(line, "arguments: key") {
 		t.Errorf("result line %q, want the class, the quoted description and the arguments", line)
 	}
+	// Listed before the search answered: announced with no other request.
+	select {
+	case <-c.changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no list_changed after a search found tools")
+	}
 	if res := c.call(t, "flaky__read_value", `{"key":"a"}`); res.IsError {
 		t.Fatalf("a found tool is not callable at once: %s", text(res))
 	}
 	if n := w.execs("flaky", "read_value"); n != 1 {
 		t.Fatalf("read_value ran %d times, want 1", n)
-	}
-	select {
-	case <-c.changed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no list_changed after a search found tools")
 	}
 	tools := c.list(t)
 	if tools["flaky__read_value"] == nil || tools[host.SearchToolName] == nil {
