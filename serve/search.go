@@ -157,6 +157,9 @@ func (s *Server) searchDefinition(all map[string]*export) *mcp.Tool {
 	for i, name := range servers {
 		parts[i] = fmt.Sprintf("%s (%d)", sanitize.Name(name), count[name])
 	}
+	if len(parts) == 0 {
+		parts = []string{"none ready yet"}
+	}
 	f := false
 	return &mcp.Tool{
 		Name:  host.SearchToolName,
@@ -234,7 +237,12 @@ func (s *Server) runSearch(_ context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	for name, e := range all {
 		names[e.server+"/"+e.tool] = name
 	}
-	tools := slices.DeleteFunc(s.o.Catalog.Tools(), func(t *client.Tool) bool { return names[t.Ref()] == "" })
+	var tools []*client.Tool // those exported, in the catalog's order
+	for _, t := range s.o.Catalog.Tools() {
+		if names[t.Ref()] != "" {
+			tools = append(tools, t)
+		}
+	}
 	hits := host.RankTools(tools, a.Query, a.Limit, s.explain)
 	if len(hits) == 0 {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
