@@ -66,6 +66,6 @@
 // no poisoned description (TestSearchDoesNotReturnAPoisonedDescription)
 // and no changed definition (TestSearchWithholdsAChangedDefinition), the
 // tools listed stay within the host's cap
-// (TestFoundToolsStayWithinTheHostsCap) and no server's tool takes the
+// (TestSearchFoundToolsStayWithinTheHostsCap) and no server's tool takes the
 // search's name (TestTheSearchToolsNameIsMcphosts).
 package serve

@@ -196,7 +196,7 @@ func TestSearchWithholdsAChangedDefinition(t *testing.T) {
 // Calling a tool no search found works by its exact name: it goes through
 // the session's gate like any call (a read runs, a write that needs a
 // person no one can ask is refused) and is listed from then on.
-func TestAToolNeverFoundIsCallableByNameAndGated(t *testing.T) {
+func TestSearchNeverFoundToolIsCallableByNameAndGated(t *testing.T) {
 	w := searchWorld(t, host.SearchAlways, worldOpts{})
 	c := w.connect(nil)
 	if res := c.call(t, "flaky__read_value", `{"key":"a"}`); res.IsError {
@@ -224,7 +224,7 @@ func TestAToolNeverFoundIsCallableByNameAndGated(t *testing.T) {
 
 // With a host's cap, the found tools listed stay within it (the oldest go
 // first), and one dropped is still callable by name.
-func TestFoundToolsStayWithinTheHostsCap(t *testing.T) {
+func TestSearchFoundToolsStayWithinTheHostsCap(t *testing.T) {
 	w := searchWorld(t, host.SearchAlways, worldOpts{tweak: func(o *Options) { o.MaxTools = 3 }})
 	c := w.connect(nil)
 	for _, q := range []string{"read value", "list tasks", "get task", "delete task"} {
