@@ -20,6 +20,12 @@
 //   - A description that gives the model orders (decide.PoisonFlags) is
 //     not passed on: a note saying it was withheld takes its place.
 //   - Titles and descriptions are sanitized (package sanitize) and bounded.
+//   - With Options.ToolSearch (search.go), host.SearchToolName and the
+//     tools found so far instead of every tool: a search ranks as the
+//     chat's does (host.RankTools), describes each tool found as tools/list
+//     would show it, and lists it before it answers. Only trusted servers'
+//     tools count toward turning "auto" on, besides the host's own cap. A
+//     tool not found is still callable by its exact name, through the gate.
 //
 // # Calls and questions
 //
@@ -77,5 +83,12 @@
 // (TestWithoutElicitationTheCallIsRefusedWithTheReason); an approver is
 // asked only while it waits; over HTTP the bearer token and the Origin are
 // checked (TestGuardNeedsTheTokenAndTheOrigin) and a non-loopback address
-// needs --allow-remote (TestCheckListen).
+// needs --allow-remote (TestCheckListen); with tool search, an untrusted
+// server's tools do not turn it on
+// (TestAnUntrustedServersManyToolsDoNotTurnAutoSearchOn), a search returns
+// no poisoned description (TestSearchDoesNotReturnAPoisonedDescription)
+// and no changed definition (TestSearchWithholdsAChangedDefinition), the
+// tools listed stay within the host's cap
+// (TestSearchFoundToolsStayWithinTheHostsCap) and no server's tool takes the
+// search's name (TestTheSearchToolsNameIsMcphosts).
 package serve

@@ -72,6 +72,13 @@ type Options struct {
 	// NoPrefix exports raw tool names; the caller allows it only when one
 	// server is served (names could collide otherwise).
 	NoPrefix bool
+	// ToolSearch is host.SearchNever (or ""), host.SearchAuto or
+	// host.SearchAlways: whether the client is offered a search instead of
+	// every tool (search.go).
+	ToolSearch string
+	// MaxTools is the most tools the client's host accepts (0: no cap);
+	// SearchAuto searches past it.
+	MaxTools int
 	// ListWait bounds how long tools/list waits for servers still starting
 	// (default 1s); the rest are announced with list_changed.
 	ListWait time.Duration
@@ -111,7 +118,9 @@ type Server struct {
 
 	syncMu   sync.Mutex
 	mu       sync.Mutex
-	exported map[string]*export // model-facing name → tool
+	exported map[string]*export // model-facing name → tool, every one served
+	listed   map[string]*export // those the SDK lists: all, or those found (search.go)
+	search   searchState
 	sessions map[*mcp.ServerSession]*session
 	idents   map[identity]*session // stateless HTTP clients (statelessSession)
 	spent    map[string]int64      // nonces of answered questions → expiry (roundtrip.go)
@@ -146,7 +155,7 @@ func New(o Options) *Server {
 		o.Version = "dev"
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
-		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
+		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
@@ -229,9 +238,15 @@ func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 			s.waitReady(ctx, s.o.ListWait, true)
 			s.sync()
 		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.isExported(p.Name) {
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if ok && p.Name == host.SearchToolName && s.searchOn() {
+				s.waitReady(ctx, s.o.ListWait, true) // search what tools/list would show
+			} else if ok && !s.isExported(p.Name) {
 				s.waitReady(ctx, callWait, false)
 				s.sync()
+			}
+			if ok {
+				s.listOnCall(p.Name)
 			}
 		}
 		return next(ctx, method, req)
@@ -272,15 +287,21 @@ func (s *Server) isExported(name string) bool {
 	return s.exported[name] != nil
 }
 
-// sync makes the exported tools what the catalog holds now. The SDK tells
-// every client of a difference (notifications/tools/list_changed).
+// sync makes the exported tools what the catalog holds now, and the
+// listed ones those or, with search, the search tool and those found. The
+// SDK tells every client of a difference
+// (notifications/tools/list_changed).
 func (s *Server) sync() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	next := s.exports(s.o.Catalog.Tools())
+	all := s.exports(s.o.Catalog.Tools())
+	next, searching := s.offer(all)
 	s.mu.Lock()
-	prev := s.exported
+	prev := s.listed
 	s.mu.Unlock()
+	if !searching {
+		s.showSearch(false, all) // first: a raw tool may have its name
+	}
 	var gone []string
 	for name := range prev {
 		if _, ok := next[name]; !ok {
@@ -307,8 +328,11 @@ func (s *Server) sync() {
 			delete(next, name)
 		}
 	}
+	if searching {
+		s.showSearch(true, all)
+	}
 	s.mu.Lock()
-	s.exported = next
+	s.exported, s.listed = all, next
 	s.mu.Unlock()
 }
 

@@ -55,6 +55,8 @@ type worldOpts struct {
 	serverQuestions bool
 	// only, if set, serves just this one server, with raw names.
 	only string
+	// tweak, if set, changes the options before the server is made.
+	tweak func(*Options)
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -129,11 +131,15 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.srv = New(Options{
+	so := Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
 		Audit: log, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
-	})
+	}
+	if o.tweak != nil {
+		o.tweak(&so)
+	}
+	w.srv = New(so)
 	srv = w.srv
 	w.srv.Start(ctx)
 	t.Cleanup(func() {
