@@ -160,17 +160,17 @@ func resumeHint(s *streams, chat *chatlog.Log) {
 	}
 }
 
-// switcher builds the models /model names in the chat, starting from the
-// one the chat runs (spec and base, "" for none). A model is built as
-// --model builds one: the config entry's options, the key variables. The
-// base URL in use is kept only for a model of the same provider, so that
-// --base-url never sends another provider's requests, and its key, to that
-// endpoint; openai-compatible then needs one, and the error says so.
+// switcher builds the models /model names in the chat, which started with
+// spec at base ("" for none). A model is built as --model builds one: the
+// config entry's options, the key variables. The base URL the chat started
+// with applies to the models of that provider only, so that --base-url
+// never sends another provider's requests, and its key, to that endpoint;
+// an openai-compatible model needs the chat to have started with one.
 func (st *setup) switcher(g *globalOptions, s *streams, spec, base string) func(string) (ui.ModelChoice, error) {
+	from, _, _ := strings.Cut(spec, ":")
 	return func(next string) (ui.ModelChoice, error) {
-		p, _, _ := strings.Cut(next, ":")
 		b := ""
-		if cur, _, _ := strings.Cut(spec, ":"); spec != "" && cur == p {
+		if p, _, _ := strings.Cut(next, ":"); spec != "" && p == from {
 			b = base
 		}
 		ms := st.cfg.Models[next]
@@ -179,7 +179,6 @@ func (st *setup) switcher(g *globalOptions, s *streams, spec, base string) func(
 		if err != nil {
 			return ui.ModelChoice{}, err
 		}
-		spec, base = next, b
 		return ui.ModelChoice{Model: m, BaseURL: savedBaseURL(b), ContextWindow: ms.ContextWindow}, nil
 	}
 }
