@@ -409,7 +409,7 @@ func (c *card) size(forModel bool) string {
 	}
 	text := host.ResultText(c.result)
 	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-	if n < 2 && !c.truncated && c.resultBytes <= 200 {
+	if n < 2 && !c.truncated && c.resultBytes <= 200 && (c.later == keptWhole || !forModel) {
 		return "" // a short result says all there is on its line
 	}
 	s := "(" + humanBytes(c.resultBytes) + fmt.Sprintf(", %d line%s", n, plural(n))

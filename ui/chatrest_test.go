@@ -89,6 +89,9 @@ func TestSummarisedCardWording(t *testing.T) {
 	if got := b.modelGot(); got != "the model got only its beginning (cut to the result limit) once; the conversation was compacted since, and later requests carry only the model's summary of that part" {
 		t.Errorf("summarised: %q", got)
 	}
+	if got := a.sizeNote(); got != "(1 B, 1 line, out of the model's context since)" {
+		t.Errorf("a short compacted result's size note is %q, want it to say so on the folded card", got)
+	}
 	if got := manual.modelGot(); !strings.Contains(got, "did not get it") {
 		t.Errorf("manual: %q", got)
 	}
