@@ -226,13 +226,22 @@ func (s *Session) History() []llm.Message {
 	return msgs
 }
 
-// Ran returns what the session last ran with: the header, with the model,
-// base URL and servers of its last NoteResumed note.
+// Ran returns what the session last ran with: the header, with the
+// servers of its last NoteResumed note, and the model and base URL of its
+// last NoteResumed or NoteModel note, whichever came later.
 func (s *Session) Ran() Header {
 	h := s.Header
+	model := false
 	for i := len(s.Records) - 1; i >= 0; i-- {
-		if r := s.Records[i]; r.Type == TypeNote && r.Note == NoteResumed && r.Session != nil {
-			h.Model, h.BaseURL, h.Servers = r.Session.Model, r.Session.BaseURL, r.Session.Servers
+		r := s.Records[i]
+		if r.Type != TypeNote || r.Session == nil || (r.Note != NoteResumed && r.Note != NoteModel) {
+			continue
+		}
+		if !model {
+			h.Model, h.BaseURL, model = r.Session.Model, r.Session.BaseURL, true
+		}
+		if r.Note == NoteResumed {
+			h.Servers = r.Session.Servers
 			break
 		}
 	}

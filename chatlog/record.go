@@ -36,13 +36,18 @@ const (
 	// URL or set of servers than it last ran with (Session is set, with
 	// those; its ID, Dir and Started are the header's).
 	NoteResumed = "resumed"
+	// NoteModel says the person switched the model in the chat (/model):
+	// Session is set, with the new model and base URL only, which a
+	// resume uses; the servers are not part of it.
+	NoteModel = "model"
 )
 
 // Record is one line of a session file.
 type Record struct {
 	Type string    `json:"type"`
 	Time time.Time `json:"time"`
-	// Session is set on the first line and on a NoteResumed note.
+	// Session is set on the first line and on a NoteResumed or NoteModel
+	// note.
 	Session *Header  `json:"session,omitempty"`
 	Message *Message `json:"message,omitempty"`
 	Call    *Call    `json:"call,omitempty"`

@@ -122,3 +122,41 @@ func TestSummaryFirstPrompt(t *testing.T) {
 		t.Errorf("First = %v, want %v", got, want)
 	}
 }
+
+// TestModelNoteMovesTheModel: a NoteModel note (/model in the chat) moves
+// the model and base URL Ran returns, not the servers; a NoteResumed note
+// written after it moves them again.
+func TestModelNoteMovesTheModel(t *testing.T) {
+	dir := t.TempDir()
+	srv := []Server{{"tasks", "abc"}}
+	l, err := New(dir, Header{ID: "s2", Dir: "/p", Model: "openai-compatible:local", BaseURL: "http://127.0.0.1:9/v1", Servers: srv}, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(Record{Type: TypeNote, Note: NoteModel, Session: &Header{Model: "anthropic:claude-sonnet-4-5"}}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	s, err := Load(dir, "s2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := s.Ran(); h.Model != "anthropic:claude-sonnet-4-5" || h.BaseURL != "" || !cmp.Equal(h.Servers, srv) {
+		t.Errorf("Ran after /model = %+v, want the new model, no base URL, the header's servers", h)
+	}
+	if l, err = s.Continue(clock()); err != nil {
+		t.Fatal(err)
+	}
+	next := s.Header
+	next.Model, next.BaseURL, next.Servers = "openai:gpt-5", "", []Server{}
+	if err := l.Append(Record{Type: TypeNote, Note: NoteResumed, Session: &next}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if s, err = Load(dir, "s2"); err != nil {
+		t.Fatal(err)
+	}
+	if h := s.Ran(); h.Model != "openai:gpt-5" || len(h.Servers) != 0 || h.Servers == nil {
+		t.Errorf("Ran after a later resume = %+v", h)
+	}
+}

@@ -54,6 +54,14 @@ type Compaction struct {
 	// Unknown counts the calls with an unknown outcome the model was
 	// reminded of.
 	Unknown int `json:"unknownOutcomes,omitempty"`
+	// ElidedCalls and SummarisedCalls name the calls whose results this
+	// compaction took out of the history, by mcphost's id for each
+	// (CallEntry.CallID; for a call without one, such as the host's own
+	// search, a key of the loop's): replaced by a marker, or summarised
+	// with the turns around them. The model got those results once; no
+	// later request carries them.
+	ElidedCalls     []string `json:"elidedCalls,omitempty"`
+	SummarisedCalls []string `json:"summarisedCalls,omitempty"`
 }
 
 // String describes the compaction in a line.
@@ -171,6 +179,9 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 			size -= (len(r.Content) - len(marker)) / bytesPerToken
 			c.Elided++
 			c.ElidedBytes += len(r.Content)
+			if key := l.byModel[r.CallID]; key != "" {
+				c.ElidedCalls = append(c.ElidedCalls, key)
+			}
 			r.Content = marker
 		}
 	}
@@ -228,6 +239,13 @@ func (l *Loop) summarise(ctx context.Context, tools []llm.Tool, c *Compaction) e
 	if note, n := l.unknownNote(); n > 0 {
 		summaryMsg.Text += "\n" + note
 		c.Unknown = n
+	}
+	for _, m := range l.messages[:cut] {
+		for _, r := range m.ToolResults {
+			if key := l.byModel[r.CallID]; key != "" {
+				c.SummarisedCalls = append(c.SummarisedCalls, key)
+			}
+		}
 	}
 	kept := append([]llm.Message{summaryMsg}, l.messages[cut:]...)
 	c.Summarised = cut

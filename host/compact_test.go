@@ -76,13 +76,31 @@ func TestCompactionLongSessionStaysUnderTheWindow(t *testing.T) {
 	if markers == 0 {
 		t.Error("no request carried a marker in place of an old result")
 	}
-	var elided, summarised int
+	var elided, summarised, named int
+	ids := map[string]bool{}
+	for _, e := range l.Transcript {
+		if e.Call != nil {
+			ids[e.Call.CallID] = true
+		}
+	}
 	for _, c := range compactions {
 		elided += c.Elided
 		summarised += c.Summarised
 		if c.After >= c.Before {
 			t.Errorf("a compaction did not shrink the request: %+v", c)
 		}
+		if len(c.ElidedCalls) != c.Elided {
+			t.Errorf("a compaction elided %d results and named %d calls: %v", c.Elided, len(c.ElidedCalls), c.ElidedCalls)
+		}
+		for _, id := range append(c.ElidedCalls, c.SummarisedCalls...) {
+			if !ids[id] {
+				t.Fatalf("a compaction names %q, not a call of the run (mcphost's ids)", id)
+			}
+		}
+		named += len(c.SummarisedCalls)
+	}
+	if summarised > 0 && named == 0 {
+		t.Error("the summaries replaced results and named no call")
 	}
 	if elided == 0 || summarised == 0 || sum.asked == 0 {
 		t.Errorf("compactions %d: %d results elided, %d messages summarised, %d summaries asked; want both kinds", len(compactions), elided, summarised, sum.asked)

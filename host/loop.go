@@ -312,6 +312,17 @@ func (l *Loop) SetTools(tools []*client.Tool) {
 	l.o.Names = client.BuildNames(tools)
 }
 
+// SetModel replaces the model from the next Run on, with its context
+// window in tokens (0: the table of [ContextWindowFor]); the conversation
+// carries over. Each assistant message keeps the content its provider sent
+// (llm.Message's Raw, thinking and signatures included), and a model of
+// another provider or endpoint never sends that back: package llm rebuilds
+// the message from its text and calls. Like Run, SetModel must not be
+// called while a Run is in progress.
+func (l *Loop) SetModel(m llm.Model, contextWindow int) {
+	l.o.Model, l.o.ContextWindow = m, contextWindow
+}
+
 func (l *Loop) emit(e LoopEvent) {
 	if l.o.OnEvent != nil {
 		l.o.OnEvent(e)

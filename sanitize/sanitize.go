@@ -133,6 +133,31 @@ func pad(s string, n int) string {
 	return strings.Repeat("0", n-len(s)) + s
 }
 
+// Strip returns s without the runes Unsafe reports (ESC and every other
+// control character among them) and without invalid UTF-8 bytes, except
+// newline and tab; it also returns how many it left out. It is for text
+// that leaves mcphost (a clipboard), where a visible escape would change
+// the text: what remains can be pasted into a terminal without acting on
+// it.
+func Strip(s string) (string, int) {
+	if safe(s, true) {
+		return s, 0
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if (r == utf8.RuneError && size == 1) || (Unsafe(r) && r != '\n' && r != '\t') {
+			n++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), n
+}
+
 // Truncate cuts s to at most max bytes on a rune boundary and appends a
 // marker saying how many bytes were cut. It returns s unchanged when it fits.
 func Truncate(s string, max int) string {

@@ -108,3 +108,24 @@ func TestName(t *testing.T) {
 		t.Error("a look-alike name prints like the name it imitates")
 	}
 }
+
+// TestStrip: what Strip leaves can be pasted into a terminal: no control
+// character but newline and tab, no invalid byte; everything else stays.
+func TestStrip(t *testing.T) {
+	cases := []struct {
+		in, out string
+		n       int
+	}{
+		{"plain\ttext\nkept ünïcödé 😀", "plain\ttext\nkept ünïcödé 😀", 0},
+		{"\x1b]52;c;aGk=\x07after", "]52;c;aGk=after", 2},
+		{"\x1b[2J\rcr\u009b31m", "[2Jcr31m", 3},
+		{"evil\u202eexe\u200b", "evilexe", 2},
+		{"bad\xffbyte\x7f", "badbyte", 2},
+	}
+	for _, c := range cases {
+		got, n := Strip(c.in)
+		if got != c.out || n != c.n {
+			t.Errorf("Strip(%q) = %q, %d; want %q, %d", c.in, got, n, c.out, c.n)
+		}
+	}
+}

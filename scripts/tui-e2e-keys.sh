@@ -10,7 +10,11 @@
 #  4. ctrl+g edits the message in $VISUAL, which replaces the input;
 #  5. a 30-line paste shows as "[pasted 30 lines]" and is sent whole;
 #  6. @server:uri completes from server-everything's resources; the read is
-#     an untrusted server's, so it is confirmed (tier 3) and audited.
+#     an untrusted server's, so it is confirmed (tier 3) and audited;
+#  7. /model switches to another model for the next message, which gets the
+#     conversation so far; a spec it cannot use leaves the model as it was;
+#  8. /copy writes the last answer with OSC 52, which tmux (set-clipboard
+#     on) takes into its paste buffer.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux or jq is missing and could
 # not be installed. Step 6 needs the npm servers (npm ci in interop/); set
@@ -50,6 +54,9 @@ cat >"$work/model.jsonl" <<'EOF'
 {"text": "Paste received."}
 {"text": "Resource received."}
 EOF
+cat >"$work/model2.jsonl" <<'EOF'
+{"expectHistory": {"contains": "Paste received."}, "text": "The **second** model answers."}
+EOF
 
 # A shell with job control, in which mcphost runs; its prompt is "$ ".
 tm new-session -d -s "$session" -x 120 -y 35 -c "$work" "env PS1='$ ' bash --norc --noprofile -i"
@@ -73,7 +80,7 @@ wait_for "servers $want/$want ready"
 
 echo "$name: the command menu" >&2
 tm send-keys -t "$session" -l /
-wait_for "every tool with its badges" "/resources [FILTER]" "1 of 13"
+wait_for "every tool with its badges" "/resources [FILTER]" "1 of 15"
 tm send-keys -t "$session" -l he
 wait_for "› /help" "this help"
 tm send-keys -t "$session" Enter
@@ -138,6 +145,21 @@ if [ "$interop" = 1 ]; then
   n=$(jq -s '[.[] | select(.tool == "resources/read" and .server == "ev")] | length' "$work/audit.jsonl")
   [ "$n" = 2 ] || fail "want an intent and an outcome for the read in the audit log, got $n records"
 fi
+
+echo "$name: /model switches for the next message" >&2
+type_line "/model nope:x"
+wait_for "unknown provider" "the model is still script:"
+type_line "/model script:$work/model2.jsonl"
+wait_for "the model is now script:$work/model2.jsonl" "model script:$work/model2.jsonl"
+type_line "Who answers now?"
+wait_for "The second model answers."
+
+echo "$name: /copy writes the last answer with OSC 52" >&2
+tm set -g set-clipboard on
+type_line "/copy"
+wait_for "copied the last answer (1 line"
+got=$(tm show-buffer)
+[ "$got" = "The **second** model answers." ] || fail "tmux's buffer holds \"$got\", want the answer's Markdown source"
 
 tm send-keys -t "$session" C-d
 wait_for "press ctrl+d again to quit"

@@ -21,6 +21,7 @@ import (
 // model (or the call form) asks for it until its outcome is known.
 type card struct {
 	id                      string
+	callID                  string // mcphost's id for it, as compactions name it
 	server, tool, modelName string
 	args                    json.RawMessage
 	manual                  bool // from the call form, not the model
@@ -54,7 +55,19 @@ type card struct {
 	// modelArgs are the arguments the model asked for; args differ from
 	// them when the person edited the call.
 	modelArgs json.RawMessage
+	// later says what the requests after a compaction carry in place of
+	// the result: the model got it once, and then no more.
+	later compacted
 }
+
+// compacted is what a compaction left of a result in the model's history.
+type compacted uint8
+
+const (
+	keptWhole  compacted = iota // the result is still in every request
+	markerOnly                  // replaced by a short marker that names the call
+	summarised                  // gone with its turn into the model's summary
+)
 
 // edited reports whether the call ran with arguments the person edited.
 func (c *card) edited() bool {
@@ -69,6 +82,9 @@ func (c *card) edited() bool {
 // fromEntry fills the card from the loop's account of the call.
 func (c *card) fromEntry(e *host.CallEntry) {
 	c.server, c.tool, c.modelName = e.Server, e.Tool, e.ModelName
+	if e.CallID != "" {
+		c.callID = e.CallID
+	}
 	if e.Args != nil {
 		if c.modelArgs == nil {
 			c.modelArgs = e.Args
@@ -381,19 +397,27 @@ func (c *card) ranResult() bool {
 }
 
 // sizeNote is the result's size and line count, for a result that its
-// one line on the card cannot show: "(12.3 KB, 340 lines)".
-func (c *card) sizeNote() string {
+// one line on the card cannot show: "(12.3 KB, 340 lines)", with what
+// became of it for the model.
+func (c *card) sizeNote() string { return c.size(true) }
+
+// size is sizeNote, with what became of the result for the model only when
+// forModel is set.
+func (c *card) size(forModel bool) string {
 	if !c.ranResult() {
 		return ""
 	}
 	text := host.ResultText(c.result)
 	n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
-	if n < 2 && !c.truncated && c.resultBytes <= 200 {
+	if n < 2 && !c.truncated && c.resultBytes <= 200 && (c.later == keptWhole || !forModel) {
 		return "" // a short result says all there is on its line
 	}
 	s := "(" + humanBytes(c.resultBytes) + fmt.Sprintf(", %d line%s", n, plural(n))
-	if c.truncated {
+	if c.truncated && forModel {
 		s += ", cut for the model"
+	}
+	if c.later != keptWhole && forModel {
+		s += ", out of the model's context since"
 	}
 	return s + ")"
 }
@@ -406,10 +430,19 @@ func (c *card) modelGot() string {
 		// the conversation, so no request carries it.
 		return "the model did not get it (you made this call)"
 	}
+	got := "all of it"
 	if c.truncated {
-		return "the model got only its beginning (cut to the result limit)"
+		got = "only its beginning (cut to the result limit)"
 	}
-	return "the model got all of it"
+	switch c.later {
+	case markerOnly:
+		// compact in package host: the result's text is replaced in the
+		// history, so every later request carries the marker instead.
+		return "the model got " + got + " once; the conversation was compacted since, and later requests carry a short note in its place"
+	case summarised:
+		return "the model got " + got + " once; the conversation was compacted since, and later requests carry only the model's summary of that part"
+	}
+	return "the model got " + got
 }
 
 // humanBytes writes a size briefly: 920 B, 12.3 KB, 4.1 MB.
@@ -449,8 +482,8 @@ func (c *card) bodyTitle() string {
 	switch {
 	case c.status == host.StatusSuccess || c.status == host.StatusToolError:
 		s := "result"
-		if size := c.sizeNote(); size != "" {
-			s += " " + strings.TrimSuffix(strings.TrimSuffix(size, ")"), ", cut for the model") + ")"
+		if size := c.size(false); size != "" {
+			s += " " + size
 		} else {
 			s += fmt.Sprintf(" (%s)", humanBytes(c.resultBytes))
 		}

@@ -11,7 +11,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
 
@@ -150,7 +149,7 @@ func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "enter":
 		// After a command, enter runs it with what was typed; a mention
 		// is taken first unless it is complete.
-		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuMentions && s.entries[s.at].insert == s.word {
+		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuProviders || s.kind == menuMentions && s.entries[s.at].insert == s.word {
 			m.menu = nil
 			return nil, false
 		}
@@ -373,7 +372,7 @@ func (m *Model) startRun(text string, mentions []mention) tea.Cmd {
 	if m.loop == nil {
 		history, past := m.rec.takeHistory() // session.go
 		m.loop = host.NewLoop(host.LoopOptions{
-			Model: meteredModel{Model: m.cfg.Model, report: func(u llm.Usage) { m.post(usageMsg{u: u}) }}, Gate: m.gate, Tools: m.mgr.Tools(),
+			Model: m.metered(m.cfg.Model), Gate: m.gate, Tools: m.mgr.Tools(),
 			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
 			History: history, Past: past, OnMessage: m.rec.message, OnResult: m.rec.result, // session.go
 			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,
@@ -563,6 +562,10 @@ func (m *Model) command(line string) tea.Cmd {
 		m.notice(levelInfo, "transcript cleared; the next message starts a new conversation (session grants stay)")
 	case "/export":
 		m.exportCommand(rest) // export.go
+	case "/model":
+		m.modelCommand(rest) // switchmodel.go
+	case "/copy":
+		return m.copyCommand(rest) // copy.go
 	case "/quit", "/exit":
 		return m.quit()
 	default:

@@ -64,6 +64,11 @@ type Config struct {
 	// NoModel says why there is no model, shown when the person writes a
 	// message (for example the configuration error from llm.New).
 	NoModel string
+	// SwitchModel builds the model /model names ("provider:model") the
+	// way --model builds one: the same key variables and config entry.
+	// It is called on the program's goroutine, and only while no run is
+	// in progress. Nil: /model only says which model the chat uses.
+	SwitchModel func(spec string) (ModelChoice, error)
 	// System is the system prompt; MaxSteps bounds the model turns of one
 	// message (0: the loop's default).
 	System   string
@@ -228,4 +233,14 @@ func Run(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	return fmt.Errorf("terminal interface: %w", err)
+}
+
+// ModelChoice is a model /model switched to.
+type ModelChoice struct {
+	Model llm.Model
+	// BaseURL is the endpoint it uses when not its provider's own, for the
+	// session record (without user information); ContextWindow is the
+	// config's "contextWindow" for it, 0 for mcphost's table.
+	BaseURL       string
+	ContextWindow int
 }

@@ -26,6 +26,33 @@ func (m *Model) onContextEvent(ev host.LoopEvent) {
 	case host.EvCompaction:
 		m.finishText()
 		m.notice(levelInfo, cleanLine(ev.Text))
+		if ev.Compaction != nil {
+			m.compacted(ev.Compaction)
+		}
+	}
+}
+
+// compacted tells the cards whose results the compaction took out of the
+// model's history that the model no longer has them.
+func (m *Model) compacted(c *host.Compaction) {
+	if len(c.ElidedCalls)+len(c.SummarisedCalls) == 0 {
+		return
+	}
+	gone := make(map[string]compacted, len(c.ElidedCalls)+len(c.SummarisedCalls))
+	for _, id := range c.ElidedCalls {
+		gone[id] = markerOnly
+	}
+	for _, id := range c.SummarisedCalls {
+		gone[id] = summarised // a summary replaces the marker too
+	}
+	for _, cd := range m.cards {
+		if cd.manual || cd.callID == "" {
+			continue
+		}
+		if g, ok := gone[cd.callID]; ok && g > cd.later {
+			cd.later = g
+			m.invalidateCard(cd)
+		}
 	}
 }
 

@@ -20,6 +20,13 @@
 // given for the earlier session are not carried over. /export writes the
 // transcript as Markdown, never over an existing file.
 //
+// /model switches the model (Config.SwitchModel builds it) for the next
+// message, the conversation kept; package llm sends a provider's thinking
+// back to that provider and endpoint only. /copy writes the last answer, or
+// a card's result, to the clipboard with OSC 52, less every control
+// character but newline and tab. A card whose result a compaction took out
+// of the model's history says so.
+//
 // The UI decides nothing. Every call, from the model or from the call form,
 // goes through a host.Gate that the UI builds from Config.Gate with itself as
 // the gate's Asker. The model loop runs in its own goroutine; each question

@@ -167,6 +167,8 @@ var commandHelp = [][2]string{
 	{"/trust NAME", "believe a running server's annotations from now on (remembered)"},
 	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
 	{"/export [FILE]", "write the conversation as Markdown (never over an existing file)"},
+	{"/copy [result]", "copy the last answer (or the selected card's result) to the clipboard, OSC 52"},
+	{"/model [PROVIDER:MODEL]", "show the model, or switch to another for the next message (the conversation carries over)"},
 	{"/help", "this help"},
 	{"/quit", "leave mcphost"},
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
@@ -126,6 +127,9 @@ type Model struct {
 	usage usageMeter
 	// sampling holds servers to their sampling budgets (Config.Sampling).
 	sampling *host.SampleMeter
+	// sampleModel is cfg.Model for the goroutines of servers' sampling
+	// requests, which must not read cfg while /model writes it.
+	sampleModel atomic.Pointer[llm.Model]
 
 	// rec saves the chat (session.go); nil when it is not saved.
 	rec *recorder
@@ -212,6 +216,7 @@ func NewModel(cfg Config) *Model {
 	}
 	m.openURL = oauth.OpenBrowser
 	m.getenv, m.execProcess = os.Getenv, tea.ExecProcess
+	m.sampleModel.Store(&cfg.Model)
 	m.sampling = cfg.Sampling
 	if m.sampling == nil {
 		m.sampling = host.NewSampleMeter(config.DefaultSamplingBudget)

@@ -27,7 +27,8 @@ type sampleMsg struct {
 // and, approved, answers with the person's model once.
 func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	name := cleanLine(server)
-	if m.cfg.Model == nil {
+	model := *m.sampleModel.Load()
+	if model == nil {
 		m.post(noticeMsg{levelWarn, name + " asked to use the model, and there is none: refused"})
 		return nil, errors.New("no model is configured")
 	}
@@ -39,7 +40,7 @@ func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessag
 		m.post(noticeMsg{levelWarn, name + " asked to use the model past its sampling budget: refused (\"samplingBudget\" in your config raises it)"})
 		return nil, err
 	}
-	r := dialog.SampleRequest{Server: server, Model: m.cfg.Model.Name(), MaxTokens: p.MaxTokens, System: p.SystemPrompt}
+	r := dialog.SampleRequest{Server: server, Model: model.Name(), MaxTokens: p.MaxTokens, System: p.SystemPrompt}
 	for _, msg := range p.Messages {
 		if msg == nil {
 			continue
@@ -62,7 +63,7 @@ func (m *Model) sample(ctx context.Context, server string, req *mcp.CreateMessag
 		m.post(noticeMsg{levelInfo, "you declined " + name + " the use of the model"})
 		return nil, errSampleDeclined
 	}
-	res, usage, err := m.sampling.Sample(ctx, m.cfg.Model, server, p)
+	res, usage, err := m.sampling.Sample(ctx, model, server, p)
 	m.post(usageMsg{u: usage, sampled: true})
 	if err != nil {
 		m.post(noticeMsg{levelError, name + " could not use the model: " + cleanLine(err.Error())})

@@ -11,8 +11,9 @@ import (
 )
 
 // The menu above the input: the slash commands while a command name is
-// typed, SERVER/TOOL after /explain and server names after /trust, and the
-// servers' resources while an @server:uri mention is typed.
+// typed, SERVER/TOOL after /explain, server names after /trust, providers
+// after /model, and the servers' resources while an @server:uri mention is
+// typed.
 // It filters as the person types; ↑/↓ move, tab or enter take the
 // highlighted entry, esc closes it until the input stops asking for it.
 
@@ -34,10 +35,11 @@ type menuEntry struct {
 type menuKind uint8
 
 const (
-	menuCommands menuKind = iota
-	menuMentions          // @server:uri
-	menuToolRefs          // SERVER/TOOL, after /explain
-	menuServers           // a server name, after /trust
+	menuCommands  menuKind = iota
+	menuMentions           // @server:uri
+	menuToolRefs           // SERVER/TOOL, after /explain
+	menuServers            // a server name, after /trust
+	menuProviders          // a provider, after /model
 )
 
 // slashMenu is the open menu.
@@ -78,6 +80,8 @@ func menuWord(v string) (word string, start int, kind menuKind, ok bool) {
 			return arg, len(name) + 1, menuToolRefs, true
 		case name == "/trust":
 			return arg, len(name) + 1, menuServers, true
+		case name == "/model" && !strings.Contains(arg, ":"):
+			return arg, len(name) + 1, menuProviders, true
 		}
 	}
 	i := strings.LastIndexAny(v, " \t\n")
@@ -119,6 +123,8 @@ func (m *Model) syncMenu() tea.Cmd {
 		all, sigil = m.toolRefEntries(), 0
 	case menuServers:
 		all, sigil = m.serverEntries(), 0
+	case menuProviders:
+		all, sigil = providerEntries(), 0 // switchmodel.go
 	default:
 		all = commandEntries()
 	}
@@ -151,7 +157,7 @@ func (m *Model) syncMenu() tea.Cmd {
 }
 
 // menuEnter says what enter does in each kind of menu.
-var menuEnter = [...]string{menuCommands: "enter runs it", menuMentions: "enter takes it", menuToolRefs: "enter runs the command", menuServers: "enter runs the command"}
+var menuEnter = [...]string{menuCommands: "enter runs it", menuMentions: "enter takes it", menuToolRefs: "enter runs the command", menuServers: "enter runs the command", menuProviders: "tab takes it"}
 
 // menuHeight is the number of rows menuLines draws.
 func (m *Model) menuHeight() int {

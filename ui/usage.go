@@ -81,6 +81,11 @@ func (m *Model) contextWindow() int {
 	return 0
 }
 
+// metered wraps model so that its usage reaches the status line.
+func (m *Model) metered(model llm.Model) llm.Model {
+	return meteredModel{Model: model, report: func(u llm.Usage) { m.post(usageMsg{u: u}) }}
+}
+
 // meteredModel passes every call to the model and reports each turn's
 // usage to the program as it arrives.
 type meteredModel struct {

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/ui"
 	"github.com/mcphost/mcphost/ui/notify"
 )
@@ -139,7 +141,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, StatePath: filepath.Join(st.stateDir, "state.json"),
-		Model: model, NoModel: noModel, System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
+		Model: model, NoModel: noModel, SwitchModel: st.switcher(g, s, modelName(model), base), System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",
 		Notify: notify.New(mode, notify.Detect(s.Getenv))})
@@ -155,5 +157,28 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 func resumeHint(s *streams, chat *chatlog.Log) {
 	if _, err := os.Stat(chat.Path()); err == nil {
 		fmt.Fprintf(s.Out, "To continue this chat: mcphost --resume %s\n", chat.ID())
+	}
+}
+
+// switcher builds the models /model names in the chat, which started with
+// spec at base ("" for none). A model is built as --model builds one: the
+// config entry's options, the key variables. The base URL the chat started
+// with applies to the models of that provider only, so that --base-url
+// never sends another provider's requests, and its key, to that endpoint;
+// an openai-compatible model needs the chat to have started with one.
+func (st *setup) switcher(g *globalOptions, s *streams, spec, base string) func(string) (ui.ModelChoice, error) {
+	from, _, _ := strings.Cut(spec, ":")
+	return func(next string) (ui.ModelChoice, error) {
+		b := ""
+		if p, _, _ := strings.Cut(next, ":"); spec != "" && p == from {
+			b = base
+		}
+		ms := st.cfg.Models[next]
+		m, err := llm.New(next, llm.Options{BaseURL: b, Getenv: s.Getenv,
+			MaxTokens: ms.MaxTokens, Thinking: ms.Thinking, AllowPlainHTTP: g.AllowPlainHTTP})
+		if err != nil {
+			return ui.ModelChoice{}, err
+		}
+		return ui.ModelChoice{Model: m, BaseURL: savedBaseURL(b), ContextWindow: ms.ContextWindow}, nil
 	}
 }

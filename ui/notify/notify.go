@@ -117,6 +117,16 @@ func Detect(getenv func(string) string) Terminal {
 	return t
 }
 
+// Passthrough returns seq as tmux forwards it to the terminal it runs in,
+// when its allow-passthrough option is on: wrapped in ESC P tmux; … ESC \,
+// every ESC inside doubled. Outside tmux it returns seq unchanged.
+func (t Terminal) Passthrough(seq string) string {
+	if !t.Tmux {
+		return seq
+	}
+	return "\x1bPtmux;" + strings.ReplaceAll(seq, "\x1b", "\x1b\x1b") + "\x1b\\"
+}
+
 // Notifier builds what is written when a question starts to wait.
 type Notifier struct {
 	mode Mode
@@ -125,6 +135,9 @@ type Notifier struct {
 
 // New returns a notifier for the person's mode and their terminal.
 func New(mode Mode, t Terminal) Notifier { return Notifier{mode: mode, term: t} }
+
+// Terminal returns the terminal the notifier was made for.
+func (n Notifier) Terminal() Terminal { return n.term }
 
 // maxSubject bounds what of a subject reaches the title and a
 // notification: a server chooses its tool names.
@@ -162,8 +175,8 @@ func (n Notifier) Waiting(subject string) string {
 		case OSC777:
 			seq = "\x1b]777;notify;mcphost;" + strings.ReplaceAll(body, ";", ",") + "\a"
 		}
-		if seq != "" && n.term.Tmux {
-			seq = "\x1bPtmux;" + strings.ReplaceAll(seq, "\x1b", "\x1b\x1b") + "\x1b\\"
+		if seq != "" {
+			seq = n.term.Passthrough(seq)
 		}
 		b.WriteString(seq)
 	}
