@@ -28,6 +28,8 @@ type serveOptions struct {
 	// AllowRemote lets --http listen on an address that is not loopback.
 	AllowRemote bool
 	TokenFile   string
+	// NoToken serves HTTP without the bearer token, on loopback only.
+	NoToken bool
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -48,7 +50,9 @@ elicitation) when the host offers one, else through a waiting approver
 
 On standard input and output by default; --http ADDR serves streamable HTTP
 to any number of clients, each its own session, on loopback unless
---allow-remote, with a bearer token from the state directory (--token-file).`,
+--allow-remote, with a bearer token from the state directory (--token-file).
+--insecure-no-token drops the token on a loopback address, for a client that
+cannot send one; any process on the machine can then call the tools.`,
 		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
   mcphost serve --http 127.0.0.1:8765`,
 		Args: cobra.NoArgs,
@@ -61,6 +65,7 @@ to any number of clients, each its own session, on loopback unless
 	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool names (only when one server is served)")
 	f.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) at /mcp instead of stdio")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
+	f.BoolVar(&o.NoToken, "insecure-no-token", false, "serve --http without the bearer token (loopback only): any local process can call the tools")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -69,6 +74,9 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	via, err := serve.ParseAskVia(o.AskVia)
 	if err != nil {
 		return usageError(err)
+	}
+	if o.NoToken && o.HTTP == "" {
+		return usageError(errors.New("--insecure-no-token is for --http: on standard input and output there is no token to drop"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -162,24 +170,39 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
 		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
 	}
-	path := o.TokenFile
-	if path == "" {
-		path = filepath.Join(st.stateDir, "serve-token")
-	}
-	token, created, err := serve.LoadToken(path)
-	if err != nil {
-		return usageError(err)
+	var handler http.Handler
+	var created bool
+	var path, token string
+	if o.NoToken {
+		if err := serve.CheckNoToken(o.HTTP, o.AllowRemote); err != nil {
+			return usageError(err)
+		}
+		handler = srv.HandlerWithoutToken()
+	} else {
+		path = o.TokenFile
+		if path == "" {
+			path = filepath.Join(st.stateDir, "serve-token")
+		}
+		var err error
+		token, created, err = serve.LoadToken(path)
+		if err != nil {
+			return usageError(err)
+		}
+		handler = srv.Handler(token)
 	}
 	ln, err := net.Listen("tcp", o.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
 	}
 	fmt.Fprintf(s.Err, "mcphost: serving MCP on http://%s/mcp\n", ln.Addr())
+	if o.NoToken {
+		fmt.Fprintln(s.Err, "mcphost: warning: --insecure-no-token: no bearer token is asked, so any process on this machine can call these tools through the gate")
+	}
 	if created {
 		fmt.Fprintf(s.Err, "mcphost: a new bearer token was saved in %s (shown only now): %s\n", path, token)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(token))
+	mux.Handle("/mcp", handler)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	srv.Start(ctx)
 	done := make(chan error, 1)
