@@ -104,6 +104,8 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 			return srv.ServerSampling(model)(ctx, server, req)
 		}
 	}
+	// A server's log messages during a call reach the client that made it.
+	copts.OnLog = func(server string, p *mcp.LoggingMessageParams) { srv.RelayLog(server, p) }
 	m := client.New(st.specs, copts)
 	defer m.Close()
 	var log host.AuditLog
