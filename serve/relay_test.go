@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -101,7 +103,9 @@ type answerer struct {
 
 func newAnswerer(name string) *answerer { return &answerer{name: name, got: make(chan struct{}, 64)} }
 
-func (a *answerer) connect(t *testing.T, w *world) *mcp.ClientSession {
+// connect connects a to w in memory, or over streamable HTTP to the
+// handler at url when url is set.
+func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSession {
 	t.Helper()
 	cl := mcp.NewClient(&mcp.Implementation{Name: a.name, Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -117,13 +121,22 @@ func (a *answerer) connect(t *testing.T, w *world) *mcp.ClientSession {
 			a.got <- struct{}{}
 		},
 	})
-	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = w.srv.Run(ctx, st)
-	}()
+	var ct mcp.Transport
+	if len(url) > 0 {
+		close(done)
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		ct = &mcp.StreamableClientTransport{Endpoint: url[0], HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}
+	} else {
+		st, mem := mcp.NewInMemoryTransports()
+		ct = mem
+		go func() {
+			defer close(done)
+			_ = w.srv.Run(ctx, st)
+		}()
+	}
 	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -171,9 +184,20 @@ func callText(cs *mcp.ClientSession, name, args string) (string, error) {
 // calls of both run on the same server, it cannot be told whose it is and
 // the headless rule (decline) answers it.
 func TestAServersQuestionGoesToTheClientWhoseCallRunsThere(t *testing.T) {
+	t.Run("in-memory", func(t *testing.T) { questionsGoToTheirClients(t, false) })
+	t.Run("http", func(t *testing.T) { questionsGoToTheirClients(t, true) })
+}
+
+func questionsGoToTheirClients(t *testing.T, overHTTP bool) {
 	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
+	var url []string
+	if overHTTP {
+		ts := httptest.NewServer(w.srv.Handler("tok"))
+		t.Cleanup(ts.Close)
+		url = append(url, ts.URL)
+	}
 	a, b := newAnswerer("alice"), newAnswerer("bob")
-	csA, csB := a.connect(t, w), b.connect(t, w)
+	csA, csB := a.connect(t, w, url...), b.connect(t, w, url...)
 
 	call := func(wait int, nameA, nameB string) (gotA, gotB string) {
 		var wg sync.WaitGroup
