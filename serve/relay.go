@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,6 +74,9 @@ func (s *Server) callerSession(server string) *running {
 	return list[0]
 }
 
+// relayWait bounds the sending of one relayed log message.
+const relayWait = 5 * time.Second
+
 // MaxLogData bounds the data of one relayed log message, in bytes.
 const MaxLogData = 4 << 10
 
@@ -103,6 +107,10 @@ func (s *Server) RelayLog(server string, p *mcp.LoggingMessageParams) {
 	if p.Logger != "" {
 		logger += "/" + bound(p.Logger, 64)
 	}
-	_ = r.ss.Log(r.ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: logger,
+	// It runs on the server connection's reader: a client that does not
+	// read holds that server up at most this long per message.
+	ctx, cancel := context.WithTimeout(r.ctx, relayWait)
+	defer cancel()
+	_ = r.ss.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: logger,
 		Data: sanitize.Truncate(sanitize.Text(data), MaxLogData)})
 }

@@ -19,7 +19,7 @@ import (
 // tool log sends log messages at three levels (data: the label argument,
 // the level, and an escape sequence) during the call. Each starts its work
 // only once `wait` calls of the server run at the same time, so that a test
-// can hold two in flight; log's calls meet again before they return.
+// can hold two in flight; they meet again before they return.
 func askerServer(context.Context) (mcp.Transport, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
@@ -64,6 +64,10 @@ func askerServer(context.Context) (mcp.Transport, error) {
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "who is there?",
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}})
 			if err != nil {
+				return nil, err
+			}
+			// Keep the calls in flight together until each was answered.
+			if err := meet(ctx, a.Wait); err != nil {
 				return nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}, nil

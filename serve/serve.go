@@ -382,8 +382,8 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		// (relay.go).
 		end := func() {}
 		c.OnDecision = func(decide.Decision, string) { end(); end = s.begin(e.server, req.Session, ctx) }
+		defer func() { end() }()
 		r := sess.gate.Call(ctx, c)
-		end()
 		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
 			s.sync() // approving the call accepted the new definition: show it
 		}
