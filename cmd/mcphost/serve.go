@@ -75,8 +75,11 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	if err != nil {
 		return usageError(err)
 	}
-	if o.NoToken && o.HTTP == "" {
+	switch {
+	case o.NoToken && o.HTTP == "":
 		return usageError(errors.New("--insecure-no-token is for --http: on standard input and output there is no token to drop"))
+	case o.NoToken && o.TokenFile != "":
+		return usageError(errors.New("--insecure-no-token and --token-file contradict each other: drop one"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
