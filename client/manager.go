@@ -56,6 +56,18 @@ type Options struct {
 	// definitions here, so that no definition reaches a model unpinned.
 	OnListing func(spec *Spec, tools []*Tool)
 
+	// OnLog, if set, sees every log message (notifications/message) of
+	// every server, as sent (unsanitized, unbounded), and each server that
+	// declares logging is asked at start for all of them (logging/setLevel
+	// debug): the receiver filters. On stdio and SSE it runs on the
+	// goroutine that reads the connection, before any response read after
+	// the message is delivered, so a message a server sends during a call
+	// is seen while that call is still running; on streamable HTTP it runs
+	// as the SDK handles the notification, which may be just after the
+	// call has returned. It must not block for long and must not call back
+	// into the Manager. The log tail (ServerStatus.Log) is kept either way.
+	OnLog func(server string, p *mcp.LoggingMessageParams)
+
 	// Trace, if set, sees every JSON-RPC message exchanged with every
 	// server, both ways, as encoded on the wire (see Tracer).
 	Trace Tracer

@@ -27,6 +27,8 @@ type rawTransport struct {
 	trace  Tracer // nil: nothing traces
 	name   string
 	recent *recentRing
+	// onLog, if set, sees each log message as it is read (see Options.OnLog).
+	onLog func(*mcp.LoggingMessageParams)
 }
 
 func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -35,7 +37,7 @@ func (t *rawTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		return nil, err
 	}
 	c = &traceConn{Connection: c, server: t.name, trace: t.trace, recent: t.recent}
-	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}}
+	t.conn = &rawConn{Connection: c, pending: map[string]chan *jsonrpc.Response{}, caps: &capsRecorder{}, onLog: t.onLog}
 	return t.conn, nil
 }
 
@@ -55,6 +57,9 @@ type rawConn struct {
 	meta map[string]any
 	// caps reads the handshake's answer as sent (capsniff.go).
 	caps *capsRecorder
+	// onLog, if set, is handed each notifications/message on the reading
+	// goroutine, so before any response read after it is delivered.
+	onLog func(*mcp.LoggingMessageParams)
 }
 
 // errRawClosed is returned to raw callers when the connection ends before
@@ -71,6 +76,12 @@ func (c *rawConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && req.Method == taskStatusNote {
 			c.taskNotification(req.Params)
 			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && c.onLog != nil && !req.IsCall() && req.Method == logNote {
+			var p mcp.LoggingMessageParams
+			if json.Unmarshal(req.Params, &p) == nil {
+				c.onLog(&p)
+			}
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if id, ok := resp.ID.Raw().(string); ok && strings.HasPrefix(id, rawPrefix) {

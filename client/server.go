@@ -183,7 +183,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if pv == ProtocolAuto {
 		pv = "" // the SDK's newest, with its fallback
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions())
+	c := mcp.NewClient(&mcp.Implementation{Name: s.m.opts.ClientName, Version: s.m.opts.ClientVersion}, s.clientOptions(d.raw == nil))
 	c.AddReceivingMiddleware(s.limitRequests)
 	if roots := s.m.opts.Roots; len(roots) > 0 {
 		c.AddRoots(roots...)
@@ -196,6 +196,11 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 	if ir := cs.InitializeResult(); ir != nil {
 		l.protocol = ir.ProtocolVersion
 		l.info = ir.ServerInfo
+		if s.m.opts.OnLog != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+			// All of them: the receiver filters. A server that refuses
+			// still starts; it just sends what it sends.
+			_ = cs.SetLoggingLevel(connCtx, &mcp.SetLoggingLevelParams{Level: "debug"})
+		}
 	}
 	l.caps = d.caps
 	if d.raw != nil {
@@ -222,7 +227,11 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 // clientOptions offers only the capabilities the host can serve: roots,
 // sampling and elicitation each need the person's configuration or a
 // handler.
-func (s *server) clientOptions() *mcp.ClientOptions {
+//
+// untapped says that the connection does not hand log messages to
+// Options.OnLog as it reads them (streamable HTTP), so the SDK's handler
+// does.
+func (s *server) clientOptions(untapped bool) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{}
 	if len(s.m.opts.Roots) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{}
@@ -232,6 +241,14 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
 		ProgressNotificationHandler: s.m.onProgress,
 		LoggingMessageHandler:       s.onLog,
+	}
+	if f := s.m.logHook(s.spec.Name); f != nil && untapped {
+		o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			s.onLog(ctx, req)
+			if req.Params != nil {
+				f(req.Params)
+			}
+		}
 	}
 	name := s.spec.Name
 	if h := s.m.opts.Elicitation; h != nil {

@@ -661,6 +661,9 @@ func (c *rawConn) taskNotification(params json.RawMessage) {
 // taskStatusNote is the method of a task status notification.
 const taskStatusNote = "notifications/tasks/status"
 
+// logNote is the method of a server's log message.
+const logNote = "notifications/message"
+
 // RunningTask is one entry of a server's tasks/list.
 type RunningTask struct {
 	ID      string `json:"id"`

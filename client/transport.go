@@ -38,7 +38,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
+		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
 		return &dialed{transport: rt, raw: rt}, nil
 	case spec.Transport == TransportStdio || spec.Transport == "":
 		if spec.Command == "" {
@@ -51,7 +51,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		cmd.WaitDelay = 2 * time.Second
 		setProcessGroup(cmd)
 		pt := &procTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
+		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		oh := oauthFor(spec)
@@ -73,10 +73,20 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name, recent: s.recent}
+		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
+}
+
+// logHook returns what hands server's log messages to Options.OnLog, or
+// nil when it is not set.
+func (m *Manager) logHook(server string) func(*mcp.LoggingMessageParams) {
+	f := m.opts.OnLog
+	if f == nil {
+		return nil
+	}
+	return func(p *mcp.LoggingMessageParams) { f(server, p) }
 }
 
 func (m *Manager) serverEnv(extra map[string]string) []string {

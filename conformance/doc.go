@@ -18,6 +18,13 @@
 // version: "mcphost 2026-07-28: N/M checks". The client asks for the
 // version the suite names in MCP_CONFORMANCE_PROTOCOL_VERSION.
 //
+// TestServeServerScenarios runs the newer line's server scenarios against
+// the go-sdk's reference server directly and through `mcphost serve
+// --http` fronting it on stdio, at both versions: through serve a scenario
+// must pass no fewer checks than directly, unless baseline-serve.txt lists
+// it ("VERSION/scenario reason"); it prints "serve 2025-11-25: N/M checks
+// (direct N/M)".
+//
 // The suite needs Node.js 22, which `npm ci` in this directory installs
 // beside it. Without node_modules the test fails and says so; setting
 // MCPHOST_SKIP_CONFORMANCE=1 skips it instead, on purpose only.

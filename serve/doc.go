@@ -55,9 +55,14 @@
 // then the call is refused as a tool error that says what needed approval
 // and how to get it, with reason needs-approval in the audit log.
 //
-// A server's own question (elicitation/create) is passed to the client
-// when exactly one client is connected and it answers forms that way
-// (ServerElicitation); otherwise the headless rule answers it. Prompts
+// A server's own question (elicitation/create) or sampling request is
+// passed to the client whose call is running on that server when exactly
+// one call is (on that call's stream over HTTP), else to the one connected
+// client, when it answers forms that way (ServerElicitation,
+// ServerSampling); otherwise the headless rule answers it. A server's log
+// message during a call goes to the client whose calls are the only ones
+// running there, at or above the level it set, marked with the server's
+// name and sanitized (RelayLog); at other times it goes to no one. Prompts
 // and resources are forwarded as data (forward.go); they run no tool and
 // do not pass the gate.
 //
@@ -89,6 +94,12 @@
 // no poisoned description (TestSearchDoesNotReturnAPoisonedDescription)
 // and no changed definition (TestSearchWithholdsAChangedDefinition), the
 // tools listed stay within the host's cap
-// (TestSearchFoundToolsStayWithinTheHostsCap) and no server's tool takes the
-// search's name (TestTheSearchToolsNameIsMcphosts).
+// (TestSearchFoundToolsStayWithinTheHostsCap) and no server's tool takes
+// the search's name (TestTheSearchToolsNameIsMcphosts); without the token
+// only a loopback address is served, never with --allow-remote (TestCheckNoToken), and the
+// Origin is still checked (TestWithoutTheTokenTheOriginIsStillChecked); a
+// server's question goes only to the client whose call is the one running
+// there (TestAServersQuestionGoesToTheClientWhoseCallRunsThere) and its log
+// messages only to the client calling it, sanitized
+// (TestAServersLogReachesTheCallingClient).
 package serve

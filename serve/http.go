@@ -95,6 +95,38 @@ func NewProtocol(r *http.Request) bool {
 	return v >= newProtocol
 }
 
+// HandlerWithoutToken serves streamable HTTP like Handler but without the
+// bearer token (--insecure-no-token): any process on this machine may call
+// it. The Origin is still checked. The caller allows it only on an address
+// CheckNoToken accepts.
+func (s *Server) HandlerWithoutToken() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, nil)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !OriginAllowed(r) {
+			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// CheckNoToken refuses to serve without the token anywhere but a loopback
+// address: with --allow-remote, or on an address other machines can reach,
+// no token would mean anyone on the network runs the person's tools.
+func CheckNoToken(addr string, remote bool) error {
+	if remote {
+		return errors.New("--insecure-no-token cannot be used with --allow-remote: without the token anyone who reaches the address could call the tools; drop one of them")
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--insecure-no-token needs a loopback --http address (such as 127.0.0.1:8765), not %q", addr)
+	}
+	return nil
+}
+
 // Guard lets a request through to next only with the bearer token and an
 // acceptable Origin.
 func Guard(token string, next http.Handler) http.Handler {

@@ -103,6 +103,53 @@ func TestCheckListen(t *testing.T) {
 	}
 }
 
+// Without the token serve listens only where no other machine can reach
+// it, and never with --allow-remote.
+func TestCheckNoToken(t *testing.T) {
+	for _, c := range []struct {
+		addr   string
+		remote bool
+		ok     bool
+	}{
+		{"127.0.0.1:8765", false, true},
+		{"127.0.0.2:0", false, true},
+		{"[::1]:8765", false, true},
+		{"localhost:0", false, true},
+		{"127.0.0.1:8765", true, false},
+		{"192.168.1.5:8765", true, false},
+		{"192.168.1.5:8765", false, false},
+		{"0.0.0.0:8765", false, false},
+		{"[::]:8765", false, false},
+		{":8765", false, false},
+		{"example.com:8765", false, false},
+		{"8765", false, false},
+	} {
+		if err := CheckNoToken(c.addr, c.remote); (err == nil) != c.ok {
+			t.Errorf("CheckNoToken(%q, %v) = %v, want ok %v", c.addr, c.remote, err, c.ok)
+		}
+	}
+}
+
+// Without the token a request needs no Authorization, but a browser page
+// from elsewhere is still refused.
+func TestWithoutTheTokenTheOriginIsStillChecked(t *testing.T) {
+	h := newWorld(t, worldOpts{only: "tasks"}).srv.HandlerWithoutToken()
+	for _, origin := range []string{"http://evil.example", ""} {
+		// A GET without a session reaches the SDK, which refuses it
+		// for want of one: anything but 403 and 401 got through.
+		r := httptest.NewRequest("GET", "http://127.0.0.1:8765/mcp", nil)
+		r.Header.Set("Accept", "text/event-stream")
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if refused := w.Code == http.StatusForbidden; refused != (origin != "") || w.Code == http.StatusUnauthorized {
+			t.Errorf("Origin %q: status %d: %s", origin, w.Code, w.Body)
+		}
+	}
+}
+
 func TestLoadTokenCreatesAPrivateFileOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "serve-token")
 	tok, created, err := LoadToken(path)

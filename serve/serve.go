@@ -125,6 +125,9 @@ type Server struct {
 	idents   map[identity]*session // stateless HTTP clients (statelessSession)
 	spent    map[string]int64      // nonces of answered questions → expiry (roundtrip.go)
 
+	runMu    sync.Mutex
+	inflight map[string][]*running // upstream server → the calls running there (relay.go)
+
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
 	uriOwner map[string]string    // resource URI → the server that offers it
@@ -156,10 +159,13 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
-		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}}
+		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{},
+		inflight: map[string][]*running{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	// Logging: a client may set its level; servers' messages during its
+	// calls are relayed at or above it (RelayLog).
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}}
 	if _, ok := o.Catalog.(Extras); ok {
 		// Declared up front: servers' prompts and resources arrive after
 		// initialize.
@@ -404,6 +410,12 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					Progress: pr.Progress, Total: pr.Total, Message: bound(pr.Message, 500)})
 			}
 		}
+		// Once the call may run, it is in flight on its server: what the
+		// server asks or logs meanwhile can be told to be this client's
+		// (relay.go).
+		end := func() {}
+		c.OnDecision = func(decide.Decision, string) { end(); end = s.begin(e.server, req.Session, ctx) }
+		defer func() { end() }()
 		r := sess.gate.Call(ctx, c)
 		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
 			s.sync() // approving the call accepted the new definition: show it

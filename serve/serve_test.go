@@ -57,6 +57,9 @@ type worldOpts struct {
 	only string
 	// tweak, if set, changes the options before the server is made.
 	tweak func(*Options)
+	// askers adds two askerServers, ask1 and ask2 (trusted), and relays
+	// servers' log messages (RelayLog).
+	askers bool
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -93,10 +96,13 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.slow != nil {
 		specs = append(specs, fixtureSpec("slow", "tasks", fixtures.Options{}, o.slow))
 	}
+	if o.askers {
+		specs = append(specs, client.Spec{Name: "ask1", Dial: askerServer}, client.Spec{Name: "ask2", Dial: askerServer})
+	}
 	if o.only != "" {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
 	}
-	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true}
+	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true, "ask1": true, "ask2": true}
 	pins := host.NewPins(nil)
 	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
@@ -116,6 +122,9 @@ func newWorld(t *testing.T, o worldOpts) *world {
 			}
 			return srv.ServerSampling(noModel)(ctx, server, req)
 		}
+	}
+	if o.askers {
+		copts.OnLog = func(server string, p *mcp.LoggingMessageParams) { srv.RelayLog(server, p) }
 	}
 	w.m = client.New(specs, copts)
 	auto, err := decide.ParseAutoApprove("")

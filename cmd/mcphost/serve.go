@@ -32,6 +32,8 @@ type serveOptions struct {
 	// tools, for auto.
 	ToolSearch string
 	MaxTools   int
+	// NoToken serves HTTP without the bearer token, on loopback only.
+	NoToken bool
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -54,6 +56,8 @@ On standard input and output by default; --http ADDR serves streamable HTTP
 (2025-11-25, each client its own session, and 2026-07-28, each client
 identity one gate while serve runs) on loopback unless --allow-remote, with
 a bearer token from the state directory (--token-file).
+--insecure-no-token drops the token on a loopback address, for a client that
+cannot send one; any process on the machine can then call the tools.
 
 --tool-search (or --tool-search=auto) offers mcphost__search_tools and the
 tools found so far instead of every tool when there are more than 100 tools
@@ -76,6 +80,7 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 	f.StringVar(&o.ToolSearch, "tool-search", "never", "offer a tool search instead of every tool: `MODE` auto (past the budget or --max-tools; the flag alone), always or never")
 	f.Lookup("tool-search").NoOptDefVal = "auto"
 	f.IntVar(&o.MaxTools, "max-tools", 0, "the most tools the host accepts (`N`, such as 128 for OpenAI-backed hosts): --tool-search auto searches past it")
+	f.BoolVar(&o.NoToken, "insecure-no-token", false, "serve --http without the bearer token (loopback only): any local process can call the tools")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -94,6 +99,12 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	}
 	if o.MaxTools > 0 && search == host.SearchNever {
 		return usageError(errors.New("--max-tools is the host's cap for --tool-search: add --tool-search (auto) to search past it"))
+	}
+	switch {
+	case o.NoToken && o.HTTP == "":
+		return usageError(errors.New("--insecure-no-token is for --http: on standard input and output there is no token to drop"))
+	case o.NoToken && o.TokenFile != "":
+		return usageError(errors.New("--insecure-no-token and --token-file contradict each other: drop one"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -121,6 +132,8 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 			return srv.ServerSampling(model)(ctx, server, req)
 		}
 	}
+	// A server's log messages during a call reach the client that made it.
+	copts.OnLog = func(server string, p *mcp.LoggingMessageParams) { srv.RelayLog(server, p) }
 	m := client.New(st.specs, copts)
 	defer m.Close()
 	var log host.AuditLog
@@ -191,24 +204,39 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
 		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
 	}
-	path := o.TokenFile
-	if path == "" {
-		path = filepath.Join(st.stateDir, "serve-token")
-	}
-	token, created, err := serve.LoadToken(path)
-	if err != nil {
-		return usageError(err)
+	var handler http.Handler
+	var created bool
+	var path, token string
+	if o.NoToken {
+		if err := serve.CheckNoToken(o.HTTP, o.AllowRemote); err != nil {
+			return usageError(err)
+		}
+		handler = srv.HandlerWithoutToken()
+	} else {
+		path = o.TokenFile
+		if path == "" {
+			path = filepath.Join(st.stateDir, "serve-token")
+		}
+		var err error
+		token, created, err = serve.LoadToken(path)
+		if err != nil {
+			return usageError(err)
+		}
+		handler = srv.Handler(token)
 	}
 	ln, err := net.Listen("tcp", o.HTTP)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
 	}
 	fmt.Fprintf(s.Err, "mcphost: serving MCP on http://%s/mcp\n", ln.Addr())
+	if o.NoToken {
+		fmt.Fprintln(s.Err, "mcphost: warning: --insecure-no-token: no bearer token is asked, so any process on this machine can call these tools through the gate")
+	}
 	if created {
 		fmt.Fprintf(s.Err, "mcphost: a new bearer token was saved in %s (shown only now): %s\n", path, token)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(token))
+	mux.Handle("/mcp", handler)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	srv.Start(ctx)
 	done := make(chan error, 1)

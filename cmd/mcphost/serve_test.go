@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A project server without a recorded consent is not served; the client is
@@ -26,5 +33,65 @@ func TestServeListsProjectServersWaitingForConsent(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("instructions %q do not say %q", got, want)
 		}
+	}
+}
+
+// With --insecure-no-token, serve over HTTP on loopback answers a client
+// that sends no token, and says on stderr, each start, that it asks none.
+func TestServeWithoutTokenOnLoopback(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	errR, errW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: errW, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--insecure-no-token"}, s) // the demo servers
+		errW.Close()
+	}()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(errR)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var url string
+	warned := false
+	for url == "" || !warned {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended before it served (url %q, warned %v)", url, warned)
+			}
+			if u, ok := strings.CutPrefix(l, "mcphost: serving MCP on "); ok {
+				url = u
+			}
+			warned = warned || strings.Contains(l, "warning: --insecure-no-token: no bearer token is asked")
+		case <-ctx.Done():
+			t.Fatal("serve printed no address and warning")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "no-token", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect without a token: %v", err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("list without a token: %v", err)
+	}
+	cs.Close()
+	if _, err := os.Stat(filepath.Join(dir, "state", "mcphost", "serve-token")); err == nil {
+		t.Error("a token file was made for a serve that asks none")
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exited %d", code)
 	}
 }

@@ -1,0 +1,312 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// askerServer is a real MCP server, in process, whose tool ask puts a
+// question to the host during the call and returns the answer, and whose
+// tool log sends log messages at three levels (data: the label argument,
+// the level, and an escape sequence) during the call. Each starts its work
+// only once `wait` calls of the server run at the same time, so that a test
+// can hold two in flight; they meet again before they return.
+func askerServer(context.Context) (mcp.Transport, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+	// meet returns once n calls of the server have met here (a cyclic
+	// barrier: every call of a round names the same n).
+	var mu sync.Mutex
+	arrived := 0
+	round := make(chan struct{})
+	meet := func(ctx context.Context, n int) error {
+		if n <= 1 {
+			return nil
+		}
+		mu.Lock()
+		arrived++
+		ch := round
+		if arrived == n {
+			arrived = 0
+			close(round)
+			round = make(chan struct{})
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	type args struct {
+		Wait  int
+		Label string
+	}
+	f := false
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "who is there?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			// Keep the calls in flight together until each was answered.
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			for _, l := range []mcp.LoggingLevel{"debug", "info", "error"} {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "lg", Data: a.Label + " " + string(l) + " \x1b[31mred\x1b[0m"})
+			}
+			// Keep the calls in flight together until each has logged.
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil
+		})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// answerer is a client that answers every question with its own name and
+// keeps the messages it was asked and the log messages it received.
+type answerer struct {
+	name string
+	mu   sync.Mutex
+	asks []string
+	logs []*mcp.LoggingMessageParams
+	got  chan struct{} // a value per log message
+}
+
+func newAnswerer(name string) *answerer { return &answerer{name: name, got: make(chan struct{}, 64)} }
+
+// connect connects a to w in memory, or over streamable HTTP to the
+// handler at url when url is set.
+func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSession {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: a.name, Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a.mu.Lock()
+			a.asks = append(a.asks, req.Params.Message)
+			a.mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": a.name}}, nil
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			a.mu.Lock()
+			a.logs = append(a.logs, req.Params)
+			a.mu.Unlock()
+			a.got <- struct{}{}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var ct mcp.Transport
+	if len(url) > 0 {
+		close(done)
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		ct = &mcp.StreamableClientTransport{Endpoint: url[0], HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}
+	} else {
+		st, mem := mcp.NewInMemoryTransports()
+		ct = mem
+		go func() {
+			defer close(done)
+			_ = w.srv.Run(ctx, st)
+		}()
+	}
+	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
+
+func (a *answerer) asked() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.asks...)
+}
+
+// waitLogs waits for n log messages and returns every one received.
+func (a *answerer) waitLogs(t *testing.T, n int) []*mcp.LoggingMessageParams {
+	t.Helper()
+	for range n {
+		select {
+		case <-a.got:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: fewer than %d log messages arrived", a.name, n)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]*mcp.LoggingMessageParams(nil), a.logs...)
+}
+
+// callText calls name on cs and returns the result's text.
+func callText(cs *mcp.ClientSession, name, args string) (string, error) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		return "", err
+	}
+	return text(res), nil
+}
+
+// With two clients connected, a server's question during a call goes to
+// the client whose call is running on that server, each to its own; when
+// calls of both run on the same server, it cannot be told whose it is and
+// the headless rule (decline) answers it.
+func TestAServersQuestionGoesToTheClientWhoseCallRunsThere(t *testing.T) {
+	t.Run("in-memory", func(t *testing.T) { questionsGoToTheirClients(t, false) })
+	t.Run("http", func(t *testing.T) { questionsGoToTheirClients(t, true) })
+}
+
+func questionsGoToTheirClients(t *testing.T, overHTTP bool) {
+	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
+	var url []string
+	if overHTTP {
+		ts := httptest.NewServer(w.srv.Handler("tok"))
+		t.Cleanup(ts.Close)
+		url = append(url, ts.URL)
+	}
+	a, b := newAnswerer("alice"), newAnswerer("bob")
+	csA, csB := a.connect(t, w, url...), b.connect(t, w, url...)
+
+	call := func(wait int, nameA, nameB string) (gotA, gotB string) {
+		var wg sync.WaitGroup
+		var errA, errB error
+		wg.Go(func() { gotA, errA = callText(csA, nameA, fmt.Sprintf(`{"wait":%d}`, wait)) })
+		wg.Go(func() { gotB, errB = callText(csB, nameB, fmt.Sprintf(`{"wait":%d}`, wait)) })
+		wg.Wait()
+		if errA != nil || errB != nil {
+			t.Fatalf("calls: %v, %v", errA, errB)
+		}
+		return gotA, gotB
+	}
+	gotA, gotB := call(1, "ask1__ask", "ask2__ask")
+	if gotA != "accept alice" || gotB != "accept bob" {
+		t.Fatalf("answers %q and %q, want each client's own (accept alice, accept bob)", gotA, gotB)
+	}
+	askedA, askedB := a.asked(), b.asked()
+	if len(askedA) != 1 || !strings.Contains(askedA[0], "The server ask1 asks") || !strings.Contains(askedA[0], "who is there?") {
+		t.Fatalf("alice was asked %q, want ask1's one question marked as its words", askedA)
+	}
+	if len(askedB) != 1 || !strings.Contains(askedB[0], "The server ask2 asks") {
+		t.Fatalf("bob was asked %q, want ask2's one question", askedB)
+	}
+
+	// Both calls in flight on ask1 at once: neither client is asked.
+	gotA, gotB = call(2, "ask1__ask", "ask1__ask")
+	if gotA != "decline <nil>" || gotB != "decline <nil>" {
+		t.Fatalf("answers %q and %q with two calls running on one server, want both declined", gotA, gotB)
+	}
+	if len(a.asked()) != 1 || len(b.asked()) != 1 {
+		t.Fatalf("asked %q and %q, want no more questions", a.asked(), b.asked())
+	}
+}
+
+// A server's log messages during a call reach the client that made it, at
+// or above the level it set, sanitized and marked with the server's name;
+// another connected client does not get them.
+func TestAServersLogReachesTheCallingClient(t *testing.T) {
+	w := newWorld(t, worldOpts{askers: true})
+	a, b := newAnswerer("alice"), newAnswerer("bob")
+	csA, csB := a.connect(t, w), b.connect(t, w)
+	ctx := context.Background()
+	if err := csA.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := csB.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := callText(csA, "ask1__log", `{}`); err != nil || got != "logged" {
+		t.Fatalf("log: %q %v", got, err)
+	}
+	logs := a.waitLogs(t, 2)
+	if len(logs) != 2 || logs[0].Level != "info" || logs[1].Level != "error" {
+		t.Fatalf("alice got %d messages (%v), want info and error, not debug", len(logs), levels(logs))
+	}
+	for _, l := range logs {
+		d, _ := l.Data.(string)
+		if l.Logger != "ask1/lg" || strings.Contains(d, "\x1b") || !strings.Contains(d, "red") {
+			t.Errorf("message %q from %q, want the server's name as logger and no escape sequence", d, l.Logger)
+		}
+	}
+	// Bob's own call brings him its three messages, and only those: had
+	// alice's reached him, they would have come first.
+	if _, err := callText(csB, "ask1__log", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.waitLogs(t, 3); len(got) != 3 || got[0].Level != "debug" {
+		t.Fatalf("bob got %v, want his own call's debug, info and error", levels(got))
+	}
+
+	// Calls of both running on ask1 at once: its messages could be either's,
+	// so neither gets them; alice's next call alone brings hers again.
+	var wg sync.WaitGroup
+	for _, cs := range []*mcp.ClientSession{csA, csB} {
+		wg.Go(func() {
+			if got, err := callText(cs, "ask1__log", `{"wait":2,"label":"both"}`); err != nil || got != "logged" {
+				t.Errorf("log with two calls running: %q %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	// Each client's next call alone brings its own messages; had the
+	// shared calls' messages reached it, they would have come first.
+	for _, c := range []struct {
+		who    *answerer
+		cs     *mcp.ClientSession
+		before int // messages received before the shared calls
+		n      int // messages of one call at the client's level
+	}{{a, csA, 2, 2}, {b, csB, 3, 3}} {
+		if _, err := callText(c.cs, "ask1__log", `{"label":"solo"}`); err != nil {
+			t.Fatal(err)
+		}
+		logs := c.who.waitLogs(t, c.n)
+		for _, l := range logs[c.before:] {
+			if d, _ := l.Data.(string); !strings.HasPrefix(d, "solo ") {
+				t.Fatalf("%s got %q while two clients' calls ran on the server, want only its own call's", c.who.name, d)
+			}
+		}
+	}
+}
+
+func levels(logs []*mcp.LoggingMessageParams) []string {
+	var out []string
+	for _, l := range logs {
+		out = append(out, string(l.Level))
+	}
+	return out
+}
