@@ -29,10 +29,15 @@ import (
 // goes to a stateful handler, every client its own session. Both serve the
 // same mcp.Server, so they offer the same tools, prompts and resources.
 func (s *Server) Handler(token string) http.Handler {
+	return Guard(token, s.routes())
+}
+
+// routes sends each request to the handler of its protocol version.
+func (s *Server) routes() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.srv }
 	stateful := mcp.NewStreamableHTTPHandler(get, nil)
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
-	return Guard(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !NewProtocol(r) {
 			stateful.ServeHTTP(w, r)
 			return
@@ -40,7 +45,7 @@ func (s *Server) Handler(token string) http.Handler {
 		// The tool handlers see this in their context: the go-sdk session
 		// of such a request lives for the request only.
 		stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), statelessKey{}, true)))
-	}))
+	})
 }
 
 // statelessKey marks, in a request's context, a request served by the
@@ -100,14 +105,7 @@ func NewProtocol(r *http.Request) bool {
 // it. The Origin is still checked. The caller allows it only on an address
 // CheckNoToken accepts.
 func (s *Server) HandlerWithoutToken() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, nil)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !OriginAllowed(r) {
-			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+	return checkOrigin(s.routes())
 }
 
 // CheckNoToken refuses to serve without the token anywhere but a loopback
@@ -131,15 +129,23 @@ func CheckNoToken(addr string, remote bool) error {
 // acceptable Origin.
 func Guard(token string, next http.Handler) http.Handler {
 	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !OriginAllowed(r) {
-			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
-			return
-		}
+	return checkOrigin(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
 		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcphost serve"`)
 			http.Error(w, "Unauthorized: send the token of `mcphost serve` as Authorization: Bearer <token> (it is in the serve-token file of mcphost's state directory)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// checkOrigin lets a request through to next only with an acceptable
+// Origin (OriginAllowed), before anything else is read of it.
+func checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !OriginAllowed(r) {
+			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
