@@ -232,6 +232,13 @@ func (s *server) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
 		ProgressNotificationHandler: s.m.onProgress,
 		LoggingMessageHandler:       s.onLog,
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			s.m.publish(Event{Kind: EventPrompts, Server: s.spec.Name})
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			s.m.publish(Event{Kind: EventResources, Server: s.spec.Name})
+		},
+		ResourceUpdatedHandler: s.onResourceUpdated,
 	}
 	name := s.spec.Name
 	if h := s.m.opts.Elicitation; h != nil {

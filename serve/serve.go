@@ -114,6 +114,7 @@ type Server struct {
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
 	uriOwner map[string]string    // resource URI → the server that offers it
+	fx       forwardState         // templates, completions, subscriptions (forward.go)
 }
 
 // export is one tool as offered to clients.
@@ -152,10 +153,9 @@ func New(o Options) *Server {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, &mcp.ServerOptions{
-		Instructions: o.Instructions,
-		Capabilities: caps,
-	})
+	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps}
+	s.offer(caps, sopts)
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, sopts)
 	s.srv.AddReceivingMiddleware(s.waitForList)
 	return s
 }
@@ -184,9 +184,12 @@ func (s *Server) Start(ctx context.Context) {
 					if !ok {
 						return
 					}
+					if s.onEvent(ctx, e) {
+						continue
+					}
 					s.sync()
 					if e.Kind == client.EventState && e.State == client.StateReady {
-						s.wg.Go(func() { s.forward(ctx, e.Server) })
+						s.onReady(ctx, e.Server)
 					}
 				}
 			}
