@@ -35,9 +35,22 @@
 //
 // A server's own question (elicitation/create) is passed to the client
 // when exactly one client is connected and it answers forms that way
-// (ServerElicitation); otherwise the headless rule answers it. Prompts
-// and resources are forwarded as data (forward.go); they run no tool and
-// do not pass the gate.
+// (ServerElicitation); otherwise the headless rule answers it.
+//
+// # Prompts, resources, templates, completions and subscriptions
+//
+// These are forwarded as data (forward.go): they run no tool and do not
+// pass the gate. Prompts go out as server__name (raw with NoPrefix),
+// resources under their URIs and templates under their URI templates,
+// each kept by the server that offered it first; a URI that no listed
+// resource has is read from the first-forwarded server whose template
+// matches it. completion/complete goes to the server that offers the
+// prompt or template, its values bounded (completion.go). Subscriptions
+// are declared up front and refused, saying so, when the URI's server has
+// none; serve holds one per URI at that server while a client session
+// does, and relays the server's updates only to the sessions subscribed
+// (subscribe.go). A server's list_changed for prompts or resources makes
+// serve list them again.
 //
 // # Guarantees and the tests that hold them
 //
@@ -54,5 +67,10 @@
 // (TestWithoutElicitationTheCallIsRefusedWithTheReason); an approver is
 // asked only while it waits; over HTTP the bearer token and the Origin are
 // checked (TestGuardNeedsTheTokenAndTheOrigin) and a non-loopback address
-// needs --allow-remote (TestCheckListen).
+// needs --allow-remote (TestCheckListen); a template read goes to the
+// server whose template was offered first and a hostile template's text
+// is sanitized (TestTemplatesAreForwardedAndReadFromTheirOwner);
+// completion values are bounded, sanitized lines
+// (TestCompletionsGoToTheOwnerBounded); a subscription is released when
+// its last session leaves (TestSubscriptionsAreForwardedRelayedAndReleased).
 package serve

@@ -55,6 +55,8 @@ type worldOpts struct {
 	serverQuestions bool
 	// only, if set, serves just this one server, with raw names.
 	only string
+	// specs, if set, replace the servers above.
+	specs []client.Spec
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -90,6 +92,9 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	}
 	if o.slow != nil {
 		specs = append(specs, fixtureSpec("slow", "tasks", fixtures.Options{}, o.slow))
+	}
+	if o.specs != nil {
+		specs = o.specs
 	}
 	if o.only != "" {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
@@ -231,6 +236,7 @@ func accept(decision, confirm string) *mcp.ElicitResult {
 type conn struct {
 	cs      *mcp.ClientSession
 	changed chan struct{}
+	updated chan string // URIs of notifications/resources/updated
 }
 
 // connect connects a client; with e, it declares elicitation.
@@ -248,7 +254,7 @@ type connOpts struct {
 
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	w.t.Helper()
-	c := &conn{changed: make(chan struct{}, 16)}
+	c := &conn{changed: make(chan struct{}, 16), updated: make(chan string, 16)}
 	notify := func() {
 		select {
 		case c.changed <- struct{}{}:
@@ -259,6 +265,12 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case c.updated <- req.Params.URI:
+			default:
+			}
+		},
 	}
 	if e != nil {
 		opts.ElicitationHandler = e.handle
