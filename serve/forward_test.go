@@ -237,11 +237,15 @@ func TestNoPrefixOffersRawPromptNames(t *testing.T) {
 }
 
 func TestSubscriptionsAreForwardedRelayedAndReleased(t *testing.T) {
-	w, tasks, a := resourceWorld(t)
+	// a and b are 2025-11-25 clients: a unsubscribes, b leaves without
+	// unsubscribing. n, a 2026-07-28 client, holds its subscription on a
+	// stream of its own, which ends when it leaves.
+	w, tasks, n := resourceWorld(t)
+	a := w.connectWith(nil, connOpts{version: "2025-11-25"})
 	b := w.connectWith(nil, connOpts{version: "2025-11-25"})
 	ctx := context.Background()
 	const uri = "tasks://task/T-1"
-	for _, c := range []*conn{a, b} {
+	for _, c := range []*conn{a, b, n} {
 		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +259,7 @@ func TestSubscriptionsAreForwardedRelayedAndReleased(t *testing.T) {
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	for name, c := range map[string]*conn{"a": a, "b": b} {
+	for name, c := range map[string]*conn{"a": a, "b": b, "n": n} {
 		select {
 		case got := <-c.updated:
 			if got != uri {
@@ -266,25 +270,25 @@ func TestSubscriptionsAreForwardedRelayedAndReleased(t *testing.T) {
 		}
 	}
 
-	// a lets go; b still holds it, until it leaves.
+	// a lets go; b and n still hold it, until both leave.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
 	if got := tasks.get().Subscriptions(); !slices.Equal(got, []string{uri}) {
-		t.Fatalf("after one of two clients unsubscribed, tasks holds %q, want [%s]", got, uri)
+		t.Fatalf("after one of three clients unsubscribed, tasks holds %q, want [%s]", got, uri)
 	}
+	n.cs.Close()
 	b.cs.Close()
 	a.until(t, "the subscription released at tasks", func() bool { return len(tasks.get().Subscriptions()) == 0 })
 
 	// hostile's resources can be read but not watched; nobody's cannot be
 	// either. (A 2026-07-28 client subscribes in the background and sees
-	// no refusal, so a 2025-11-25 one asks.)
-	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
-	err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "tasks://other/x"})
+	// no refusal, so the 2025-11-25 one asks.)
+	err := a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "tasks://other/x"})
 	if err == nil || !strings.Contains(err.Error(), "does not offer subscriptions") {
 		t.Errorf("subscribe to a resource of a server without subscriptions: %v, want a refusal that says why", err)
 	}
-	err = c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "note://nobody/1"})
+	err = a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "note://nobody/1"})
 	if !isNotFound(err) {
 		t.Errorf("subscribe to a URI no server offers: %v, want resource-not-found", err)
 	}
@@ -308,4 +312,16 @@ func TestListChangedReforwards(t *testing.T) {
 		return slices.ContainsFunc(ps.Prompts, func(p *mcp.Prompt) bool { return p.Name == "tasks__later" }) &&
 			c.templates(t)["tasks://later/{x}"] != nil
 	})
+}
+
+func TestCompletionsAreCutToTheSpecsCount(t *testing.T) {
+	// client.Manager already keeps 100; serve does not count on it.
+	c := &mcp.CompletionResultDetails{Total: 500}
+	for range 150 {
+		c.Values = append(c.Values, "v")
+	}
+	got := completions(c)
+	if len(got.Values) != maxCompletions || !got.HasMore || got.Total != 500 {
+		t.Errorf("150 values cut to %d, hasMore %v, total %d; want %d, true, 500", len(got.Values), got.HasMore, got.Total, maxCompletions)
+	}
 }
