@@ -69,8 +69,8 @@ type Options struct {
 	// AskVia says so) and it is waiting.
 	Approver Approver
 	AskVia   AskVia
-	// NoPrefix exports raw tool names; the caller allows it only when one
-	// server is served (names could collide otherwise).
+	// NoPrefix exports raw tool and prompt names; the caller allows it
+	// only when one server is served (names could collide otherwise).
 	NoPrefix bool
 	// ListWait bounds how long tools/list waits for servers still starting
 	// (default 1s); the rest are announced with list_changed.
