@@ -21,6 +21,9 @@ const (
 // not offer is invalid.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
+	if p == nil || p.Ref == nil {
+		return nil, invalidParams("mcphost: completion/complete needs a ref")
+	}
 	ref := *p.Ref
 	var server string
 	switch ref.Type {

@@ -250,6 +250,8 @@ func TestSubscriptionsAreForwardedRelayedAndReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// n's subscription is sent in the background: wait until serve holds it.
+	a.until(t, "all three clients subscribed", func() bool { return w.srv.holders(uri) == 3 })
 	if got := tasks.get().Subscriptions(); !slices.Equal(got, []string{uri}) {
 		t.Fatalf("tasks holds subscriptions %q, want [%s]", got, uri)
 	}
@@ -294,6 +296,36 @@ func TestSubscriptionsAreForwardedRelayedAndReleased(t *testing.T) {
 	}
 }
 
+func TestSubscriptionsAreMadeAgainAfterARestart(t *testing.T) {
+	w, tasks, _ := resourceWorld(t)
+	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
+	ctx := context.Background()
+	const uri = "tasks://task/T-2"
+	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	before := tasks.get()
+	if err := w.m.Restart(ctx, "tasks"); err != nil {
+		t.Fatal(err)
+	}
+	c.until(t, "the subscription made at the restarted tasks", func() bool {
+		f := tasks.get()
+		return f != before && slices.Equal(f.Subscriptions(), []string{uri})
+	})
+	r := w.m.Call(ctx, "tasks", "block_task", json.RawMessage(`{"id":"T-2","reason":"waiting"}`), client.CallOptions{Timeout: 5 * time.Second})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	select {
+	case got := <-c.updated:
+		if got != uri {
+			t.Errorf("told %s changed, want %s", got, uri)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no update of %s from the restarted server", uri)
+	}
+}
+
 func TestListChangedReforwards(t *testing.T) {
 	_, tasks, c := resourceWorld(t)
 	f := tasks.get()
@@ -324,4 +356,15 @@ func TestCompletionsAreCutToTheSpecsCount(t *testing.T) {
 	if len(got.Values) != maxCompletions || !got.HasMore || got.Total != 500 {
 		t.Errorf("150 values cut to %d, hasMore %v, total %d; want %d, true, 500", len(got.Values), got.HasMore, got.Total, maxCompletions)
 	}
+}
+
+// holders counts the client sessions that hold a subscription to uri.
+func (s *Server) holders(uri string) int {
+	t := &s.fx.subs
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e := t.byURI[uri]; e != nil {
+		return len(e.sessions)
+	}
+	return 0
 }
