@@ -32,7 +32,7 @@ const (
 	searchBudgetShare = 5
 	// searchMaxTools is the number of tools past which "auto" searches
 	// whatever they cost: past it, models choose tools worse.
-	searchMaxTools = 100
+	searchMaxTools = SearchMaxTools
 	// searchDefaultLimit and searchMaxLimit bound the tools one search
 	// returns.
 	searchDefaultLimit = 5
@@ -40,6 +40,14 @@ const (
 	// searchMaxDescription bounds a description quoted in a result.
 	searchMaxDescription = 1024
 )
+
+// SearchMaxTools is the number of tools of trusted servers past which
+// "auto" turns tool search on, whatever the tools cost.
+const SearchMaxTools = 100
+
+// SearchInputSchema returns the input schema of the search tool: a
+// required "query" and an optional "limit". Each call returns a new copy.
+func SearchInputSchema() json.RawMessage { return slices.Clone(searchSchema) }
 
 // searchSchema is the input schema of the search tool.
 var searchSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"Words describing the tool you need: what it does, its name or its server."},"limit":{"type":"integer","description":"The most tools to return (default 5, at most 20)."}},"required":["query"]}`)
@@ -202,15 +210,7 @@ func argsOrEmpty(b json.RawMessage) json.RawMessage {
 // wrote quoted on one line (see [Quote]). A changed tool is described by
 // ChangedToolNote only.
 func (l *Loop) searchText(a searchArgs) string {
-	limit := a.Limit
-	if limit <= 0 {
-		limit = searchDefaultLimit
-	}
-	limit = min(limit, searchMaxLimit)
-	hits := l.rank(a.Query)
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
+	hits := cut(l.rank(a.Query), a.Limit)
 	if len(hits) == 0 {
 		return fmt.Sprintf("[mcphost: no tool matches %q; try other words, a server's name or a shorter query]", a.Query)
 	}
@@ -370,8 +370,15 @@ func (l *Loop) index() *searchIndex {
 	if ix != nil && len(ix.tools) == len(l.o.Tools) && (len(ix.tools) == 0 || &ix.tools[0] == &l.o.Tools[0]) {
 		return ix
 	}
-	ix = &searchIndex{tools: l.o.Tools, fields: make([][numSearchFields]field, len(l.o.Tools)), poisoned: map[*client.Tool]bool{}}
-	for i, t := range l.o.Tools {
+	ix = newSearchIndex(l.o.Tools)
+	l.search.index = ix
+	return ix
+}
+
+// newSearchIndex splits the fields of tools into terms.
+func newSearchIndex(tools []*client.Tool) *searchIndex {
+	ix := &searchIndex{tools: tools, fields: make([][numSearchFields]field, len(tools)), poisoned: map[*client.Tool]bool{}}
+	for i, t := range tools {
 		ix.fields[i] = [numSearchFields]field{
 			fieldName:   newField(t.Name),
 			fieldServer: newField(t.Server),
@@ -383,8 +390,30 @@ func (l *Loop) index() *searchIndex {
 			ix.poisoned[t] = true
 		}
 	}
-	l.search.index = ix
 	return ix
+}
+
+// RankTools is the chat's tool search outside a Loop: the tools that
+// match query, best first, by the order rank describes, at most limit of
+// them (limit 0 or less: 5, the chat's default; never more than 20). g,
+// when not nil, says which servers are trusted and which tools changed
+// since they were pinned, as the chat's gate does; a nil g trusts no
+// server and sees no change. It reads tools only and runs nothing.
+func RankTools(tools []*client.Tool, query string, limit int, g *Gate) []*client.Tool {
+	trusted := func(string) bool { return false }
+	changed := func(*client.Tool) bool { return false }
+	if g != nil {
+		trusted, changed = g.o.Trusted, g.Changed
+	}
+	return cut(rankIndex(newSearchIndex(tools), query, trusted, changed), limit)
+}
+
+// cut keeps the first limit hits, as a search call's limit says.
+func cut(hits []*client.Tool, limit int) []*client.Tool {
+	if limit <= 0 {
+		limit = searchDefaultLimit
+	}
+	return hits[:min(len(hits), limit, searchMaxLimit)]
 }
 
 // rank orders the tools that match the query, best first. Relevance is
@@ -402,6 +431,11 @@ func (l *Loop) index() *searchIndex {
 // and a person can predict what a query finds. A changed tool is matched
 // on its name and server only: its new text is not read.
 func (l *Loop) rank(query string) []*client.Tool {
+	return rankIndex(l.index(), query, l.trusted, l.changed)
+}
+
+// rankIndex is rank over ix, with trusted and changed as the gate says.
+func rankIndex(ix *searchIndex, query string, trusted func(string) bool, changed func(*client.Tool) bool) []*client.Tool {
 	var words []string // distinct, in the query's order
 	for _, w := range terms(query) {
 		if !stopWords[w] && !slices.Contains(words, w) {
@@ -411,7 +445,6 @@ func (l *Loop) rank(query string) []*client.Tool {
 			break
 		}
 	}
-	ix := l.index()
 	type hit struct {
 		t        *client.Tool
 		i        int
@@ -423,7 +456,7 @@ func (l *Loop) rank(query string) []*client.Tool {
 	visible := make([]int, len(ix.tools)) // fields searched: all, or name and server
 	for i, t := range ix.tools {
 		switch {
-		case l.changed(t): // its new text is not read
+		case changed(t): // its new text is not read
 			visible[i] = fieldServer + 1
 		default:
 			visible[i] = numSearchFields
@@ -467,7 +500,7 @@ func (l *Loop) rank(query string) []*client.Tool {
 		if h.matched == 0 {
 			continue
 		}
-		h.trusted = l.trusted(t.Server)
+		h.trusted = trusted(t.Server)
 		h.poisoned = ix.poisoned[t]
 		hits = append(hits, h)
 	}

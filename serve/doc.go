@@ -20,13 +20,35 @@
 //   - A description that gives the model orders (decide.PoisonFlags) is
 //     not passed on: a note saying it was withheld takes its place.
 //   - Titles and descriptions are sanitized (package sanitize) and bounded.
+//   - With Options.ToolSearch (search.go), host.SearchToolName and the
+//     tools found so far instead of every tool: a search ranks as the
+//     chat's does (host.RankTools), describes each tool found as tools/list
+//     would show it, and lists it before it answers. Only trusted servers'
+//     tools count toward turning "auto" on, besides the host's own cap. A
+//     tool not found is still callable by its exact name, through the gate.
 //
 // # Calls and questions
 //
 // Each client session has its own host.Gate (its grants and taint),
 // sharing the manager, pins and audit log with every other session; each
 // audit record names the client (clientInfo name and version) and the
-// serve session. A call that needs a person is asked, in this order,
+// serve session.
+//
+// Over HTTP, a request of 2026-07-28 or later (NewProtocol: its
+// MCP-Protocol-Version header or its _meta says so) goes to go-sdk's
+// stateless handler and every other request to the stateful one, both
+// over the one mcp.Server, so both see the same tools, prompts and
+// resources. The stateless protocol has no sessions, and go-sdk's session
+// of such a request lasts the request, so a stateless client is its
+// declared identity (clientInfo name and version from the request's
+// _meta): one gate and one serve session id per identity for serve's
+// life. Its grants "for this session" last until serve stops, and so does
+// its taint, which errs on the side of asking; any client with the token
+// that declares the same identity shares them (every client that
+// declares none is one identity), since the token is what is trusted. At most MaxStatelessClients identities are kept and none is
+// dropped (its taint would go with it): one more is refused
+// (ErrTooManyClients). Its elicitation capability is read per request, and
+// a question's sealed state binds the identity's session id. A call that needs a person is asked, in this order,
 // through the client's own elicitation (a form bound to that one call;
 // decline, cancel, a timeout or a tier-3 confirmation that is not the raw
 // tool name all deny), through an Approver that is waiting, or not at all:
@@ -61,16 +83,32 @@
 // description replaced (TestPoisonedDescriptionIsNotPassedOn); an answer
 // approves only its own call (TestAnAnswerApprovesOnlyItsCall), and in a
 // second round only with mcphost's sealed state for exactly those
-// arguments, once (TestAnAnswerCannotBeReplayedForOtherArguments); a
+// arguments, once (TestAnAnswerCannotBeReplayedForOtherArguments), and
+// for the stateless identity it was asked of
+// (TestHTTPAnAnswerIsBoundToTheStatelessIdentity); a stateless client's
+// grants belong to its identity while a 2025-11-25 client keeps its
+// session's (TestHTTPStatelessClientsAreKeyedByIdentity), whose requests
+// version routing never sends to the stateless handler
+// (TestNewProtocolRoutesOnlyWhatSaysSo); the identities are bounded and
+// none is dropped (TestHTTPStatelessIdentitiesAreBounded); a
 // tier-3 answer needs the raw tool name (TestTier3NeedsTheToolNameConfirmed);
 // with no one to ask the call is refused with needs-approval
 // (TestWithoutElicitationTheCallIsRefusedWithTheReason); an approver is
 // asked only while it waits; over HTTP the bearer token and the Origin are
 // checked (TestGuardNeedsTheTokenAndTheOrigin) and a non-loopback address
-// needs --allow-remote (TestCheckListen); a template read goes to the
-// server whose template was offered first and a hostile template's text
-// is sanitized (TestTemplatesAreForwardedAndReadFromTheirOwner);
+// needs --allow-remote (TestCheckListen); with tool search, an untrusted
+// server's tools do not turn it on
+// (TestAnUntrustedServersManyToolsDoNotTurnAutoSearchOn), a search returns
+// no poisoned description (TestSearchDoesNotReturnAPoisonedDescription)
+// and no changed definition (TestSearchWithholdsAChangedDefinition), the
+// tools listed stay within the host's cap
+// (TestSearchFoundToolsStayWithinTheHostsCap) and no server's tool takes the
+// search's name (TestTheSearchToolsNameIsMcphosts). A template read goes
+// to the server whose template was offered first and a hostile template's
+// text is sanitized (TestTemplatesAreForwardedAndReadFromTheirOwner);
 // completion values are bounded, sanitized lines
 // (TestCompletionsGoToTheOwnerBounded); a subscription is released when
-// its last session leaves (TestSubscriptionsAreForwardedRelayedAndReleased).
+// its last session leaves (TestSubscriptionsAreForwardedRelayedAndReleased)
+// and made again when its server restarts
+// (TestSubscriptionsAreMadeAgainAfterARestart).
 package serve

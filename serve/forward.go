@@ -46,7 +46,7 @@ type forwarded struct {
 
 // forwardState is what serve keeps of the forwarded prompts, templates
 // and subscriptions besides the SDK's own lists. Its maps are made by
-// offer; all but the subscriptions are guarded by Server.fwdMu.
+// declare; all but the subscriptions are guarded by Server.fwdMu.
 type forwardState struct {
 	prompts   map[string]promptRef // offered prompt name → where it comes from
 	templates []*template          // in the order offered: the first that matches a URI owns it
@@ -75,12 +75,12 @@ const forwardTimeout = 10 * time.Second
 // maxURI bounds a URI or URI template that is forwarded.
 const maxURI = 2048
 
-// offer declares, before the SDK server is made, what serve forwards
+// declare declares, before the SDK server is made, what serve forwards
 // beyond tools and prompts: completions when the catalog can complete,
 // subscriptions when it can subscribe. Both are declared up front, as the
 // servers that answer them arrive after initialize; a request a server
 // cannot answer is refused then, saying why.
-func (s *Server) offer(caps *mcp.ServerCapabilities, opts *mcp.ServerOptions) {
+func (s *Server) declare(caps *mcp.ServerCapabilities, opts *mcp.ServerOptions) {
 	s.fx = forwardState{prompts: map[string]promptRef{}, tmplOwner: map[string]string{}, rank: map[string]int{},
 		busy: map[string]bool{}, again: map[string]bool{}}
 	s.fx.subs.init()

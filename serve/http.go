@@ -1,10 +1,14 @@
 package serve
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -16,13 +20,79 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Handler serves streamable HTTP: every client its own session, each
-// request only with "Authorization: Bearer <token>", and a browser's
-// request only from the server's own origin (the spec's DNS-rebinding
-// rule; the SDK also refuses a non-loopback Host on a loopback address).
+// Handler serves streamable HTTP at both protocol versions, each request
+// only with "Authorization: Bearer <token>", and a browser's request only
+// from the server's own origin (the spec's DNS-rebinding rule; the SDK also
+// refuses a non-loopback Host on a loopback address). A request of
+// 2026-07-28 or later (NewProtocol) is served statelessly: its client is
+// one identity for serve's life (see statelessSession); every other request
+// goes to a stateful handler, every client its own session. Both serve the
+// same mcp.Server, so they offer the same tools, prompts and resources.
 func (s *Server) Handler(token string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.srv }, nil)
-	return Guard(token, h)
+	get := func(*http.Request) *mcp.Server { return s.srv }
+	stateful := mcp.NewStreamableHTTPHandler(get, nil)
+	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
+	return Guard(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !NewProtocol(r) {
+			stateful.ServeHTTP(w, r)
+			return
+		}
+		// The tool handlers see this in their context: the go-sdk session
+		// of such a request lives for the request only.
+		stateless.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), statelessKey{}, true)))
+	}))
+}
+
+// statelessKey marks, in a request's context, a request served by the
+// stateless handler.
+type statelessKey struct{}
+
+// isStateless reports whether ctx belongs to a request of the stateless
+// handler.
+func isStateless(ctx context.Context) bool {
+	v, _ := ctx.Value(statelessKey{}).(bool)
+	return v
+}
+
+// newProtocol is the first protocol version without sessions.
+const newProtocol = "2026-07-28"
+
+// maxPeek bounds how much of a request body NewProtocol reads: the SDK's
+// own limit, past which the request is refused anyway.
+const maxPeek = mcp.DefaultMaxRequestBodyBytes
+
+// NewProtocol reports whether r speaks protocol 2026-07-28 or later: its
+// MCP-Protocol-Version header says so, or the protocol version in its
+// body's params._meta does. A request that says neither (every request of a
+// 2025-11-25 session, and an initialize) is not, so it keeps its session.
+// The body is read at most up to maxPeek and put back whole for the handler.
+func NewProtocol(r *http.Request) bool {
+	if r.Header.Get("MCP-Protocol-Version") >= newProtocol {
+		return true
+	}
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), r.Body), r.Body}
+	if err != nil || len(b) > maxPeek {
+		return false
+	}
+	var msg struct {
+		Params struct {
+			Meta struct {
+				Version json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	var v string
+	if json.Unmarshal(b, &msg) != nil || json.Unmarshal(msg.Params.Meta.Version, &v) != nil {
+		return false
+	}
+	return v >= newProtocol
 }
 
 // Guard lets a request through to next only with the bearer token and an

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -253,26 +255,318 @@ func TestConcurrentHTTPClientsLoseNoAuditRecord(t *testing.T) {
 	w.outcomes("read_value") // verifies the chain
 }
 
-// A client that starts with 2026-07-28 over HTTP is told which versions
-// the stateful server speaks and falls back to 2025-11-25.
-func TestHTTPClientOfTheNewProtocolFallsBack(t *testing.T) {
+// httpWorld serves w over HTTP with the token "tok" and connects clients
+// to it: version "" is the SDK's newest (2026-07-28).
+type httpWorld struct {
+	*world
+	url string
+	tr  *http.Transport
+}
+
+func newHTTPWorld(t *testing.T) *httpWorld {
 	w := newWorld(t, worldOpts{})
 	ts := httptest.NewServer(w.srv.Handler("tok"))
-	t.Cleanup(ts.Close)
+	t.Cleanup(ts.Close) // after the sessions are closed (cleanups run last first)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	cl := mcp.NewClient(&mcp.Implementation{Name: "new", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL,
-		HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, nil)
+	return &httpWorld{world: w, url: ts.URL, tr: tr}
+}
+
+func (h *httpWorld) connect(name string, e *elicitor, co connOpts) *mcp.ClientSession {
+	h.t.Helper()
+	opts := &mcp.ClientOptions{}
+	if e != nil {
+		opts.ElicitationHandler = e.handle
+	}
+	if co.byHand {
+		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
+	if co.changed != nil {
+		opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			select {
+			case co.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url,
+		HTTPClient: &http.Client{Transport: bearer{"tok", h.tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: co.version})
 	if err != nil {
-		t.Fatalf("a 2026-07-28 client could not connect over HTTP: %v", err)
+		h.t.Fatalf("connect %s at %q: %v", name, co.version, err)
 	}
-	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
-		t.Errorf("negotiated %q, want 2025-11-25", v)
+	h.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callArgs(t *testing.T, cs *mcp.ClientSession, p *mcp.CallToolParams) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
-	if err != nil || res.IsError {
-		t.Fatalf("read: %v %s", err, text(res))
+	return res
+}
+
+func setValue(t *testing.T, cs *mcp.ClientSession, value string) *mcp.CallToolResult {
+	t.Helper()
+	return callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: map[string]any{"key": "k", "value": value}})
+}
+
+// A 2026-07-28 client over HTTP is served at its own version, and a call
+// that needs a person is asked through an input-required result: declined,
+// it never runs; accepted, it runs once.
+func TestHTTPClientOfTheNewProtocolIsAskedWithInputRequired(t *testing.T) {
+	h := newHTTPWorld(t)
+	e := &elicitor{answers: []*mcp.ElicitResult{{Action: "decline"}, accept(DecisionAllowOnce, "")}}
+	cs := h.connect("new", e, connOpts{})
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	if res := setValue(t, cs, "v"); !res.IsError {
+		t.Fatal("a declined call ran")
+	}
+	if n := h.execs("flaky", "set_value"); n != 0 {
+		t.Fatalf("a declined call ran %d times", n)
+	}
+	if res := setValue(t, cs, "v"); res.IsError {
+		t.Fatalf("an accepted call was refused: %s", text(res))
+	}
+	if e.count() != 2 || h.execs("flaky", "set_value") != 1 {
+		t.Fatalf("asked %d times, ran %d times; want 2 and 1", e.count(), h.execs("flaky", "set_value"))
+	}
+	if res := setValue(t, cs, "v"); !res.IsError {
+		t.Fatal("allow-once let a second call run") // the elicitor declines when out of answers
+	}
+	if n := h.execs("flaky", "set_value"); n != 1 {
+		t.Fatalf("ran %d times, want 1", n)
+	}
+}
+
+// The state of a stateless client (grants, taint) belongs to its identity
+// (clientInfo name and version) for serve's life, not to the SDK's
+// one-request session; another identity has its own, and a 2025-11-25
+// client on the same listener keeps its session's grants.
+func TestHTTPStatelessClientsAreKeyedByIdentity(t *testing.T) {
+	h := newHTTPWorld(t)
+	ea := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowSession, "")}}
+	a := h.connect("new-a", ea, connOpts{})
+	for i := range 2 {
+		if res := setValue(t, a, "v"); res.IsError {
+			t.Fatalf("call %d of new-a: %s", i, text(res))
+		}
+	}
+	if ea.count() != 1 {
+		t.Fatalf("new-a was asked %d times, want once: its session grant did not last past one request", ea.count())
+	}
+	// The same identity connecting again is the same client to serve.
+	again := h.connect("new-a", &elicitor{}, connOpts{})
+	if res := setValue(t, again, "v"); res.IsError {
+		t.Fatalf("new-a again lost its grant: %s", text(res))
+	}
+	eb := &elicitor{}
+	b := h.connect("new-b", eb, connOpts{})
+	if res := setValue(t, b, "v"); !res.IsError || eb.count() != 1 {
+		t.Fatalf("new-b used new-a's grant (asked %d times): %s", eb.count(), text(res))
+	}
+	eo := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowSession, "")}}
+	old := h.connect("old", eo, connOpts{version: "2025-11-25"})
+	if v := old.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("old client negotiated %q", v)
+	}
+	for i := range 2 {
+		if res := setValue(t, old, "v"); res.IsError {
+			t.Fatalf("call %d of the 2025-11-25 client: %s", i, text(res))
+		}
+	}
+	if eo.count() != 1 {
+		t.Fatalf("the 2025-11-25 client was asked %d times, want once: it lost its session grant", eo.count())
+	}
+	if n := h.execs("flaky", "set_value"); n != 5 {
+		t.Fatalf("set_value ran %d times, want 5", n)
+	}
+	sessions := map[string]map[string]bool{}
+	for _, r := range h.outcomes("set_value") {
+		if r.Client == nil || r.Client.Session == "" {
+			t.Fatalf("an outcome names no client: %+v", r)
+		}
+		if sessions[r.Client.Name] == nil {
+			sessions[r.Client.Name] = map[string]bool{}
+		}
+		sessions[r.Client.Name][r.SessionID] = true
+	}
+	for name, ids := range sessions {
+		if len(ids) != 1 {
+			t.Errorf("%s's calls are in %d serve sessions, want one: %v", name, len(ids), ids)
+		}
+	}
+	if len(sessions) != 3 {
+		t.Errorf("outcomes name clients %v, want new-a, new-b and old", sessions)
+	}
+}
+
+// Over HTTP as on stdio, an answer approves only the call it was asked
+// about, once, and only for the identity it was asked of.
+func TestHTTPAnAnswerIsBoundToTheStatelessIdentity(t *testing.T) {
+	h := newHTTPWorld(t)
+	a := h.connect("new-a", &elicitor{}, connOpts{byHand: true})
+	b := h.connect("new-b", &elicitor{}, connOpts{byHand: true})
+	args := map[string]any{"key": "k", "value": "harmless"}
+	first := callArgs(t, a, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: args})
+	if !first.NeedsInput() || first.InputRequests[approvalInput] == nil || first.RequestState == "" {
+		t.Fatalf("first round %+v, want mcphost's question as an input request", first)
+	}
+	yes := mcp.InputResponseMap{approvalInput: accept(DecisionAllowOnce, "")}
+	for _, c := range []struct {
+		name  string
+		cs    *mcp.ClientSession
+		args  map[string]any
+		state string
+	}{
+		{"another identity", b, args, first.RequestState},
+		{"other arguments", a, map[string]any{"key": "k", "value": "harmful"}, first.RequestState},
+		{"forged state", a, args, first.RequestState[:len(first.RequestState)-2] + "xx"},
+		{"no state", a, args, ""},
+	} {
+		res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: c.args, InputResponses: yes, RequestState: c.state})
+		if !res.IsError {
+			t.Fatalf("%s: an answer given for another call approved this one", c.name)
+		}
+	}
+	if n := h.execs("flaky", "set_value"); n != 0 {
+		t.Fatalf("set_value ran %d times on answers bound to another call", n)
+	}
+	for i := range 2 {
+		res := callArgs(t, a, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: args, InputResponses: yes, RequestState: first.RequestState})
+		if i == 0 && res.IsError {
+			t.Fatalf("the answer to this very call was refused: %s", text(res))
+		}
+		if i == 1 && !res.IsError {
+			t.Fatal("a replayed answer ran the call again")
+		}
+	}
+	if n := h.execs("flaky", "set_value"); n != 1 {
+		t.Fatalf("set_value ran %d times, want 1", n)
+	}
+}
+
+func TestNewProtocolRoutesOnlyWhatSaysSo(t *testing.T) {
+	meta := func(v string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `"}}}`
+	}
+	for _, c := range []struct {
+		name, method, header, body string
+		want                       bool
+	}{
+		{"2025 session call", "POST", "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, false},
+		{"initialize", "POST", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28"}}`, false},
+		{"old meta", "POST", "", meta("2025-11-25"), false},
+		{"GET stream", "GET", "2025-11-25", "", false},
+		{"batch", "POST", "", "[" + meta("2026-07-28") + "]", false},
+		{"header", "POST", "2026-07-28", `{}`, true},
+		{"meta", "POST", "", meta("2026-07-28"), true},
+		{"header and meta", "POST", "2026-07-28", meta("2026-07-28"), true},
+	} {
+		r := httptest.NewRequest(c.method, "http://127.0.0.1/mcp", strings.NewReader(c.body))
+		if c.header != "" {
+			r.Header.Set("MCP-Protocol-Version", c.header)
+		}
+		if got := NewProtocol(r); got != c.want {
+			t.Errorf("%s: new protocol %v, want %v", c.name, got, c.want)
+		}
+		if b, _ := io.ReadAll(r.Body); string(b) != c.body {
+			t.Errorf("%s: the handler gets body %q, want %q", c.name, b, c.body)
+		}
+	}
+	big := meta("2026-07-28") + strings.Repeat(" ", maxPeek)
+	r := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(big))
+	if NewProtocol(r) {
+		t.Error("a body past the bound was read to its end")
+	}
+	if b, _ := io.ReadAll(r.Body); len(b) != len(big) {
+		t.Errorf("the handler gets %d bytes of a %d-byte body", len(b), len(big))
+	}
+}
+
+// serve keeps the state of at most MaxStatelessClients identities and
+// drops none of them (that would drop its taint): one more is refused, and
+// the first is still served.
+func TestHTTPStatelessIdentitiesAreBounded(t *testing.T) {
+	h := newHTTPWorld(t)
+	read := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		return callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
+	}
+	var first *mcp.ClientSession
+	for i := range MaxStatelessClients {
+		cs := h.connect("load-"+strconv.Itoa(i), nil, connOpts{})
+		if res := read(cs); res.IsError {
+			t.Fatalf("identity %d: %s", i, text(res))
+		}
+		if i == 0 {
+			first = cs
+		}
+	}
+	over := h.connect("one-more", nil, connOpts{})
+	if res := read(over); !res.IsError || !strings.Contains(text(res), "client identities") {
+		t.Fatalf("identity %d was served: %s", MaxStatelessClients+1, text(res))
+	}
+	if res := read(first); res.IsError {
+		t.Fatalf("the first identity was dropped: %s", text(res))
+	}
+	if n := h.execs("flaky", "read_value"); n != MaxStatelessClients+1 {
+		t.Fatalf("read_value ran %d times, want %d", n, MaxStatelessClients+1)
+	}
+}
+
+// Both protocol versions are served by the one mcp.Server, so a 2025-11-25
+// and a 2026-07-28 client on the same listener are offered the same tools,
+// prompts and resources.
+func TestHTTPBothVersionsSeeTheSameOffer(t *testing.T) {
+	h := newHTTPWorld(t)
+	ctx := context.Background()
+	offer := func(cs *mcp.ClientSession) string {
+		var names []string
+		ts, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range ts.Tools {
+			names = append(names, "tool "+tl.Name+" "+hints(tl.Annotations))
+		}
+		ps, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps.Prompts {
+			names = append(names, "prompt "+p.Name)
+		}
+		rs, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.Resources {
+			names = append(names, "resource "+r.URI)
+		}
+		return strings.Join(names, "\n")
+	}
+	changed := make(chan struct{}, 1)
+	old := h.connect("old", nil, connOpts{version: "2025-11-25", changed: changed})
+	cur := h.connect("new", nil, connOpts{})
+	// The prompt and the resource arrive once their server is ready.
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(offer(old), "resource note://poison/1") {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the poison server's resource never arrived:\n%s", offer(old))
+		}
+	}
+	a, b := offer(old), offer(cur)
+	if a != b || !strings.Contains(a, "tool flaky__set_value") || !strings.Contains(a, "prompt poison__review") {
+		t.Fatalf("2025-11-25 is offered\n%s\n\n2026-07-28 is offered\n%s", a, b)
+	}
+	r, err := cur.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://poison/1"})
+	if err != nil || r.Contents[0].Text != "note body" {
+		t.Fatalf("2026-07-28 read: %v %+v", err, r)
 	}
 }

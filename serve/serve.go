@@ -72,6 +72,13 @@ type Options struct {
 	// NoPrefix exports raw tool and prompt names; the caller allows it
 	// only when one server is served (names could collide otherwise).
 	NoPrefix bool
+	// ToolSearch is host.SearchNever (or ""), host.SearchAuto or
+	// host.SearchAlways: whether the client is offered a search instead of
+	// every tool (search.go).
+	ToolSearch string
+	// MaxTools is the most tools the client's host accepts (0: no cap);
+	// SearchAuto searches past it.
+	MaxTools int
 	// ListWait bounds how long tools/list waits for servers still starting
 	// (default 1s); the rest are announced with list_changed.
 	ListWait time.Duration
@@ -83,6 +90,10 @@ type Options struct {
 	Instructions string
 	Version      string
 	CallOptions  client.CallOptions
+	// Observer, if set, sees every session's calls, asks and taint (the
+	// serve process's one OpenTelemetry export): one export per process,
+	// shared by every client session, as the audit log is.
+	Observer host.Observer
 	// Backoff and Sleep are passed to each session's gate (tests).
 	Backoff func(attempt int) time.Duration
 	Sleep   func(ctx context.Context, d time.Duration) error
@@ -107,9 +118,12 @@ type Server struct {
 
 	syncMu   sync.Mutex
 	mu       sync.Mutex
-	exported map[string]*export // model-facing name → tool
+	exported map[string]*export // model-facing name → tool, every one served
+	listed   map[string]*export // those the SDK lists: all, or those found (search.go)
+	search   searchState
 	sessions map[*mcp.ServerSession]*session
-	spent    map[string]int64 // nonces of answered questions → expiry (roundtrip.go)
+	idents   map[identity]*session // stateless HTTP clients (statelessSession)
+	spent    map[string]int64      // nonces of answered questions → expiry (roundtrip.go)
 
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
@@ -142,7 +156,7 @@ func New(o Options) *Server {
 		o.Version = "dev"
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
-		exported: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{},
+		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
@@ -154,7 +168,7 @@ func New(o Options) *Server {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
 	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps}
-	s.offer(caps, sopts)
+	s.declare(caps, sopts)
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, sopts)
 	s.srv.AddReceivingMiddleware(s.waitForList)
 	return s
@@ -227,9 +241,15 @@ func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 			s.waitReady(ctx, s.o.ListWait, true)
 			s.sync()
 		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !s.isExported(p.Name) {
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if ok && p.Name == host.SearchToolName && s.searchOn() {
+				s.waitReady(ctx, s.o.ListWait, true) // search what tools/list would show
+			} else if ok && !s.isExported(p.Name) {
 				s.waitReady(ctx, callWait, false)
 				s.sync()
+			}
+			if ok {
+				s.listOnCall(p.Name)
 			}
 		}
 		return next(ctx, method, req)
@@ -270,15 +290,21 @@ func (s *Server) isExported(name string) bool {
 	return s.exported[name] != nil
 }
 
-// sync makes the exported tools what the catalog holds now. The SDK tells
-// every client of a difference (notifications/tools/list_changed).
+// sync makes the exported tools what the catalog holds now, and the
+// listed ones those or, with search, the search tool and those found. The
+// SDK tells every client of a difference
+// (notifications/tools/list_changed).
 func (s *Server) sync() {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	next := s.exports(s.o.Catalog.Tools())
+	all := s.exports(s.o.Catalog.Tools())
+	next, searching := s.offer(all)
 	s.mu.Lock()
-	prev := s.exported
+	prev := s.listed
 	s.mu.Unlock()
+	if !searching {
+		s.showSearch(false, all) // first: a raw tool may have its name
+	}
 	var gone []string
 	for name := range prev {
 		if _, ok := next[name]; !ok {
@@ -305,8 +331,11 @@ func (s *Server) sync() {
 			delete(next, name)
 		}
 	}
+	if searching {
+		s.showSearch(true, all)
+	}
 	s.mu.Lock()
-	s.exported = next
+	s.exported, s.listed = all, next
 	s.mu.Unlock()
 }
 
@@ -345,7 +374,11 @@ func (s *Server) exports(tools []*client.Tool) map[string]*export {
 // handler runs a call of an exported tool through the session's gate.
 func (s *Server) handler(e *export) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess := s.session(req.Session)
+		sess, a, err := s.sessionOf(ctx, req.Session)
+		if err != nil {
+			return errorResult("mcphost: " + err.Error()), nil
+		}
+		ctx = context.WithValue(ctx, askerKey{}, a)
 		p := req.Params
 		if p == nil {
 			p = &mcp.CallToolParamsRaw{}
@@ -354,7 +387,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		if sess.ask.route() == routeElicit && sess.ask.multiRoundTrip() {
+		if a.route() == routeElicit && a.multiRoundTrip() {
 			if p.RequestState == "" && p.InputResponses == nil {
 				if res := s.inputRequired(sess, e, args); res != nil {
 					return res, nil
@@ -449,7 +482,18 @@ func refusal(r *host.Result, via AskVia) string {
 type session struct {
 	gate   *host.Gate
 	client *audit.Client
-	ask    *asker
+	ask    *asker // nil for a stateless client: each request has its own
+}
+
+// sessionOf returns the state of the client behind a call on ss, and the
+// asker that can reach that client during this request.
+func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) (*session, *asker, error) {
+	if !isStateless(ctx) {
+		sess := s.session(ss)
+		return sess, sess.ask, nil
+	}
+	sess, err := s.statelessSession(ss)
+	return sess, &asker{s: s, ss: ss}, err
 }
 
 // session returns the state of the client session ss, creating it on its
@@ -465,22 +509,92 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	if id == "" {
 		id = rand.Text()[:12]
 	}
-	id = "serve-" + bound(id, 64)
-	c := &audit.Client{Session: id}
+	c := &audit.Client{Session: "serve-" + bound(id, 64)}
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
 		c.Name, c.Version = bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)
 	}
 	a := &asker{s: s, ss: ss}
-	sess := &session{client: c, ask: a}
-	sess.gate = host.NewGate(host.GateOptions{
-		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted,
-		Asker: a, Mode: decide.Interactive, CanAsk: a.canAsk,
-		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
-		SessionID: id, Client: c, CallOptions: s.o.CallOptions,
-		Backoff: s.o.Backoff, Sleep: s.o.Sleep,
-	})
+	sess := &session{client: c, ask: a, gate: s.newGate(c, a, a.canAsk)}
 	s.sessions[ss] = sess
 	return sess
+}
+
+func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
+	return host.NewGate(host.GateOptions{
+		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted,
+		Asker: a, Mode: decide.Interactive, CanAsk: canAsk,
+		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
+		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
+		Observer: s.o.Observer, Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+	})
+}
+
+// identity is who a stateless client says it is: its clientInfo name and
+// version, as the audit log records them.
+type identity struct{ name, version string }
+
+// MaxStatelessClients bounds how many client identities of the stateless
+// protocol serve keeps state for; a call from one more is refused.
+const MaxStatelessClients = 64
+
+// ErrTooManyClients refuses a call from a stateless client identity past
+// MaxStatelessClients.
+var ErrTooManyClients = fmt.Errorf("more than %d client identities called over HTTP with protocol 2026-07-28; restart mcphost serve to forget them", MaxStatelessClients)
+
+// statelessSession returns the state of the client behind a request of the
+// stateless protocol (2026-07-28 over HTTP), whose go-sdk session lasts one
+// request. It is keyed by the client's clientInfo name and version and
+// kept for serve's life: grants "for this session" last for that identity
+// until serve stops, and so does its taint. Any client with the token that
+// names itself the same shares them; the token is what is trusted. An
+// identity's state is never dropped (that would drop its taint): past
+// MaxStatelessClients a new identity is refused.
+func (s *Server) statelessSession(ss *mcp.ServerSession) (*session, error) {
+	var id identity
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		id = identity{bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.idents[id]; sess != nil {
+		return sess, nil
+	}
+	if len(s.idents) >= MaxStatelessClients {
+		return nil, ErrTooManyClients
+	}
+	c := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
+	sess := &session{client: c, gate: s.newGate(c, requestAsker{s}, requestAsker{s}.canAsk)}
+	s.idents[id] = sess
+	return sess, nil
+}
+
+// askerKey carries, in a call's context, the asker of the request the call
+// came in (sessionOf).
+type askerKey struct{}
+
+// requestAsker is the host.Asker of a stateless client's gate: each
+// question goes to the asker of the request it arose in, which the handler
+// put in the call's context.
+type requestAsker struct{ s *Server }
+
+func (r requestAsker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
+	if a, ok := ctx.Value(askerKey{}).(*asker); ok {
+		return a.Ask(ctx, q)
+	}
+	return host.Answer{}, host.ErrNoPerson
+}
+
+// canAsk cannot see the request, so it says whether anyone could be asked
+// through some request: a request that cannot ask anyone still gets
+// host.ErrNoPerson from Ask, and its call is blocked as needs-approval.
+func (r requestAsker) canAsk() bool {
+	switch r.s.o.AskVia {
+	case AskDeny:
+		return false
+	case AskApprover:
+		return r.s.o.Approver != nil && r.s.o.Approver.Waiting()
+	}
+	return true
 }
 
 // prune forgets sessions the SDK no longer holds. s.mu is held.

@@ -57,6 +57,8 @@ type worldOpts struct {
 	only string
 	// specs, if set, replace the servers above.
 	specs []client.Spec
+	// tweak, if set, changes the options before the server is made.
+	tweak func(*Options)
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
@@ -134,11 +136,15 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w.srv = New(Options{
+	so := Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
 		Audit: log, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
-	})
+	}
+	if o.tweak != nil {
+		o.tweak(&so)
+	}
+	w.srv = New(so)
 	srv = w.srv
 	w.srv.Start(ctx)
 	t.Cleanup(func() {
@@ -250,6 +256,7 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
+	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {

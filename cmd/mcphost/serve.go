@@ -28,6 +28,10 @@ type serveOptions struct {
 	// AllowRemote lets --http listen on an address that is not loopback.
 	AllowRemote bool
 	TokenFile   string
+	// ToolSearch is never, auto or always; MaxTools the host's cap on
+	// tools, for auto.
+	ToolSearch string
+	MaxTools   int
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -47,10 +51,18 @@ elicitation) when the host offers one, else through a waiting approver
 --ask-via forces one of them (elicit, approver or deny).
 
 On standard input and output by default; --http ADDR serves streamable HTTP
-to any number of clients, each its own session, on loopback unless
---allow-remote, with a bearer token from the state directory (--token-file).`,
+(2025-11-25, each client its own session, and 2026-07-28, each client
+identity one gate while serve runs) on loopback unless --allow-remote, with
+a bearer token from the state directory (--token-file).
+
+--tool-search (or --tool-search=auto) offers mcphost__search_tools and the
+tools found so far instead of every tool when there are more than 100 tools
+of trusted servers, their definitions pass the budget, or there are more
+tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
+--tool-search=always searches whatever the tools.`,
 		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
-  mcphost serve --http 127.0.0.1:8765`,
+  mcphost serve --http 127.0.0.1:8765
+  mcphost serve --tool-search --max-tools 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd, g, o, s)
@@ -61,6 +73,9 @@ to any number of clients, each its own session, on loopback unless
 	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool and prompt names (only when one server is served)")
 	f.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) at /mcp instead of stdio")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
+	f.StringVar(&o.ToolSearch, "tool-search", "never", "offer a tool search instead of every tool: `MODE` auto (past the budget or --max-tools; the flag alone), always or never")
+	f.Lookup("tool-search").NoOptDefVal = "auto"
+	f.IntVar(&o.MaxTools, "max-tools", 0, "the most tools the host accepts (`N`, such as 128 for OpenAI-backed hosts): --tool-search auto searches past it")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -69,6 +84,16 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	via, err := serve.ParseAskVia(o.AskVia)
 	if err != nil {
 		return usageError(err)
+	}
+	search, err := serve.ParseToolSearch(o.ToolSearch)
+	if err != nil {
+		return usageError(err)
+	}
+	if o.MaxTools < 0 || o.MaxTools == 1 {
+		return usageError(fmt.Errorf("--max-tools %d: want 0 (no cap) or at least 2, room for the search tool and a tool found", o.MaxTools))
+	}
+	if o.MaxTools > 0 && search == host.SearchNever {
+		return usageError(errors.New("--max-tools is the host's cap for --tool-search: add --tool-search (auto) to search past it"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -118,10 +143,14 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		defer b.Close()
 		approve = b
 	}
+	// One export for the process, as the chat has one for its session:
+	// flushed, bounded, when serve ends (after the last call's span).
+	tel := st.startTelemetry(s) // telemetry.go
+	defer func() { tel.warnOf(tel.flush())() }()
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
-		Audit: log, Store: st.store, Pins: st.pins,
-		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix,
+		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
+		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools,
 		Instructions: serveInstructions(st), Version: version,
 	})
 	defer srv.Close() // before the manager closes

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/internal/otelcoltest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tracedServerArg makes the test binary a raw MCP server that appends the
@@ -296,6 +299,50 @@ func TestTelemetry(t *testing.T) {
 		if sid == "" || attempt.Attrs["mcp.session.id"] != sid {
 			t.Errorf("mcp.session.id: call %v, attempt %v; want the same, non-empty", call.Attrs["mcp.session.id"], attempt.Attrs["mcp.session.id"])
 		}
+	})
+
+	t.Run("serve", func(t *testing.T) {
+		// mcphost serve exports its clients' calls as the chat does: one
+		// export for the process, flushed when the client leaves.
+		col := otelcoltest.Start(t, bin)
+		dir := t.TempDir()
+		srv, _ := tracedServer(t, dir)
+		env := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.Endpoint,
+			"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		done := make(chan int, 1)
+		var errOut bytes.Buffer
+		go func() {
+			s := &streams{In: inR, Out: outW, Err: &errOut, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+			done <- run(ctx, []string{"serve", "--server", srv, "--trust", "traced", "--ask-via", "deny"}, s)
+			outW.Close()
+		}()
+		c := mcp.NewClient(&mcp.Implementation{Name: "otel-host", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"traced__get_note", "traced__drop_note"} {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"id": secretArg}}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		cs.Close()
+		inW.Close()
+		if code := <-done; code != exitOK {
+			t.Fatalf("serve exited %d: %s", code, errOut.String())
+		}
+		raw, data := col.Output(t)
+		if strings.Contains(raw, secretArg) || strings.Contains(raw, secretResult) {
+			t.Errorf("the collector received an argument or a result")
+		}
+		wantAttrs(t, "served read", oneSpan(t, data, "tools/call get_note").Attrs, map[string]any{
+			"mcphost.verdict": "allow", "mcphost.status": "success", "mcphost.server": "traced"})
+		wantAttrs(t, "served destructive call", oneSpan(t, data, "tools/call drop_note").Attrs, map[string]any{
+			"mcphost.status": "blocked", "mcphost.attempts": int64(0)})
 	})
 
 	t.Run("config key", func(t *testing.T) {
