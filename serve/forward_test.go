@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -367,4 +369,28 @@ func (s *Server) holders(uri string) int {
 		return len(e.sessions)
 	}
 	return 0
+}
+
+// Over HTTP, a 2025-11-25 client (a session) and a 2026-07-28 one
+// (stateless) read templates from and complete at the same owners.
+func TestHTTPBothVersionsReadTemplatesAndComplete(t *testing.T) {
+	w, _, _ := resourceWorld(t)
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	h := &httpWorld{world: w, url: ts.URL, tr: tr}
+	ctx := context.Background()
+	for _, version := range []string{"2025-11-25", ""} {
+		cs := h.connect("c"+version, nil, connOpts{version: version})
+		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tasks://task/T-3"})
+		if err != nil || !strings.Contains(r.Contents[0].Text, "Renew TLS certificates") {
+			t.Errorf("%q: read tasks://task/T-3: %v %+v, want tasks' task", version, err, r)
+		}
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "tasks__triage"},
+			Argument: mcp.CompleteParamsArgument{Name: "id", Value: "T-4"}})
+		if err != nil || !slices.Equal(res.Completion.Values, []string{"T-4"}) {
+			t.Errorf("%q: complete: %v %+v, want [T-4]", version, err, res)
+		}
+	}
 }
