@@ -328,6 +328,31 @@ func TestSubscriptionsAreMadeAgainAfterARestart(t *testing.T) {
 	}
 }
 
+// The manager publishes whatever URI a server says changed; serve passes
+// on only what the server the subscription was made at says.
+func TestAnUpdateIsRelayedOnlyFromTheURIsServer(t *testing.T) {
+	w, _, _ := resourceWorld(t)
+	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
+	ctx := context.Background()
+	for _, uri := range []string{"tasks://task/T-1", "tasks://task/T-2"} {
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One connection carries both in order: if hostile's word were passed
+	// on, it would arrive first.
+	w.srv.relay(ctx, "hostile", "tasks://task/T-1")
+	w.srv.relay(ctx, "tasks", "tasks://task/T-2")
+	select {
+	case got := <-c.updated:
+		if got != "tasks://task/T-2" {
+			t.Errorf("the client was told %s changed, by a server that does not own it", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("tasks' own update was not relayed")
+	}
+}
+
 func TestListChangedReforwards(t *testing.T) {
 	_, tasks, c := resourceWorld(t)
 	f := tasks.get()
