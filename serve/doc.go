@@ -110,5 +110,7 @@
 // (TestCompletionsGoToTheOwnerBounded); a subscription is released when
 // its last session leaves (TestSubscriptionsAreForwardedRelayedAndReleased)
 // and made again when its server restarts
-// (TestSubscriptionsAreMadeAgainAfterARestart).
+// (TestSubscriptionsAreMadeAgainAfterARestart); an update is relayed only
+// from the server the subscription was made at
+// (TestAnUpdateIsRelayedOnlyFromTheURIsServer).
 package serve
