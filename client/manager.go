@@ -356,6 +356,17 @@ const (
 	// EventTools: a server's tools were listed again and differ
 	// (Event.Diff) — after tools/list_changed or a restart.
 	EventTools
+	// EventPrompts: a server said its prompts changed
+	// (notifications/prompts/list_changed); list them again to see how.
+	EventPrompts
+	// EventResources: a server said its resources or resource templates
+	// changed (notifications/resources/list_changed).
+	EventResources
+	// EventResourceUpdated: a server said the resource Event.URI changed
+	// (notifications/resources/updated, sent for a subscribed URI). The
+	// URI is the server's word: bounded, not checked against what it
+	// offers.
+	EventResourceUpdated
 )
 
 // Event is something that happened to a server.
@@ -365,6 +376,7 @@ type Event struct {
 	State  State
 	Err    string
 	Diff   *Diff
+	URI    string // EventResourceUpdated only
 }
 
 // Diff is how a server's catalog changed between two listings.

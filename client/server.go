@@ -241,6 +241,13 @@ func (s *server) clientOptions(untapped bool) *mcp.ClientOptions {
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
 		ProgressNotificationHandler: s.m.onProgress,
 		LoggingMessageHandler:       s.onLog,
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+			s.m.publish(Event{Kind: EventPrompts, Server: s.spec.Name})
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
+			s.m.publish(Event{Kind: EventResources, Server: s.spec.Name})
+		},
+		ResourceUpdatedHandler: s.onResourceUpdated,
 	}
 	if f := s.m.logHook(s.spec.Name); f != nil && untapped {
 		o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {

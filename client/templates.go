@@ -41,6 +41,18 @@ func (m *Manager) CanComplete(server string) bool {
 // capability has none. At most maxCompletions values are returned; they
 // are the server's words.
 func (m *Manager) Complete(ctx context.Context, server string, ref *mcp.CompleteReference, arg, value string, others map[string]string) ([]string, error) {
+	c, err := m.Completion(ctx, server, ref, arg, value, others)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return c.Values, nil
+}
+
+// Completion is Complete with the server's whole answer: at most
+// maxCompletions values (HasMore is set when more were cut), and the
+// total and hasMore it sent, unchecked. A server without the capability
+// answers nil.
+func (m *Manager) Completion(ctx context.Context, server string, ref *mcp.CompleteReference, arg, value string, others map[string]string) (*mcp.CompletionResultDetails, error) {
 	if !m.CanComplete(server) {
 		return nil, nil
 	}
@@ -56,6 +68,9 @@ func (m *Manager) Complete(ctx context.Context, server string, ref *mcp.Complete
 	if err != nil {
 		return nil, fmt.Errorf("complete %s of %q: %w", arg, server, err)
 	}
-	v := res.Completion.Values
-	return v[:min(len(v), maxCompletions)], nil
+	c := res.Completion
+	if len(c.Values) > maxCompletions {
+		c.Values, c.HasMore = c.Values[:maxCompletions], true
+	}
+	return &c, nil
 }

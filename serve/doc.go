@@ -62,9 +62,22 @@
 // ServerSampling); otherwise the headless rule answers it. A server's log
 // message during a call goes to the client whose calls are the only ones
 // running there, at or above the level it set, marked with the server's
-// name and sanitized (RelayLog); at other times it goes to no one. Prompts
-// and resources are forwarded as data (forward.go); they run no tool and
-// do not pass the gate.
+// name and sanitized (RelayLog); at other times it goes to no one.
+//
+// # Prompts, resources, templates, completions and subscriptions
+//
+// These are forwarded as data (forward.go): they run no tool and do not
+// pass the gate. Prompts go out as server__name (raw with NoPrefix),
+// resources under their URIs and templates under their URI templates,
+// each kept by the server that offered it first; a URI that no listed
+// resource has is read from the first-forwarded server whose template
+// matches it. completion/complete goes to the server that offers the
+// prompt or template, its values bounded (completion.go). Subscriptions
+// are declared up front and refused, saying so, when the URI's server has
+// none; serve holds one per URI at that server while a client session
+// does, and relays the server's updates only to the sessions subscribed
+// (subscribe.go). A server's list_changed for prompts or resources makes
+// serve list them again.
 //
 // # Guarantees and the tests that hold them
 //
@@ -101,5 +114,14 @@
 // server's question goes only to the client whose call is the one running
 // there (TestAServersQuestionGoesToTheClientWhoseCallRunsThere) and its log
 // messages only to the client calling it, sanitized
-// (TestAServersLogReachesTheCallingClient).
+// (TestAServersLogReachesTheCallingClient); a template read goes
+// to the server whose template was offered first and a hostile template's
+// text is sanitized (TestTemplatesAreForwardedAndReadFromTheirOwner);
+// completion values are bounded, sanitized lines
+// (TestCompletionsGoToTheOwnerBounded); a subscription is released when
+// its last session leaves (TestSubscriptionsAreForwardedRelayedAndReleased)
+// and made again when its server restarts
+// (TestSubscriptionsAreMadeAgainAfterARestart); an update is relayed only
+// from the server the subscription was made at
+// (TestAnUpdateIsRelayedOnlyFromTheURIsServer).
 package serve

@@ -69,8 +69,8 @@ type Options struct {
 	// AskVia says so) and it is waiting.
 	Approver Approver
 	AskVia   AskVia
-	// NoPrefix exports raw tool names; the caller allows it only when one
-	// server is served (names could collide otherwise).
+	// NoPrefix exports raw tool and prompt names; the caller allows it
+	// only when one server is served (names could collide otherwise).
 	NoPrefix bool
 	// ToolSearch is host.SearchNever (or ""), host.SearchAuto or
 	// host.SearchAlways: whether the client is offered a search instead of
@@ -131,6 +131,7 @@ type Server struct {
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
 	uriOwner map[string]string    // resource URI → the server that offers it
+	fx       forwardState         // templates, completions, subscriptions (forward.go)
 }
 
 // export is one tool as offered to clients.
@@ -172,10 +173,9 @@ func New(o Options) *Server {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, &mcp.ServerOptions{
-		Instructions: o.Instructions,
-		Capabilities: caps,
-	})
+	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps}
+	s.declare(caps, sopts)
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, sopts)
 	s.srv.AddReceivingMiddleware(s.waitForList)
 	return s
 }
@@ -204,9 +204,12 @@ func (s *Server) Start(ctx context.Context) {
 					if !ok {
 						return
 					}
+					if s.onEvent(ctx, e) {
+						continue
+					}
 					s.sync()
 					if e.Kind == client.EventState && e.State == client.StateReady {
-						s.wg.Go(func() { s.forward(ctx, e.Server) })
+						s.onReady(ctx, e.Server)
 					}
 				}
 			}

@@ -55,6 +55,8 @@ type worldOpts struct {
 	serverQuestions bool
 	// only, if set, serves just this one server, with raw names.
 	only string
+	// specs, if set, replace the servers above.
+	specs []client.Spec
 	// tweak, if set, changes the options before the server is made.
 	tweak func(*Options)
 	// askers adds two askerServers, ask1 and ask2 (trusted), and relays
@@ -98,6 +100,9 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	}
 	if o.askers {
 		specs = append(specs, client.Spec{Name: "ask1", Dial: askerServer}, client.Spec{Name: "ask2", Dial: askerServer})
+	}
+	if o.specs != nil {
+		specs = o.specs
 	}
 	if o.only != "" {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
@@ -246,6 +251,7 @@ func accept(decision, confirm string) *mcp.ElicitResult {
 type conn struct {
 	cs      *mcp.ClientSession
 	changed chan struct{}
+	updated chan string // URIs of notifications/resources/updated
 }
 
 // connect connects a client; with e, it declares elicitation.
@@ -264,7 +270,7 @@ type connOpts struct {
 
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	w.t.Helper()
-	c := &conn{changed: make(chan struct{}, 16)}
+	c := &conn{changed: make(chan struct{}, 16), updated: make(chan string, 16)}
 	notify := func() {
 		select {
 		case c.changed <- struct{}{}:
@@ -275,6 +281,12 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case c.updated <- req.Params.URI:
+			default:
+			}
+		},
 	}
 	if e != nil {
 		opts.ElicitationHandler = e.handle

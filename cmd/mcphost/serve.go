@@ -74,7 +74,7 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.AskVia, "ask-via", "auto", "ask through `WAY`: auto (the client's form, else an approver, else refuse), elicit, approver or deny")
-	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool names (only when one server is served)")
+	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool and prompt names (only when one server is served)")
 	f.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) at /mcp instead of stdio")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
 	f.StringVar(&o.ToolSearch, "tool-search", "never", "offer a tool search instead of every tool: `MODE` auto (past the budget or --max-tools; the flag alone), always or never")

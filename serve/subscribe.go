@@ -1,0 +1,177 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Subscriber is what serve needs of a catalog to forward resource
+// subscriptions; *client.Manager is one, and publishes each update a
+// server sends as a client.EventResourceUpdated.
+type Subscriber interface {
+	CanSubscribe(server string) bool
+	SubscribeResource(ctx context.Context, server, uri string) error
+	UnsubscribeResource(ctx context.Context, server, uri string) error
+}
+
+// subscriptions are the URIs clients subscribed to through serve. serve
+// holds one subscription at the owning server per URI, for as long as
+// one client session holds one.
+type subscriptions struct {
+	op sync.Mutex // one subscribe or unsubscribe at a time, the server's answer included
+
+	mu        sync.Mutex // guards the maps; never held across a request
+	byURI     map[string]*subscription
+	bySession map[*mcp.ServerSession]map[string]bool
+}
+
+// subscription is one URI's: the server it was made at and the sessions
+// that hold it.
+type subscription struct {
+	server   string
+	sessions map[*mcp.ServerSession]bool
+}
+
+func (t *subscriptions) init() {
+	t.byURI = map[string]*subscription{}
+	t.bySession = map[*mcp.ServerSession]map[string]bool{}
+}
+
+// subscribe forwards resources/subscribe to the server a read of the URI
+// would go to. A URI no server offers is not found; one whose server
+// offers no subscriptions is refused, saying so.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	owner := s.resourceOwner(uri)
+	if owner == "" {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	sub, _ := s.o.Catalog.(Subscriber)
+	if sub == nil || !sub.CanSubscribe(owner) {
+		return invalidParams("mcphost: the server %s, which offers this resource, does not offer subscriptions", sanitize.Name(owner))
+	}
+	t := &s.fx.subs
+	t.op.Lock()
+	defer t.op.Unlock()
+	t.mu.Lock()
+	e := t.byURI[uri]
+	t.mu.Unlock()
+	if e == nil {
+		ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+		err := sub.SubscribeResource(ctx, owner, uri)
+		cancel()
+		if err != nil {
+			return errors.New("mcphost: " + bound(err.Error(), 500))
+		}
+		e = &subscription{server: owner, sessions: map[*mcp.ServerSession]bool{}}
+	}
+	ss := req.Session
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byURI[uri] = e
+	e.sessions[ss] = true
+	if t.bySession[ss] == nil {
+		t.bySession[ss] = map[string]bool{}
+		go s.watch(ss)
+	}
+	t.bySession[ss][uri] = true
+	return nil
+}
+
+// unsubscribe forwards resources/unsubscribe once no session holds the
+// subscription any more.
+func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	s.fx.subs.op.Lock()
+	defer s.fx.subs.op.Unlock()
+	s.release(ctx, req.Session, req.Params.URI)
+	return nil
+}
+
+// watch waits for a session that subscribed to end, and gives up what it
+// held: a client that leaves without unsubscribing keeps no server busy.
+func (s *Server) watch(ss *mcp.ServerSession) {
+	_ = ss.Wait()
+	t := &s.fx.subs
+	t.op.Lock()
+	defer t.op.Unlock()
+	t.mu.Lock()
+	var uris []string
+	for uri := range t.bySession[ss] {
+		uris = append(uris, uri)
+	}
+	t.mu.Unlock()
+	for _, uri := range uris {
+		s.release(context.Background(), ss, uri)
+	}
+	t.mu.Lock()
+	delete(t.bySession, ss)
+	t.mu.Unlock()
+}
+
+// release drops ss's hold on uri and, if it was the last, the
+// subscription at the server. t.op is held.
+func (s *Server) release(ctx context.Context, ss *mcp.ServerSession, uri string) {
+	t := &s.fx.subs
+	t.mu.Lock()
+	e := t.byURI[uri]
+	if e == nil || !e.sessions[ss] {
+		t.mu.Unlock()
+		return
+	}
+	delete(e.sessions, ss)
+	delete(t.bySession[ss], uri)
+	last := len(e.sessions) == 0
+	if last {
+		delete(t.byURI, uri)
+	}
+	t.mu.Unlock()
+	if sub, ok := s.o.Catalog.(Subscriber); ok && last {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forwardTimeout)
+		_ = sub.UnsubscribeResource(ctx, e.server, uri)
+		cancel()
+	}
+}
+
+// resubscribe makes again, at a server that is ready again, the
+// subscriptions clients hold to its resources: its new connection has
+// none.
+func (s *Server) resubscribe(ctx context.Context, server string) {
+	sub, ok := s.o.Catalog.(Subscriber)
+	if !ok {
+		return
+	}
+	t := &s.fx.subs
+	t.op.Lock()
+	defer t.op.Unlock()
+	t.mu.Lock()
+	var uris []string
+	for uri, e := range t.byURI {
+		if e.server == server {
+			uris = append(uris, uri)
+		}
+	}
+	t.mu.Unlock()
+	for _, uri := range uris {
+		ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+		_ = sub.SubscribeResource(ctx, server, uri)
+		cancel()
+	}
+}
+
+// relay passes a server's notifications/resources/updated to the client
+// sessions subscribed to the URI, if that server is the one the
+// subscription was made at: a server cannot speak for another's URIs.
+func (s *Server) relay(ctx context.Context, server, uri string) {
+	t := &s.fx.subs
+	t.mu.Lock()
+	e := t.byURI[uri]
+	ok := e != nil && e.server == server
+	t.mu.Unlock()
+	if ok {
+		_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
+}
