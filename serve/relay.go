@@ -3,10 +3,13 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 )
 
 // What a server's request or message carries with it has to reach the
@@ -18,12 +21,16 @@ import (
 type running struct {
 	ss  *mcp.ServerSession
 	ctx context.Context // the client's request: what is sent with it goes on its stream
+
+	logs    *rate.Limiter // the log messages relayed for this call
+	logMu   sync.Mutex
+	dropped bool // a message was dropped and the client told so
 }
 
 // begin records that a call of ss runs on server, until the returned
 // function is called.
 func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context) (end func()) {
-	r := &running{ss: ss, ctx: ctx}
+	r := &running{ss: ss, ctx: ctx, logs: rate.NewLimiter(LogRate, LogBurst)}
 	s.runMu.Lock()
 	s.inflight[server] = append(s.inflight[server], r)
 	s.runMu.Unlock()
@@ -80,6 +87,15 @@ const relayWait = 5 * time.Second
 // MaxLogData bounds the data of one relayed log message, in bytes.
 const MaxLogData = 4 << 10
 
+// LogRate and LogBurst bound the log messages relayed for one call: a
+// server that floods its log during a call costs its caller at most this
+// many messages (per second, and at once); the rest are dropped, and the
+// client is told once, in a message of mcphost's own.
+const (
+	LogRate  = 50
+	LogBurst = 100
+)
+
 // RelayLog passes a server's log message (notifications/message) to the
 // client session whose calls are the only ones running on that server, at
 // or above the level that session set with logging/setLevel (none set:
@@ -87,8 +103,9 @@ const MaxLogData = 4 << 10
 // ("server" or "server/logger"); the data goes as one sanitized string of
 // at most MaxLogData bytes (JSON that is not a string is sent as its
 // text). A message that arrives when no call of the server runs, or while
-// calls of more than one session do, is not relayed: it could be anyone's.
-// The manager keeps it in the server's log tail either way. It is the
+// calls of more than one session do, is not relayed: it could be anyone's;
+// nor is one past LogRate and LogBurst for the call (the client is told
+// once that they are dropped). The manager keeps it in the server's log tail either way. It is the
 // manager's OnLog.
 func (s *Server) RelayLog(server string, p *mcp.LoggingMessageParams) {
 	if p == nil {
@@ -96,6 +113,10 @@ func (s *Server) RelayLog(server string, p *mcp.LoggingMessageParams) {
 	}
 	r := s.callerSession(server)
 	if r == nil {
+		return
+	}
+	if !r.logs.Allow() {
+		r.dropLogs(server)
 		return
 	}
 	data, ok := p.Data.(string)
@@ -113,4 +134,20 @@ func (s *Server) RelayLog(server string, p *mcp.LoggingMessageParams) {
 	defer cancel()
 	_ = r.ss.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: logger,
 		Data: sanitize.Truncate(sanitize.Text(data), MaxLogData)})
+}
+
+// dropLogs tells the client, once per call, that server's log messages are
+// being dropped.
+func (r *running) dropLogs(server string) {
+	r.logMu.Lock()
+	first := !r.dropped
+	r.dropped = true
+	r.logMu.Unlock()
+	if !first {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, relayWait)
+	defer cancel()
+	_ = r.ss.Log(ctx, &mcp.LoggingMessageParams{Level: "warning", Logger: "mcphost",
+		Data: fmt.Sprintf("mcphost: %s sends log messages faster than %d a second during this call; the rest of them are dropped (its last messages are in mcphost servers)", sanitize.Name(server), LogRate)})
 }

@@ -51,6 +51,7 @@ func askerServer(context.Context) (mcp.Transport, error) {
 	type args struct {
 		Wait  int
 		Label string
+		Flood int // more info messages to send after the three
 	}
 	f := false
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
@@ -81,6 +82,9 @@ func askerServer(context.Context) (mcp.Transport, error) {
 			}
 			for _, l := range []mcp.LoggingLevel{"debug", "info", "error"} {
 				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "lg", Data: a.Label + " " + string(l) + " \x1b[31mred\x1b[0m"})
+			}
+			for i := range a.Flood {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "lg", Data: fmt.Sprintf("flood %d", i)})
 			}
 			// Keep the calls in flight together until each has logged.
 			if err := meet(ctx, a.Wait); err != nil {
@@ -299,6 +303,56 @@ func TestAServersLogReachesTheCallingClient(t *testing.T) {
 			if d, _ := l.Data.(string); !strings.HasPrefix(d, "solo ") {
 				t.Fatalf("%s got %q while two clients' calls ran on the server, want only its own call's", c.who.name, d)
 			}
+		}
+	}
+}
+
+// TestAServersLogFloodIsBoundedPerCall: a server that logs 2,000 messages
+// during one call gets at most LogBurst of them to its caller at once and
+// LogRate a second after that; the client is told once that the rest were
+// dropped.
+func TestAServersLogFloodIsBoundedPerCall(t *testing.T) {
+	w := newWorld(t, worldOpts{askers: true})
+	a := newAnswerer("alice")
+	cs := a.connect(t, w)
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	const flood = 2000
+	start := time.Now()
+	if got, err := callText(cs, "ask1__log", fmt.Sprintf(`{"flood":%d}`, flood)); err != nil || got != "logged" {
+		t.Fatalf("log: %q %v", got, err)
+	}
+	elapsed := time.Since(start)
+	// A message relayed is sent before the server's next one is read, so
+	// every relayed message has arrived once the notice has: wait for it.
+	deadline := time.After(10 * time.Second)
+	for {
+		a.mu.Lock()
+		logs := append([]*mcp.LoggingMessageParams(nil), a.logs...)
+		a.mu.Unlock()
+		notices, relayed := 0, 0
+		for _, l := range logs {
+			if l.Logger == "mcphost" {
+				notices++
+				if d, _ := l.Data.(string); !strings.Contains(d, "ask1 sends log messages faster than") {
+					t.Errorf("notice %q does not name the server and the rate", d)
+				}
+			} else {
+				relayed++
+			}
+		}
+		if notices > 0 {
+			most := LogBurst + int(elapsed.Seconds()*LogRate) + 1
+			if relayed > most || relayed < LogBurst || notices != 1 {
+				t.Fatalf("%d of %d messages relayed in %v with %d notices; want between %d and %d, and one notice", relayed, flood+2, elapsed, notices, LogBurst, most)
+			}
+			return
+		}
+		select {
+		case <-a.got:
+		case <-deadline:
+			t.Fatalf("no notice that messages were dropped; %d relayed of %d", relayed, flood+2)
 		}
 	}
 }
