@@ -30,7 +30,10 @@ type Catalog interface {
 }
 
 // AuditLog receives the gate's records. Append must not return before the
-// record is durable.
+// record is written where a crash of this process cannot lose it, and, for
+// an intent whose Class is not audit.ReadClass, on disk (synced): the gate
+// runs a call that is not a read only after its intent's Append returned
+// nil. audit.Log does both.
 type AuditLog interface {
 	Append(r *audit.Record) error
 }
@@ -753,7 +756,8 @@ func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *cl
 	return rec
 }
 
-// intent writes the record that must be durable before execution n runs.
+// intent writes the record that must be written before execution n runs,
+// and for a call that is not a read durable: its Class says which.
 func (g *Gate) intent(callID string, n int, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) error {
 	if g.o.Audit == nil {
 		return errors.New("no audit log")
