@@ -90,7 +90,9 @@ func TestIntentSyncedBeforeNonRead(t *testing.T) {
 // TestReadRecordsWrittenBeforeResult: a read does not wait for the disk
 // (the gate runs it even when its intent cannot be written), but its
 // intent and its outcome are in the audit file when its result is
-// returned, so a crash of mcphost loses neither.
+// returned, so a crash of mcphost loses neither; of a write, only the
+// intent waits for the disk, and its outcome too is in the file when its
+// result is returned.
 func TestReadRecordsWrittenBeforeResult(t *testing.T) {
 	if decide.Read.String() != audit.ReadClass {
 		t.Fatalf("the gate records reads as class %q, the audit log knows them as %q", decide.Read.String(), audit.ReadClass)
@@ -125,8 +127,26 @@ func TestReadRecordsWrittenBeforeResult(t *testing.T) {
 		t.Errorf("records of the read in the file when its result came back: %v, want its intent and outcome", kinds)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if syncs != 0 {
 		t.Errorf("a read waited for %d syncs; want none", syncs)
+	}
+	mu.Unlock()
+
+	// A write's outcome is not waited for either, but is in the file when
+	// the result comes back; only its intent waited for the disk.
+	if r := w.call("write_record", `{"key":"k","value":"v"}`); r.Status != StatusSuccess {
+		t.Fatalf("write_record: %s (%v)", r.Status, r.Err)
+	}
+	recs, err = audit.Tail(w.audit, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Tool != "write_record" || last.Kind != audit.Outcome {
+		t.Errorf("last record when the write's result came back: %s of %s, want the write's outcome", last.Kind, last.Tool)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if syncs != 1 {
+		t.Errorf("a write waited for %d syncs; want one, its intent's", syncs)
 	}
 }
