@@ -1,8 +1,9 @@
 // Package audit keeps mcphost's audit log: an append-only, hash-chained
-// JSON Lines file with one intent record, written and synced before a tool
-// call runs, and one outcome record after it, linked by session and call id.
-// The gate writes it through a Log; "mcphost audit tail" and "mcphost audit
-// verify" read it with Tail and Verify.
+// JSON Lines file with one intent record, written before a tool call runs
+// (and synced first when the call is not a read), and one outcome record
+// after it, linked by session and call id. The gate writes it through a
+// Log; "mcphost audit tail" and "mcphost audit verify" read it with Tail
+// and Verify.
 //
 // # Format
 //
@@ -68,10 +69,35 @@
 // takes an exclusive flock on the file, checks its size, and reads the last
 // record back from the end of the file only when the size is not what this
 // Log left it at (another process appended); it then writes the new line
-// with one write on an O_APPEND descriptor, fsyncs, and unlocks. So seq
-// stays contiguous and the chain unbroken whoever writes. On systems
+// with one write on an O_APPEND descriptor and unlocks, before any sync. So
+// seq stays contiguous and the chain unbroken whoever writes. On systems
 // without flock (Windows, Solaris, AIX) only appends within one Log are
 // serialized.
+//
+// # What is on disk when
+//
+// When Append returns, its record is in the file: the write has returned,
+// so the kernel holds it and no crash of mcphost can lose it. Surviving a
+// power failure or a crash of the system takes a sync (fdatasync on Linux,
+// fsync elsewhere), and records differ in when they get one:
+//
+//   - The intent of a call that is not a read (Class is anything but
+//     ReadClass, or empty) is synced before Append returns, with every
+//     record written before it. The gate runs such a call only after that,
+//     so a call that may have changed something always has an intent on
+//     disk: after a power failure it shows as open, never as never asked.
+//   - An outcome, and the intent of a read, are synced by the next sync:
+//     the next such intent's, a background sync the Log starts at most
+//     Options.SyncDelay (DefaultSyncDelay, 20 ms) after the record was
+//     written, or Close's. A power failure within that window can lose
+//     them: an intent without its outcome then shows as open (nothing
+//     went missing unseen but the outcome), and a read, which the gate
+//     runs even without an intent and may repeat, can vanish from the log.
+//
+// A sync runs without the Log's lock and covers every record written
+// before it started, so intents appended at once share one sync and
+// Appends go on while the disk works. A failed sync, whichever Append or
+// background sync ran it, makes every later Append fail.
 //
 // # Crashes
 //

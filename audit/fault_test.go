@@ -7,38 +7,225 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 var errDisk = errors.New("injected: disk failed")
 
-// TestIntentSyncedBeforeAppendReturns: an intent is on disk before Append
-// returns — the sync runs after the write of its line, and Append waits
-// for it.
-func TestIntentSyncedBeforeAppendReturns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	var synced []int64 // file size at each sync
-	l := open(t, path, Options{Sync: func(f *os.File) error {
-		fi, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		synced = append(synced, fi.Size())
-		return f.Sync()
-	}})
-	mustAppend(t, l, intent("s1", "call-1"))
+// syncs is an Options.Sync that does the real sync and keeps, for each
+// one, the file's size when it started; it can be made to fail. Syncs run
+// on the Log's own goroutine too, hence the lock.
+type syncs struct {
+	mu    sync.Mutex
+	sizes []int64
+	fail  error
+	ended chan int64 // if set, gets the size of each sync that ended
+}
+
+func (s *syncs) sync(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sizes = append(s.sizes, fi.Size())
+	fail := s.fail
+	s.mu.Unlock()
+	if fail == nil {
+		fail = f.Sync()
+	}
+	if s.ended != nil && fail == nil {
+		s.ended <- fi.Size()
+	}
+	return fail
+}
+
+func (s *syncs) at() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sizes)
+}
+
+func (s *syncs) setFail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = err
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(synced) != 1 || synced[0] != fi.Size() {
-		t.Fatalf("syncs at sizes %v before Append returned; want one, after the intent's %d bytes were written", synced, fi.Size())
+	return fi.Size()
+}
+
+// never is a SyncDelay no test lasts: background syncs stay out of the way.
+const never = time.Hour
+
+// TestIntentSyncedBeforeAppendReturns: the intent of a call that is not a
+// read — whatever its class, none included — is on disk before Append
+// returns: the sync runs after the write of its line, and Append waits for
+// it. An outcome and a read's intent are not waited for.
+func TestIntentSyncedBeforeAppendReturns(t *testing.T) {
+	for _, class := range []string{"destructive", "additive", "unknown", ""} {
+		t.Run("class="+class, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			s := &syncs{}
+			l := open(t, path, Options{Sync: s.sync, SyncDelay: never})
+			r := intent("s1", "call-1")
+			r.Class = class
+			mustAppend(t, l, r)
+			if got, want := s.at(), []int64{fileSize(t, path)}; !slices.Equal(got, want) {
+				t.Fatalf("syncs at sizes %v before Append returned; want %v: one, after the intent's line was written", got, want)
+			}
+			mustAppend(t, l, outcome("s1", "call-1"))
+			read := intent("s1", "call-2")
+			read.Class = ReadClass
+			mustAppend(t, l, read)
+			if got := s.at(); len(got) != 1 {
+				t.Errorf("syncs at sizes %v; want only the first intent's: an outcome and a read's intent do not wait for the disk", got)
+			}
+		})
 	}
+}
+
+// TestUnwaitedRecordsAreWrittenBeforeAppendReturns: an outcome and a
+// read's intent are in the file when Append returns (a crash of the
+// process cannot lose them), though not yet synced.
+func TestUnwaitedRecordsAreWrittenBeforeAppendReturns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &syncs{}
+	l := open(t, path, Options{Sync: s.sync, SyncDelay: never})
+	read := intent("s1", "call-1")
+	read.Class = ReadClass
+	mustAppend(t, l, read)
 	mustAppend(t, l, outcome("s1", "call-1"))
-	if len(synced) != 1 {
-		t.Errorf("an outcome was synced on its own (%d syncs); only intents wait for the disk", len(synced))
+	rep := verifyFile(t, path)
+	if !rep.OK() || rep.Records != 2 || rep.Outcomes != 1 {
+		t.Errorf("file after Append returned: %d records, %d outcomes, problems %v; want both records", rep.Records, rep.Outcomes, rep.Problems)
 	}
+	if got := s.at(); len(got) != 0 {
+		t.Errorf("syncs at sizes %v; want none yet", got)
+	}
+}
+
+// TestBackgroundSyncFollowsUnwaitedRecords: a record Append did not wait
+// for is synced on the Log's own, SyncDelay after it was written, without
+// another Append or Close.
+func TestBackgroundSyncFollowsUnwaitedRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &syncs{ended: make(chan int64, 16)}
+	l := open(t, path, Options{Sync: s.sync, SyncDelay: time.Millisecond})
+	mustAppend(t, l, outcome("s1", "call-1"))
+	want := fileSize(t, path)
+	select {
+	case got := <-s.ended:
+		if got != want {
+			t.Errorf("background sync at size %d, want %d (after the outcome)", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no background sync after an outcome")
+	}
+}
+
+// TestCloseSyncsWhatIsLeft: Close syncs the records no sync covered yet.
+func TestCloseSyncsWhatIsLeft(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &syncs{}
+	l := open(t, path, Options{Sync: s.sync, SyncDelay: never})
+	mustAppend(t, l, intent("s1", "call-1"))
+	mustAppend(t, l, outcome("s1", "call-1"))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.at(), fileSize(t, path); len(got) != 2 || got[1] != want {
+		t.Errorf("syncs at sizes %v; want the intent's and then Close's at %d", got, want)
+	}
+}
+
+// TestSyncCountsOnlyEarlierRecords: a sync covers the records written
+// before it started; one written while it runs is still unsynced after it.
+func TestSyncCountsOnlyEarlierRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var l *Log
+	var during error
+	first := true
+	l = open(t, path, Options{SyncDelay: never, Sync: func(f *os.File) error {
+		if first { // the sync runs without the Log's lock: Appends go on
+			first = false
+			during = l.Append(outcome("s1", "during"))
+		}
+		return f.Sync()
+	}})
+	mustAppend(t, l, intent("s1", "call-1"))
+	if during != nil {
+		t.Fatalf("Append during a sync: %v", during)
+	}
+	l.mu.Lock()
+	synced, written := l.synced, l.written
+	l.mu.Unlock()
+	if synced != 1 || written != 2 {
+		t.Errorf("after a sync with a record written during it: synced %d of %d, want 1 of 2", synced, written)
+	}
+}
+
+// TestConcurrentIntentsAreSynced: intents appended at once from many
+// goroutines are each on disk when their Append returns, whichever sync
+// covered them.
+func TestConcurrentIntentsAreSynced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var mu sync.Mutex
+	var done []int64 // file sizes at syncs that ended
+	l := open(t, path, Options{SyncDelay: never, Sync: func(f *os.File) error {
+		fi, err := f.Stat()
+		if err == nil {
+			err = f.Sync()
+		}
+		if err == nil {
+			mu.Lock()
+			done = append(done, fi.Size())
+			mu.Unlock()
+		}
+		return err
+	}})
+	const n = 40
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			r := intent("s1", fmt.Sprint(i))
+			if err := l.Append(r); err != nil {
+				errs <- err
+				return
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				errs <- err
+				return
+			}
+			end := int64(bytes.Index(b, []byte(r.Hash)) + hashHexLen + len(hashSuffix) + 1)
+			mu.Lock()
+			covered := slices.ContainsFunc(done, func(size int64) bool { return size >= end })
+			mu.Unlock()
+			if !covered {
+				errs <- fmt.Errorf("intent %d (ending at byte %d) returned before a sync covered it; syncs ended at %v", i, end, done)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	mu.Lock()
+	t.Logf("%d intents, %d syncs", n, len(done))
+	mu.Unlock()
 }
 
 // TestAppendSyncFailure: when the sync of an intent fails, Append says so,
@@ -46,20 +233,15 @@ func TestIntentSyncedBeforeAppendReturns(t *testing.T) {
 // when its intent may not be on disk.
 func TestAppendSyncFailure(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	fail := false
-	l := open(t, path, Options{Sync: func(f *os.File) error {
-		if fail {
-			return errDisk
-		}
-		return f.Sync()
-	}})
+	s := &syncs{}
+	l := open(t, path, Options{Sync: s.sync, SyncDelay: never})
 	mustAppend(t, l, intent("s1", "call-1"))
 	mustAppend(t, l, outcome("s1", "call-1"))
-	fail = true
+	s.setFail(errDisk)
 	if err := l.Append(intent("s1", "call-2")); !errors.Is(err, errDisk) {
 		t.Fatalf("Append with a failing sync = %v, want the sync's error", err)
 	}
-	fail = false
+	s.setFail(nil)
 	if err := l.Append(outcome("s1", "call-2")); err == nil || !strings.Contains(err.Error(), "earlier sync failed") {
 		t.Errorf("Append after a failed sync = %v, want a refusal naming the failed sync", err)
 	}
@@ -69,6 +251,35 @@ func TestAppendSyncFailure(t *testing.T) {
 	rep := verifyFile(t, path)
 	if rep.Outcomes != 1 || rep.Records != 3 {
 		t.Errorf("log holds %d records, %d outcomes; want the 3 written before and at the failed sync, one outcome", rep.Records, rep.Outcomes)
+	}
+}
+
+// TestBackgroundSyncFailure: a background sync that fails makes every
+// later Append fail, as a failed sync of an intent does.
+func TestBackgroundSyncFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l := open(t, path, Options{SyncDelay: time.Millisecond, Sync: func(*os.File) error { return errDisk }})
+	mustAppend(t, l, outcome("s1", "call-1"))
+	// Every sync ends with a broadcast on l.cond, and records its failure
+	// before it lets go of l.mu.
+	failed := make(chan struct{})
+	go func() {
+		l.mu.Lock()
+		for l.failed == nil {
+			l.cond.Wait()
+		}
+		l.mu.Unlock()
+		close(failed)
+	}()
+	select {
+	case <-failed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no failed background sync recorded after an outcome")
+	}
+	r := intent("s1", "call-2")
+	r.Class = ReadClass
+	if err := l.Append(r); err == nil || !strings.Contains(err.Error(), "earlier sync failed") {
+		t.Errorf("Append after a failed background sync = %v, want a refusal naming the failed sync", err)
 	}
 }
 

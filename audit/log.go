@@ -55,14 +55,23 @@ type Options struct {
 	// RecordData, in the strings of Args and Result. Values shorter than
 	// four bytes are ignored.
 	Secrets []string
-	// NoSync skips the fsync after each record (and after creating the
-	// file). Records then reach the disk when the kernel writes them back: a
-	// power failure can lose the last ones, and an intent is no longer known
-	// to be durable before its call runs. For tests and benchmarks.
+	// NoSync skips every sync (and the one after creating the file).
+	// Records then reach the disk when the kernel writes them back: a power
+	// failure can lose the last ones, and an intent is no longer known to
+	// be durable before its call runs. For tests and benchmarks.
 	NoSync bool
 	// Sync makes what was written to the file durable; nil means
-	// (*os.File).Sync. It lets tests stand in for a disk that fails.
+	// fdatasync(2) where the system has it (the file's data and its size,
+	// all a reader needs), else (*os.File).Sync. It lets tests stand in for
+	// a disk that fails, and may be called from a goroutine of the Log's
+	// own, never twice at once.
 	Sync func(*os.File) error
+	// SyncDelay bounds how long a record that Append does not wait for (an
+	// outcome, or the intent of a read) stays written but not synced: a
+	// sync starts at most this long after it was written, unless an
+	// intent's sync or Close covers it first. Zero or less means
+	// DefaultSyncDelay.
+	SyncDelay time.Duration
 	// Heads, when set, keeps the log's head outside the log: Close records
 	// it there (see SaveHead), so that removing records from the end of the
 	// log can be detected with CheckHead.
@@ -87,6 +96,14 @@ type Log struct {
 	hash   string
 	needNL bool // the file ends in a partial line
 	buf    []byte
+
+	// Syncing (sync.go). written counts the records this Log wrote, synced
+	// how many of the first of them are known to be on disk.
+	cond    *sync.Cond // on mu: a sync ended
+	written uint64
+	synced  uint64
+	syncing bool        // a sync runs, without mu
+	timer   *time.Timer // a background sync is due
 }
 
 // Open opens the audit log at path for appending, creating the file (mode
@@ -98,7 +115,10 @@ func Open(path string, opts Options) (*Log, error) {
 		opts.Now = time.Now
 	}
 	if opts.Sync == nil {
-		opts.Sync = (*os.File).Sync
+		opts.Sync = syncData
+	}
+	if opts.SyncDelay <= 0 {
+		opts.SyncDelay = DefaultSyncDelay
 	}
 	var secrets []string
 	for _, v := range opts.Secrets {
@@ -131,6 +151,7 @@ func Open(path string, opts Options) (*Log, error) {
 		err = syncDir(dir)
 	}
 	l := &Log{path: path, opts: opts, f: f, size: -1}
+	l.cond = sync.NewCond(&l.mu)
 	if err == nil {
 		err = l.locked(l.refresh)
 	}
@@ -153,15 +174,21 @@ func Open(path string, opts Options) (*Log, error) {
 // Afterwards r holds exactly what was written. r.Kind must be Intent or
 // Outcome.
 //
-// When Append returns nil the record is in the file and, for an intent
-// unless Options.NoSync, on disk; an outcome reaches the disk with the next
-// intent or at Close. When it returns an error the caller must act as
-// if nothing was recorded (for an intent: refuse any call that is not a
-// read). A failed write may leave a partial line, which the next Append
-// steps over (see the package documentation). After a failed sync the Log
-// refuses every later Append, because the kernel may have dropped data it
-// had accepted: close it and open the file again. It does the same when
-// the file became shorter than this Log left it: records were removed.
+// When Append returns nil the record is in the file: written with one
+// write(2), so no crash of this process can lose it. An intent whose Class
+// is not ReadClass is also on disk (synced), unless Options.NoSync, with
+// every record written before it. Any other record (an outcome, a read's
+// intent) reaches the disk with the next sync: the next such intent's, a
+// background one at most Options.SyncDelay later, or Close's; only a power
+// failure or a crash of the system before then can lose it. When Append
+// returns an error the caller must act as if nothing was recorded (for an
+// intent: refuse any call that is not a read). A failed write may leave a
+// partial line, which the next Append steps over (see the package
+// documentation). After a failed sync, whether Append's own or a background
+// one, the Log refuses every later Append, because the kernel may have
+// dropped data it had accepted: close it and open the file again. It does
+// the same when the file became shorter than this Log left it: records
+// were removed.
 func (l *Log) Append(r *Record) error {
 	if r == nil {
 		return errors.New("audit: append: nil record")
@@ -179,7 +206,20 @@ func (l *Log) Append(r *Record) error {
 	case l.failed != nil:
 		return fmt.Errorf("audit: append to %s: %w", l.path, l.failed)
 	}
-	return l.lockedFile(func() error { return l.write(r) })
+	if err := l.lockedFile(func() error { return l.write(r) }); err != nil {
+		return err
+	}
+	switch {
+	case l.opts.NoSync:
+		return nil
+	case waitsForDisk(r):
+		// The file lock is released: other processes append while the
+		// disk works, and concurrent intents share one sync.
+		return l.syncThrough(l.written)
+	default:
+		l.syncSoon()
+		return nil
+	}
 }
 
 // write appends r at the end of the file. l.mu and the file lock are held.
@@ -220,16 +260,7 @@ func (l *Log) write(r *Record) error {
 	}
 	l.size += int64(n)
 	l.seq, l.hash, l.needNL = r.Seq, r.Hash, false
-	// An intent must be on disk before its call runs. An outcome reaches
-	// the kernel at once (a crash of mcphost cannot lose it) and the disk
-	// with the next intent's sync or at Close: a power failure can lose it,
-	// and then its intent shows as open, so nothing goes missing unseen.
-	if !l.opts.NoSync && r.Kind == Intent {
-		if serr := l.opts.Sync(l.f); serr != nil {
-			l.failed = fmt.Errorf("an earlier sync failed, records may be lost: %w", serr)
-			return fmt.Errorf("audit: sync %s: %w", l.path, serr)
-		}
-	}
+	l.written++
 	return nil
 }
 
@@ -395,6 +426,13 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop() // if it already fired, it sees l.closed and returns
+		l.timer = nil
+	}
+	for l.syncing {
+		l.cond.Wait() // a sync without mu still uses the file
+	}
 	var errs []error
 	if !l.opts.NoSync && l.failed == nil {
 		if err := l.opts.Sync(l.f); err != nil {

@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Environment of a writer process: the test binary run again by
@@ -18,11 +21,16 @@ const (
 	writerPathEnv  = "MCPHOST_AUDIT_TEST_WRITER"
 	writerIDEnv    = "MCPHOST_AUDIT_TEST_WRITER_ID"
 	writerCallsEnv = "MCPHOST_AUDIT_TEST_WRITER_CALLS"
+	// The path a writer that is killed appends to (TestKilledWriterLosesNothing).
+	killedPathEnv = "MCPHOST_AUDIT_TEST_KILLED"
 )
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(writerPathEnv); path != "" {
 		os.Exit(runWriter(path))
+	}
+	if path := os.Getenv(killedPathEnv); path != "" {
+		os.Exit(runKilled(path))
 	}
 	os.Exit(m.Run())
 }
@@ -118,5 +126,68 @@ func TestProcessesAppend(t *testing.T) {
 		if n := perSession[fmt.Sprintf("p%d", p)]; n != 2*calls {
 			t.Errorf("writer p%d: %d records, want %d", p, n, 2*calls)
 		}
+	}
+}
+
+// runKilled appends a read's intent and its outcome, which Append does not
+// wait to sync, says so on stdout, and waits to be killed.
+func runKilled(path string) int {
+	l, err := Open(path, Options{SyncDelay: time.Hour})
+	if err == nil {
+		r := intent("k", "read-1")
+		r.Class = ReadClass
+		if err = l.Append(r); err == nil {
+			err = l.Append(outcome("k", "read-1"))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "killed writer: %v\n", err)
+		return 1
+	}
+	fmt.Println("appended")
+	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+	return 0
+}
+
+// TestKilledWriterLosesNothing: records Append returned for are in the
+// file even when the process dies before any sync or Close.
+func TestKilledWriterLosesNothing(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		t.Skip("needs a killable subprocess")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("cannot find the test binary: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), killedPathEnv+"="+path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "appended\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("writer said %q (%v): %s", line, err, stderr.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	rep := verifyFile(t, path)
+	if !rep.OK() || rep.Records != 2 || rep.Outcomes != 1 {
+		t.Errorf("after the writer was killed: %d records, %d outcomes, problems %v; want its intent and outcome", rep.Records, rep.Outcomes, rep.Problems)
 	}
 }

@@ -22,8 +22,8 @@ const Genesis = "000000000000000000000000000000000000000000000000000000000000000
 type Kind string
 
 const (
-	Intent  Kind = "intent"  // written and synced before the call runs
-	Outcome Kind = "outcome" // written after the call, successful or not
+	Intent  Kind = "intent"  // written before the call runs; synced first unless a read
+	Outcome Kind = "outcome" // written after the call, successful or not; synced soon after
 )
 
 // Status is how a call ended, in an outcome record; in an Attempt it is how

@@ -23,7 +23,9 @@ const maxCapsAnswer = 1 << 20
 type capsRecorder struct {
 	mu   sync.Mutex
 	seen bool
-	caps json.RawMessage
+	// tc is the tasks capability, read once from the capabilities when
+	// they are seen: every tools/call asks for it.
+	tc TasksCapability
 }
 
 // offer reads one JSON-RPC message and keeps its result's capabilities if
@@ -47,7 +49,7 @@ func (r *capsRecorder) offerResult(result []byte) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.seen {
-		r.seen, r.caps = true, bytes.Clone(m.Capabilities)
+		r.seen, r.tc = true, parseTasks(m.Capabilities)
 	}
 	return true
 }
@@ -72,19 +74,21 @@ type TasksCapability struct {
 	Cancel    bool `json:"cancel"`
 }
 
-// tasks reads the tasks capability from what was recorded.
+// tasks returns the tasks capability of what was recorded.
 func (r *capsRecorder) tasks() TasksCapability {
 	if r == nil {
 		return TasksCapability{}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.seen {
-		return TasksCapability{}
-	}
+	return r.tc // the zero value until the capabilities are seen
+}
+
+// parseTasks reads the tasks capability from a capabilities object.
+func parseTasks(raw json.RawMessage) TasksCapability {
 	tc := TasksCapability{Known: true}
 	var caps map[string]json.RawMessage
-	if json.Unmarshal(r.caps, &caps) != nil {
+	if json.Unmarshal(raw, &caps) != nil {
 		return tc
 	}
 	var tasks map[string]json.RawMessage

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestIntentNotWrittenBlocksNonRead(t *testing.T) {
 func TestIntentSyncedBeforeNonRead(t *testing.T) {
 	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, noAudit: true})
 	var execsAtSync []int
-	withAuditLog(t, w, audit.Options{Sync: func(f *os.File) error {
+	withAuditLog(t, w, audit.Options{SyncDelay: time.Hour, Sync: func(f *os.File) error {
 		execsAtSync = append(execsAtSync, w.count(fixtures.EventExec, "write_record"))
 		return f.Sync()
 	}})
@@ -83,5 +84,69 @@ func TestIntentSyncedBeforeNonRead(t *testing.T) {
 	}
 	if len(execsAtSync) == 0 || execsAtSync[0] != 0 {
 		t.Errorf("executions seen at each audit sync: %v; want a sync before the call ran", execsAtSync)
+	}
+}
+
+// TestReadRecordsWrittenBeforeResult: a read does not wait for the disk
+// (the gate runs it even when its intent cannot be written), but its
+// intent and its outcome are in the audit file when its result is
+// returned, so a crash of mcphost loses neither; of a write, only the
+// intent waits for the disk, and its outcome too is in the file when its
+// result is returned.
+func TestReadRecordsWrittenBeforeResult(t *testing.T) {
+	if decide.Read.String() != audit.ReadClass {
+		t.Fatalf("the gate records reads as class %q, the audit log knows them as %q", decide.Read.String(), audit.ReadClass)
+	}
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, noAudit: true})
+	var mu sync.Mutex
+	syncs := 0
+	withAuditLog(t, w, audit.Options{SyncDelay: time.Hour, Sync: func(f *os.File) error {
+		mu.Lock()
+		syncs++
+		mu.Unlock()
+		return f.Sync()
+	}})
+	r := w.call("read_value", `{"key":"k"}`)
+	if r.Status != StatusSuccess {
+		t.Fatalf("read_value: %s (%v)", r.Status, r.Err)
+	}
+	recs, err := audit.Tail(w.audit, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []audit.Kind
+	for _, rec := range recs {
+		if rec.Tool == "read_value" {
+			kinds = append(kinds, rec.Kind)
+			if rec.Class != audit.ReadClass {
+				t.Errorf("%s record of a read has class %q, want %q", rec.Kind, rec.Class, audit.ReadClass)
+			}
+		}
+	}
+	if len(kinds) != 2 || kinds[0] != audit.Intent || kinds[1] != audit.Outcome {
+		t.Errorf("records of the read in the file when its result came back: %v, want its intent and outcome", kinds)
+	}
+	mu.Lock()
+	if syncs != 0 {
+		t.Errorf("a read waited for %d syncs; want none", syncs)
+	}
+	mu.Unlock()
+
+	// A write's outcome is not waited for either, but is in the file when
+	// the result comes back; only its intent waited for the disk.
+	if r := w.call("write_record", `{"key":"k","value":"v"}`); r.Status != StatusSuccess {
+		t.Fatalf("write_record: %s (%v)", r.Status, r.Err)
+	}
+	recs, err = audit.Tail(w.audit, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Tool != "write_record" || last.Kind != audit.Outcome {
+		t.Errorf("last record when the write's result came back: %s of %s, want the write's outcome", last.Kind, last.Tool)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if syncs != 1 {
+		t.Errorf("a write waited for %d syncs; want one, its intent's", syncs)
 	}
 }

@@ -23,9 +23,11 @@
 //     person approved; the approved scope is clamped to what the tier
 //     allows, and an "always" grant is saved in the Store.
 //   - Intent before execution: a non-read call runs only after its intent
-//     record was appended (and synced) to the audit log; if that fails, the
+//     record was appended and synced to the audit log; if that fails, the
 //     call does not run. Every execution has one intent before it and one
-//     outcome after it.
+//     outcome after it, each written (safe from a crash of mcphost) before
+//     the call starts or its result is returned; a read's intent and the
+//     outcomes reach the disk within the log's SyncDelay (see package audit).
 //   - Retries as the design allows: reads at most twice after an unknown
 //     outcome, idempotent writes at most once, other writes never; a call
 //     that was not sent is sent again once; a rejected call or a tool error

@@ -30,7 +30,10 @@ type Catalog interface {
 }
 
 // AuditLog receives the gate's records. Append must not return before the
-// record is durable.
+// record is written where a crash of this process cannot lose it, and, for
+// an intent whose Class is not audit.ReadClass, on disk (synced): the gate
+// runs a call that is not a read only after its intent's Append returned
+// nil. audit.Log does both.
 type AuditLog interface {
 	Append(r *audit.Record) error
 }
@@ -372,7 +375,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		switch d.Verdict {
 		case decide.Deny:
 			r.Status, r.DecidedBy = refusedBy(d)
-			g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 			return r
 		case decide.Allow:
 			r.DecidedBy = allowedBy(d)
@@ -388,7 +391,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 					r.Status, r.DecidedBy = StatusBlocked, "headless"
 				}
 				r.DenyReason = ans.Reason
-				g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 				return r
 			}
 			if ans.Args != nil {
@@ -396,7 +399,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 					// Never run arguments other than the ones just shown.
 					r.Status, r.DecidedBy = StatusDenied, "user"
 					r.DenyReason = "the arguments were edited too many times; call again with the arguments you want"
-					g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 					return r
 				}
 				c.Args = ans.Args // the edited call is a new call: decide again
@@ -414,7 +417,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		if c.OnDecision != nil {
 			c.OnDecision(r.Decision, r.DecidedBy)
 		}
-		g.execute(ctx, callID, c, spec, trusted, t, r)
+		g.execute(ctx, callID, c, spec, ident, trusted, t, r)
 		return r
 	}
 }
@@ -576,7 +579,7 @@ func (g *Gate) callOptions(c Call) client.CallOptions {
 
 // execute runs the call, retrying only as the design allows, with an intent
 // record before every execution and an outcome record after it.
-func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) {
+func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.Spec, ident string, trusted bool, t *client.Tool, r *Result) {
 	d := r.Decision
 	unknownLimit := 0 // automatic retries after an unknown outcome or throttling
 	switch {
@@ -604,13 +607,13 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 				return
 			}
 		}
-		if err := g.intent(callID, n, c, spec, trusted, t, r); err != nil && d.Class != decide.Read {
+		if err := g.intent(callID, n, c, ident, trusted, t, r); err != nil && d.Class != decide.Read {
 			r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
 			settle(r) // a retry that cannot go ahead must not hide an earlier attempt
 			return
 		}
 		opts := g.callOptions(c)
-		opts.OnTask = g.taskHook(callID, n, c, spec, trusted, t, r, c.OnTask)
+		opts.OnTask = g.taskHook(callID, n, c, ident, trusted, t, r, c.OnTask)
 		actx := g.observer().AttemptStarted(ctx, n)
 		cr := g.o.Catalog.Call(actx, c.Server, c.Tool, c.Args, opts)
 		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
@@ -619,7 +622,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 		r.Status, r.Result, r.Err, r.Task = Status(cr.Outcome), cr.Result, cr.Err, cr.Task
 		r.Stale = cr.Stale || cr.Outcome == client.OutcomeToolError && isStale(cr.Result)
 		settle(r)
-		g.record(callID, n, c, spec, trusted, t, r, cr, cr.Duration)
+		g.record(callID, n, c, ident, trusted, t, r, cr, cr.Duration)
 
 		switch cr.Outcome {
 		case client.OutcomeSuccess:
@@ -734,12 +737,12 @@ func (g *Gate) RestoreTaint(t Taint) {
 // data (see client.StaleResult), not merely the word in its text.
 func isStale(res *mcp.CallToolResult) bool { return client.StaleResult(res) }
 
-func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) *audit.Record {
+func (g *Gate) base(callID string, c Call, ident string, trusted bool, t *client.Tool, r *Result) *audit.Record {
 	ann, _ := json.Marshal(t.Annotations)
 	d := r.Decision
 	rec := &audit.Record{
 		SessionID: g.o.SessionID, CallID: callID, Client: g.o.Client,
-		Server: c.Server, ServerIdentity: spec.Identity(), Trusted: trusted,
+		Server: c.Server, ServerIdentity: ident, Trusted: trusted,
 		Tool: t.Name, DefHash: t.Hash, Annotations: ann,
 		Class: d.Class.String(), Tier: d.Tier.String(), Verdict: d.Verdict.String(), DecidedBy: r.DecidedBy,
 		Args: c.Args,
@@ -753,12 +756,13 @@ func (g *Gate) base(callID string, c Call, spec client.Spec, trusted bool, t *cl
 	return rec
 }
 
-// intent writes the record that must be durable before execution n runs.
-func (g *Gate) intent(callID string, n int, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result) error {
+// intent writes the record that must be written before execution n runs,
+// and for a call that is not a read durable: its Class says which.
+func (g *Gate) intent(callID string, n int, c Call, ident string, trusted bool, t *client.Tool, r *Result) error {
 	if g.o.Audit == nil {
 		return errors.New("no audit log")
 	}
-	rec := g.base(callID, c, spec, trusted, t, r)
+	rec := g.base(callID, c, ident, trusted, t, r)
 	rec.Kind = audit.Intent
 	rec.Attempts = []audit.Attempt{{N: n}}
 	return g.o.Audit.Append(rec)
@@ -766,11 +770,11 @@ func (g *Gate) intent(callID string, n int, c Call, spec client.Spec, trusted bo
 
 // record writes an outcome: after execution n, or (n == 0) a call that
 // never ran because it was denied or blocked.
-func (g *Gate) record(callID string, n int, c Call, spec client.Spec, trusted bool, t *client.Tool, r *Result, cr *client.CallResult, dur time.Duration) {
+func (g *Gate) record(callID string, n int, c Call, ident string, trusted bool, t *client.Tool, r *Result, cr *client.CallResult, dur time.Duration) {
 	if g.o.Audit == nil {
 		return
 	}
-	rec := g.base(callID, c, spec, trusted, t, r)
+	rec := g.base(callID, c, ident, trusted, t, r)
 	rec.Kind = audit.Outcome
 	rec.Status = audit.Status(r.Status)
 	rec.DurationMS = dur.Milliseconds()

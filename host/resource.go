@@ -74,14 +74,14 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 		return nil, r
 	}
 	t := resourceTool(server)
-	trusted := g.o.Trusted(server)
+	ident, trusted := spec.Identity(), g.o.Trusted(server)
 	for edits := 0; ; edits++ {
 		d := g.decide(spec, trusted, t, t.Hash, c.Args)
 		r.Decision, r.Args = d, c.Args
 		switch d.Verdict {
 		case decide.Deny:
 			r.Status, r.DecidedBy = refusedBy(d)
-			g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 			return nil, r
 		case decide.Allow:
 			r.DecidedBy = allowedBy(d)
@@ -94,7 +94,7 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 					r.Status, r.DecidedBy = StatusBlocked, "headless"
 				}
 				r.DenyReason = ans.Reason
-				g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 				return nil, r
 			}
 			if ans.Args != nil {
@@ -106,7 +106,7 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 				if edits >= 3 || json.Unmarshal(ans.Args, &edited) != nil || edited.URI == "" {
 					r.Status, r.DecidedBy = StatusDenied, "user"
 					r.DenyReason = "the edited arguments name no resource (want {\"uri\": \"...\"})"
-					g.record(callID, 0, c, spec, trusted, t, r, nil, 0)
+					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 					return nil, r
 				}
 				uri = edited.URI
@@ -117,11 +117,11 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 				ans.Scope = decide.ScopeOnce
 			}
 			r.DecidedBy = "user:" + ans.Scope.String()
-			g.grant(ans.Scope, spec.Identity(), server, t, c.Args)
+			g.grant(ans.Scope, ident, server, t, c.Args)
 		}
 		break
 	}
-	if err := g.intent(callID, 1, c, spec, trusted, t, r); err != nil && r.Decision.Class != decide.Read {
+	if err := g.intent(callID, 1, c, ident, trusted, t, r); err != nil && r.Decision.Class != decide.Read {
 		r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
 		return nil, r
 	}
@@ -141,7 +141,7 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	}
 	r.Status = Status(outcome)
 	r.Attempts = []Attempt{{N: 1, Outcome: outcome, Duration: max(dur, time.Duration(0))}}
-	g.record(callID, 1, c, spec, trusted, t, r, nil, dur)
+	g.record(callID, 1, c, ident, trusted, t, r, nil, dur)
 	if err != nil {
 		return nil, r
 	}

@@ -25,7 +25,8 @@ import (
 // flaky's read_value (a trusted closed-world read, allowed at T0) straight
 // on the fixture, a subprocess on stdio, and through serve in front of the
 // same subprocess, over stdio (a pipe) and over HTTP on loopback. Serve's
-// audit log syncs every record, the intent before the call included.
+// audit log is real and synced: a read's records are written before the
+// call and before its answer and synced in the background (package audit).
 //
 //	go test -run '^$' -bench Read -benchtime 1000x ./serve
 //
