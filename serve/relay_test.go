@@ -106,10 +106,11 @@ type answerer struct {
 	mu   sync.Mutex
 	asks []string
 	logs []*mcp.LoggingMessageParams
-	got  chan struct{} // a value per log message
+	seen int           // log messages waitLogs has counted
+	got  chan struct{} // signalled, without blocking, when a log message arrives
 }
 
-func newAnswerer(name string) *answerer { return &answerer{name: name, got: make(chan struct{}, 64)} }
+func newAnswerer(name string) *answerer { return &answerer{name: name, got: make(chan struct{}, 1)} }
 
 // connect connects a to w in memory, or over streamable HTTP to the
 // handler at url when url is set.
@@ -126,7 +127,10 @@ func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSes
 			a.mu.Lock()
 			a.logs = append(a.logs, req.Params)
 			a.mu.Unlock()
-			a.got <- struct{}{}
+			select { // never holds up the client's connection
+			case a.got <- struct{}{}:
+			default:
+			}
 		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -163,19 +167,26 @@ func (a *answerer) asked() []string {
 	return append([]string(nil), a.asks...)
 }
 
-// waitLogs waits for n log messages and returns every one received.
+// waitLogs waits for n log messages more than it has waited for before,
+// and returns every one received.
 func (a *answerer) waitLogs(t *testing.T, n int) []*mcp.LoggingMessageParams {
 	t.Helper()
-	for range n {
+	timeout := time.After(10 * time.Second)
+	for {
+		a.mu.Lock()
+		if len(a.logs) >= a.seen+n {
+			a.seen += n
+			logs := append([]*mcp.LoggingMessageParams(nil), a.logs...)
+			a.mu.Unlock()
+			return logs
+		}
+		a.mu.Unlock()
 		select {
 		case <-a.got:
-		case <-time.After(10 * time.Second):
+		case <-timeout:
 			t.Fatalf("%s: fewer than %d log messages arrived", a.name, n)
 		}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]*mcp.LoggingMessageParams(nil), a.logs...)
 }
 
 // callText calls name on cs and returns the result's text.
