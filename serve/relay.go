@@ -16,14 +16,16 @@ import (
 
 // running is a call in flight on an upstream server.
 type running struct {
-	ss  *mcp.ServerSession
-	ctx context.Context // the client's request: what is sent with it goes on its stream
+	ss   *mcp.ServerSession
+	ctx  context.Context // the client's request: what is sent with it goes on its stream
+	sess *session
+	park *parked // set for a call of a 2026-07-28 client (park.go)
 }
 
-// begin records that a call of ss runs on server, until the returned
-// function is called.
-func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context) (end func()) {
-	r := &running{ss: ss, ctx: ctx}
+// begin records that a call of ss (client sess) runs on server, until the
+// returned function is called.
+func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context, sess *session, park *parked) (end func()) {
+	r := &running{ss: ss, ctx: ctx, sess: sess, park: park}
 	s.runMu.Lock()
 	s.inflight[server] = append(s.inflight[server], r)
 	s.runMu.Unlock()
@@ -47,14 +49,36 @@ func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context
 
 // caller returns the call in flight on server when there is exactly one,
 // or nil: with none, or more than one, what the server sends cannot be
-// told to belong to one call.
+// told to belong to one call. A parked call that stopped waiting for its
+// client (its questions are declined) does not count beside one other
+// call of the same client: whichever asks, the question goes to that
+// client alone.
 func (s *Server) caller(server string) *running {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
-	if list := s.inflight[server]; len(list) == 1 {
+	list := s.inflight[server]
+	if len(list) == 1 {
 		return list[0]
 	}
-	return nil
+	var live *running
+	for _, r := range list {
+		if r.park != nil && r.park.isGone() {
+			continue
+		}
+		if live != nil {
+			return nil
+		}
+		live = r
+	}
+	if live == nil {
+		return nil
+	}
+	for _, r := range list {
+		if r.sess != live.sess {
+			return nil
+		}
+	}
+	return live
 }
 
 // callerSession returns the session whose calls are the only ones in
