@@ -111,7 +111,7 @@ func (p *parked) abandon() {
 func (s *Server) runParked(ctx context.Context, p *parked, call func(context.Context) *mcp.CallToolResult) *mcp.CallToolResult {
 	// The call outlives this request: it is the client's retry that
 	// receives its result.
-	callCtx := context.WithoutCancel(ctx)
+	callCtx := context.WithValue(context.WithoutCancel(ctx), parkKey{}, p)
 	go func() {
 		p.res = call(callCtx)
 		close(p.done)
@@ -313,6 +313,25 @@ func relayedQuestion(server string, p *mcp.ElicitParams) *mcp.ElicitParams {
 	return &q
 }
 
+// parkKey carries, in the context of a parked call, the call: the
+// manager's client answers a server's input-required result with the
+// context of the call it is part of, so its questions are told to be
+// that call's for certain (parkedOf).
+type parkKey struct{}
+
+// parkedOf returns the parked call that a server's request arose in:
+// the one the context names, else the one call running on server, when
+// that is a parked call; else nil.
+func (s *Server) parkedOf(ctx context.Context, server string) *parked {
+	if p, ok := ctx.Value(parkKey{}).(*parked); ok && p.server == server {
+		return p
+	}
+	if r := s.caller(server); r != nil {
+		return r.park
+	}
+	return nil
+}
+
 // isGone reports whether p stopped waiting for its client.
 func (p *parked) isGone() bool {
 	select {
@@ -324,10 +343,11 @@ func (p *parked) isGone() bool {
 }
 
 // abandonIdle ends the wait of sess's parked calls on server that no
-// request waits on: a client that calls the server again instead of
-// answering has moved on, and a call left waiting would keep every later
-// question of that server from being told to be one call's.
-func (s *Server) abandonIdle(sess *session, server string, except *parked) {
+// request waits on: a client whose call of the server runs instead of
+// answering has moved on. Their questions are declined, and abandonIdle
+// waits until they ended (at most abandonWait), so that what the server
+// asks next can be told to be the new call's.
+func (s *Server) abandonIdle(ctx context.Context, sess *session, server string, except *parked) {
 	s.parkMu.Lock()
 	var idle []*parked
 	for _, p := range s.parked {
@@ -336,6 +356,7 @@ func (s *Server) abandonIdle(sess *session, server string, except *parked) {
 		}
 	}
 	s.parkMu.Unlock()
+	var stopped []*parked
 	for _, p := range idle {
 		p.mu.Lock()
 		stop := !p.waiting
@@ -345,6 +366,25 @@ func (s *Server) abandonIdle(sess *session, server string, except *parked) {
 		p.mu.Unlock()
 		if stop {
 			p.abandon()
+			stopped = append(stopped, p)
+		}
+	}
+	if len(stopped) == 0 {
+		return
+	}
+	t := time.NewTimer(abandonWait)
+	defer t.Stop()
+	for _, p := range stopped {
+		select {
+		case <-p.done:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
+
+// abandonWait bounds how long a call waits for the calls it ended the
+// wait of (abandonIdle).
+const abandonWait = 5 * time.Second

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,10 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// label returns a label for askerServer calls that no other run of a test
+// used (askerRuns counts across -count runs).
+func label(name string) string { return name + "-" + rand.Text()[:10] }
 
 // who is a client's answer to an askerServer's question.
 func who(name string) *mcp.ElicitResult {
@@ -65,8 +70,8 @@ func TestAServersQuestionReachesANewProtocolClientAsInputRequired(t *testing.T) 
 			if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 				t.Fatalf("negotiated %q, want 2026-07-28", v)
 			}
-			label := fmt.Sprintf("rounds-%v", overHTTP)
-			got, err := callText(cs, "ask1__ask", `{"rounds":3,"label":"`+label+`"}`)
+			lb := label("rounds")
+			got, err := callText(cs, "ask1__ask", `{"rounds":3,"label":"`+lb+`"}`)
 			if err != nil || got != "accept alice, accept alice, accept alice" {
 				t.Fatalf("ask in three rounds: %q %v, want alice's three answers", got, err)
 			}
@@ -74,7 +79,7 @@ func TestAServersQuestionReachesANewProtocolClientAsInputRequired(t *testing.T) 
 			if len(asked) != 3 || !strings.Contains(asked[0], "The server ask1 asks") || !strings.Contains(asked[2], "round 3") {
 				t.Fatalf("alice was asked %q, want ask1's three questions marked as its words", asked)
 			}
-			if n := askerRan(label); n != 1 {
+			if n := askerRan(lb); n != 1 {
 				t.Fatalf("the call ran %d times across its rounds, want once", n)
 			}
 			if got, err := callText(cs, "sampler__summarize", `{}`); err != nil || got != "sampled by alice" {
@@ -91,7 +96,8 @@ func TestAServersQuestionReachesANewProtocolClientAsInputRequired(t *testing.T) 
 func TestAParkedCallRunsOnceAcrossRounds(t *testing.T) {
 	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
 	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
-	args := map[string]any{"label": "once", "rounds": 2}
+	once := label("once")
+	args := map[string]any{"label": once, "rounds": 2}
 	call := func(responses mcp.InputResponseMap, state string) *mcp.CallToolResult {
 		return callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask_write", Arguments: args, InputResponses: responses, RequestState: state})
 	}
@@ -123,7 +129,7 @@ func TestAParkedCallRunsOnceAcrossRounds(t *testing.T) {
 			t.Fatalf("a state replayed after the call ended: %+v, want a refusal", res)
 		}
 	}
-	if n := askerRan("once"); n != 1 {
+	if n := askerRan(once); n != 1 {
 		t.Fatalf("ask_write ran %d times, want once", n)
 	}
 	if n := w.successes("ask_write"); n != 1 {
@@ -143,7 +149,8 @@ func TestARelayedStateIsBoundToItsCall(t *testing.T) {
 	h := &httpWorld{world: w, url: ts.URL, tr: tr}
 	a := h.connect("new-a", &elicitor{}, connOpts{byHand: true})
 	b := h.connect("new-b", &elicitor{}, connOpts{byHand: true})
-	args := map[string]any{"label": "bound"}
+	bound, other, tampered := label("bound"), label("other"), label("tampered")
+	args := map[string]any{"label": bound}
 	first := callArgs(t, a, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args})
 	key := relayedKey(t, first, "who is there?")
 	yes := mcp.InputResponseMap{key: who("mallory")}
@@ -154,17 +161,17 @@ func TestARelayedStateIsBoundToItsCall(t *testing.T) {
 		state string
 	}{
 		{"another identity", b, args, first.RequestState},
-		{"other arguments", a, map[string]any{"label": "other"}, first.RequestState},
+		{"other arguments", a, map[string]any{"label": other}, first.RequestState},
 		{"forged state", a, args, first.RequestState[:len(first.RequestState)-2] + "xx"},
-		{"tampered state", a, map[string]any{"label": "tampered"}, first.RequestState + "-TAMPERED"},
+		{"tampered state", a, map[string]any{"label": tampered}, first.RequestState + "-TAMPERED"},
 	} {
 		res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: c.args, InputResponses: yes, RequestState: c.state})
 		if !res.IsError || res.NeedsInput() {
 			t.Fatalf("%s: %+v, want a refusal", c.name, res)
 		}
 	}
-	for _, label := range []string{"other", "tampered"} {
-		if n := askerRan(label); n != 0 {
+	for _, lb := range []string{other, tampered} {
+		if n := askerRan(lb); n != 0 {
 			t.Fatalf("a call with a state of another call ran %d times", n)
 		}
 	}
@@ -172,7 +179,7 @@ func TestARelayedStateIsBoundToItsCall(t *testing.T) {
 	if res.IsError || text(res) != "accept alice" {
 		t.Fatalf("the client's own answer: %+v %q, want accept alice", res, text(res))
 	}
-	if n := askerRan("bound"); n != 1 {
+	if n := askerRan(bound); n != 1 {
 		t.Fatalf("the call ran %d times, want once", n)
 	}
 }
@@ -182,7 +189,8 @@ func TestARelayedStateIsBoundToItsCall(t *testing.T) {
 func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 	w := newWorld(t, worldOpts{serverQuestions: true, askers: true, tweak: func(o *Options) { o.AskTimeout = 100 * time.Millisecond }})
 	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
-	args := map[string]any{"label": "unanswered"}
+	unanswered := label("unanswered")
+	args := map[string]any{"label": unanswered}
 	first := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args})
 	key := relayedKey(t, first, "who is there?")
 	deadline := time.Now().Add(10 * time.Second)
@@ -192,14 +200,14 @@ func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling the audit log, not waiting out a race
 	}
-	if got, _ := askerAnswered.Load("unanswered"); got != "decline <nil>" {
+	if got, _ := askerAnswered.Load(unanswered); got != "decline <nil>" {
 		t.Fatalf("the server got %q, want its question declined", got)
 	}
 	res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args, InputResponses: mcp.InputResponseMap{key: who("alice")}, RequestState: first.RequestState})
 	if !res.IsError || strings.Contains(text(res), "decline") {
 		t.Fatalf("a late answer: %+v %q, want a refusal without the call's result", res, text(res))
 	}
-	if n, runs := w.successes("ask"), askerRan("unanswered"); n != 1 || runs != 1 {
+	if n, runs := w.successes("ask"), askerRan(unanswered); n != 1 || runs != 1 {
 		t.Fatalf("%d outcomes and %d runs, want 1 and 1", n, runs)
 	}
 }
@@ -210,19 +218,47 @@ func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 func TestANewCallEndsTheWaitOfTheClientsIdleCall(t *testing.T) {
 	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
 	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
-	old := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": "left"}})
+	left, next := label("left"), label("next")
+	old := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": left}})
 	oldKey := relayedKey(t, old, "who is there?")
-	next := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": "next"}})
-	key := relayedKey(t, next, "who is there?")
-	res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": "next"},
-		InputResponses: mcp.InputResponseMap{key: who("alice")}, RequestState: next.RequestState})
+	first := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": next}})
+	key := relayedKey(t, first, "who is there?")
+	if got, _ := askerAnswered.Load(left); got != "decline <nil>" {
+		t.Fatalf("the left call's server got %q, want its question declined", got)
+	}
+	res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": next},
+		InputResponses: mcp.InputResponseMap{key: who("alice")}, RequestState: first.RequestState})
 	if res.IsError || text(res) != "accept alice" {
 		t.Fatalf("the new call: %+v %q, want accept alice", res, text(res))
 	}
-	res = callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": "left"},
+	res = callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: map[string]any{"label": left},
 		InputResponses: mcp.InputResponseMap{oldKey: who("alice")}, RequestState: old.RequestState})
 	if !res.IsError {
 		t.Fatalf("the left call resumed: %q", text(res))
+	}
+}
+
+// A retry without an answer to the question, or with an answer of another
+// kind, declines it.
+func TestAMissingOrMalformedAnswerDeclines(t *testing.T) {
+	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
+	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
+	for _, c2 := range []struct {
+		name    string
+		answers func(key string) mcp.InputResponseMap
+	}{
+		{"missing", func(string) mcp.InputResponseMap { return mcp.InputResponseMap{"other": who("alice")} }},
+		{"malformed", func(key string) mcp.InputResponseMap {
+			return mcp.InputResponseMap{key: &mcp.CreateMessageResult{Role: "assistant", Content: &mcp.TextContent{Text: "alice"}}}
+		}},
+	} {
+		args := map[string]any{"label": label(c2.name)}
+		first := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args})
+		key := relayedKey(t, first, "who is there?")
+		res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args, InputResponses: c2.answers(key), RequestState: first.RequestState})
+		if res.IsError || res.NeedsInput() || text(res) != "decline <nil>" {
+			t.Fatalf("%s answer: %+v %q, want the question declined and the call complete", c2.name, res, text(res))
+		}
 	}
 }
 

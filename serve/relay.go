@@ -49,36 +49,14 @@ func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context
 
 // caller returns the call in flight on server when there is exactly one,
 // or nil: with none, or more than one, what the server sends cannot be
-// told to belong to one call. A parked call that stopped waiting for its
-// client (its questions are declined) does not count beside one other
-// call of the same client: whichever asks, the question goes to that
-// client alone.
+// told to belong to one call.
 func (s *Server) caller(server string) *running {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
-	list := s.inflight[server]
-	if len(list) == 1 {
+	if list := s.inflight[server]; len(list) == 1 {
 		return list[0]
 	}
-	var live *running
-	for _, r := range list {
-		if r.park != nil && r.park.isGone() {
-			continue
-		}
-		if live != nil {
-			return nil
-		}
-		live = r
-	}
-	if live == nil {
-		return nil
-	}
-	for _, r := range list {
-		if r.sess != live.sess {
-			return nil
-		}
-	}
-	return live
+	return nil
 }
 
 // callerSession returns the session whose calls are the only ones in

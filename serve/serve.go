@@ -440,7 +440,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 				if multi {
 					// A client whose call of the server runs instead of
 					// answering the one waiting there has moved on from it.
-					s.abandonIdle(sess, e.server, pk)
+					s.abandonIdle(ctx, sess, e.server, pk)
 				}
 				end()
 				end = s.begin(e.server, req.Session, ctx, sess, pk)

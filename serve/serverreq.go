@@ -25,8 +25,8 @@ func (s *Server) ServerElicitation(fallback func(context.Context, string, *mcp.E
 		if p == nil || p.Mode == "url" || p.URL != "" {
 			return fallback(ctx, server, req)
 		}
-		if r := s.caller(server); r != nil && r.park != nil {
-			a, ok := r.park.relay(ctx, relayedQuestion(server, p), canElicit)
+		if pk := s.parkedOf(ctx, server); pk != nil {
+			a, ok := pk.relay(ctx, relayedQuestion(server, p), canElicit)
 			if !ok {
 				return fallback(ctx, server, req)
 			}
@@ -83,8 +83,8 @@ func (s *Server) onlySession() *mcp.ServerSession {
 // client answers with no single message is refused.
 func (s *Server) ServerSampling(fallback func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	return func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		if r := s.caller(server); r != nil && r.park != nil && req.Params != nil {
-			a, ok := r.park.relay(ctx, req.Params, canSample)
+		if pk := s.parkedOf(ctx, server); pk != nil && req.Params != nil {
+			a, ok := pk.relay(ctx, req.Params, canSample)
 			if !ok {
 				return fallback(ctx, server, req)
 			}
