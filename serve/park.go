@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -264,35 +265,45 @@ func capsOf(ss *mcp.ServerSession) *mcp.ClientCapabilities {
 }
 
 // relay hands a server's question to the parked call it arose in, when
-// the client declared the capability (elicits or samples says), and
-// waits for the client's answer. ok is false when it cannot go to the
-// client: the caller answers with the headless rule.
-func (p *parked) relay(ctx context.Context, req mcp.InputRequest, can func(*mcp.ClientCapabilities) bool) (mcp.InputResponse, bool) {
+// the client declared the capability (can says), and waits for the
+// client's answer: nil when none came (a decline). ok is false when it
+// cannot go to the client: the caller answers with the headless rule. A
+// question of a call whose client stopped being waited for is refused
+// (errNotWaiting): a server that asks again on a decline would otherwise
+// spend its allowance of questions on no one.
+func (p *parked) relay(ctx context.Context, req mcp.InputRequest, can func(*mcp.ClientCapabilities) bool) (res mcp.InputResponse, ok bool, err error) {
+	if p.isGone() {
+		return nil, false, errNotWaiting
+	}
 	p.mu.Lock()
 	caps := p.caps
 	p.mu.Unlock()
 	if !can(caps) {
-		return nil, false
+		return nil, false, nil
 	}
 	q := &relayed{req: req, answer: make(chan mcp.InputResponse, 1)}
 	select {
 	case p.questions <- q:
 	case <-p.gone:
-		return nil, false
+		return nil, false, errNotWaiting
 	case <-p.done:
-		return nil, false
+		return nil, false, nil
 	case <-ctx.Done():
-		return nil, false
+		return nil, false, nil
 	}
 	select {
 	case a := <-q.answer:
-		return a, true
+		return a, true, nil
 	case <-p.gone:
-		return nil, true
+		return nil, true, nil
 	case <-ctx.Done():
-		return nil, true
+		return nil, true, nil
 	}
 }
+
+// errNotWaiting refuses a server's question during a parked call that no
+// client resumed in time, or whose client moved on.
+var errNotWaiting = errors.New("mcphost: no client waits for this call's questions any more")
 
 // canElicit and canSample read a client's declared capabilities.
 func canElicit(c *mcp.ClientCapabilities) bool {

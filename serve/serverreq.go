@@ -26,7 +26,10 @@ func (s *Server) ServerElicitation(fallback func(context.Context, string, *mcp.E
 			return fallback(ctx, server, req)
 		}
 		if pk := s.parkedOf(ctx, server); pk != nil {
-			a, ok := pk.relay(ctx, relayedQuestion(server, p), canElicit)
+			a, ok, err := pk.relay(ctx, relayedQuestion(server, p), canElicit)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				return fallback(ctx, server, req)
 			}
@@ -84,7 +87,10 @@ func (s *Server) onlySession() *mcp.ServerSession {
 func (s *Server) ServerSampling(fallback func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	return func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		if pk := s.parkedOf(ctx, server); pk != nil && req.Params != nil {
-			a, ok := pk.relay(ctx, req.Params, canSample)
+			a, ok, err := pk.relay(ctx, req.Params, canSample)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				return fallback(ctx, server, req)
 			}
