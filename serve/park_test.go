@@ -210,6 +210,20 @@ func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 	if n, runs := w.successes("ask"), askerRan(unanswered); n != 1 || runs != 1 {
 		t.Fatalf("%d outcomes and %d runs, want 1 and 1", n, runs)
 	}
+
+	// A server that asks again once no one waits is refused, not asked
+	// again: its call ends without the answers it wanted.
+	twice := map[string]any{"label": label("twice"), "rounds": 2}
+	relayedKey(t, callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: twice}), "who is there?")
+	for len(w.outcomes("ask")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call asking twice never ended")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the audit log, not waiting out a race
+	}
+	if n := w.successes("ask"); n != 1 {
+		t.Fatalf("%d successful calls, want only the first: the second question after the wait ended was not refused", n)
+	}
 }
 
 // A client that calls the server again instead of answering has moved on:

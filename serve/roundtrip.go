@@ -117,7 +117,9 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 	switch {
 	case !ok:
 		pr.reason = "the answer came without mcphost's request state; call again to be asked"
-	case st.Kind != stateApprove || st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
+	case st.Kind != stateApprove:
+		pr.reason = "the answer was given to another question; call again to be asked about this call"
+	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
 		pr.reason = "the answer was given for another call; call again to be asked about this one"
 	case time.Now().Unix() > st.Expires:
 		pr.reason = "the answer came too late; call again to be asked"
