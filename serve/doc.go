@@ -130,7 +130,9 @@
 // declined when no one resumes it (TestAParkedCallNoOneResumesIsDeclined)
 // or the client moved on (TestANewCallEndsTheWaitOfTheClientsIdleCall),
 // asked only of a client that declared the capability
-// (TestAQuestionTheClientCannotAnswerIsDeclined) and bounded
+// (TestAQuestionTheClientCannotAnswerIsDeclined), never given a question
+// asked during a forwarded prompt
+// (TestAQuestionDuringAPromptIsNotTakenForTheParkedCall) and bounded
 // (TestParkedCallsAreBounded); its log
 // messages only to the client calling it, sanitized
 // (TestAServersLogReachesTheCallingClient); a template read goes

@@ -140,7 +140,9 @@ func (s *Server) wait(ctx context.Context, p *parked) *mcp.CallToolResult {
 		}
 		return s.ask(p, qs)
 	case <-ctx.Done():
-		p.idle(nil, "")
+		// No state went out, so nothing can resume the call: what its
+		// server asks from now on is no one's to answer.
+		p.abandon()
 		return errorResult("mcphost: the request ended before the call did; its result is recorded in mcphost's audit log")
 	}
 }
@@ -160,8 +162,7 @@ func (s *Server) ask(p *parked, qs []*relayed) *mcp.CallToolResult {
 }
 
 // idle records that no request waits on p now, with qs unanswered in
-// round (none: it cannot be resumed), and gives the client AskTimeout to
-// resume it.
+// round, and gives the client AskTimeout to resume it.
 func (p *parked) idle(qs []*relayed, round string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

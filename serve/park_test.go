@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"net/http"
@@ -318,5 +319,46 @@ func TestParkedCallsAreBounded(t *testing.T) {
 	}
 	if w.srv.park(&session{client: &audit.Client{Session: "last"}}, e, []byte(`{}`), nil) != nil {
 		t.Fatalf("more than %d calls parked in all", MaxParked)
+	}
+}
+
+// A question the server asks during a forwarded prompts/get is not taken
+// for the one call parked on that server: two requests are in flight
+// there, so the headless rule answers it, and the parked call still waits
+// for its own answer.
+func TestAQuestionDuringAPromptIsNotTakenForTheParkedCall(t *testing.T) {
+	w := newWorld(t, worldOpts{serverQuestions: true, askers: true, only: "ask1"})
+	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
+	ctx := context.Background()
+	deadline := time.After(10 * time.Second)
+	for listed := false; !listed; {
+		ps, err := c.cs.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps.Prompts {
+			listed = listed || p.Name == "greet"
+		}
+		if !listed {
+			select {
+			case <-c.changed:
+			case <-deadline:
+				t.Fatal("ask1's prompt greet was not forwarded within 10s")
+			}
+		}
+	}
+	args := map[string]any{"label": label("beside-prompt")}
+	first := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask", Arguments: args})
+	key := relayedKey(t, first, "who is there?")
+	got, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"})
+	if err != nil || len(got.Messages) != 1 {
+		t.Fatalf("greet beside a parked call: %v %v, want the headless rule's answer", got, err)
+	}
+	if tc, _ := got.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "decline <nil>" {
+		t.Fatalf("greet got %#v, want its question declined", got.Messages[0].Content)
+	}
+	res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask", Arguments: args, InputResponses: mcp.InputResponseMap{key: who("alice")}, RequestState: first.RequestState})
+	if res.IsError || text(res) != "accept alice" {
+		t.Fatalf("the parked call after the prompt: %+v %q, want accept alice", res, text(res))
 	}
 }

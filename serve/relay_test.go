@@ -31,14 +31,14 @@ func askerRan(label string) int {
 // question to the host during the call (one per round, rounds of them,
 // each after the last was answered) and returns the answers, whose tool
 // ask_write does the same as a destructive write (the gate asks before it
-// runs), and whose
+// runs), whose prompt greet asks a question too, and whose
 // tool log sends log messages at three levels (data: the label argument,
 // the level, and an escape sequence) during the call. Each starts its work
 // only once `wait` calls of the server run at the same time, so that a test
 // can hold two in flight; they meet again before they return.
 func askerServer(context.Context) (mcp.Transport, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}})
 	// meet returns once n calls of the server have met here (a cyclic
 	// barrier: every call of a round names the same n).
 	var mu sync.Mutex
@@ -102,6 +102,15 @@ func askerServer(context.Context) (mcp.Transport, error) {
 	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read}, ask)
 	srv.AddTool(&mcp.Tool{Name: "ask_write", InputSchema: json.RawMessage(`{"type":"object"}`),
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &f}}, ask)
+	srv.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "what should I call you?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+			Content: &mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}}, nil
+	})
 	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a args
