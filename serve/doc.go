@@ -57,9 +57,19 @@
 //
 // A server's own question (elicitation/create) or sampling request is
 // passed to the client whose call is running on that server when exactly
-// one call is (on that call's stream over HTTP), else to the one connected
-// client, when it answers forms that way (ServerElicitation,
-// ServerSampling); otherwise the headless rule answers it. A server's log
+// one call is (on that call's stream over HTTP; a forwarded prompt or read
+// counts as one), else to the one connected client, when it answers forms
+// that way (ServerElicitation, ServerSampling); otherwise the headless
+// rule answers it. A client of 2026-07-28 cannot be sent a request, so its
+// call is parked (park.go): it runs on in the background while the
+// client's request returns the question as an input-required result,
+// with a sealed state of its own kind (not the approval round's) bound to
+// the identity, tool, argument hash, parked call and round; the retry's
+// answer goes to the waiting server request, and the retry returns the
+// result or the next question. A call no retry resumes within AskTimeout,
+// or whose client's next call of the server runs first, has its question
+// declined and its later ones refused; its result is recorded, returned to
+// no one. Parked calls are bounded (MaxParkedPerClient, MaxParked). A server's log
 // message during a call goes to the client whose calls are the only ones
 // running there, at or above the level it set, marked with the server's
 // name and sanitized (RelayLog); at other times it goes to no one.
@@ -112,7 +122,18 @@
 // only a loopback address is served, never with --allow-remote (TestCheckNoToken), and the
 // Origin is still checked (TestWithoutTheTokenTheOriginIsStillChecked); a
 // server's question goes only to the client whose call is the one running
-// there (TestAServersQuestionGoesToTheClientWhoseCallRunsThere) and its log
+// there (TestAServersQuestionGoesToTheClientWhoseCallRunsThere), to a
+// 2026-07-28 client as input-required rounds of a call that runs once
+// (TestAServersQuestionReachesANewProtocolClientAsInputRequired,
+// TestAParkedCallRunsOnceAcrossRounds), resumed only by a state sealed for
+// that client, tool and arguments (TestARelayedStateIsBoundToItsCall),
+// declined when no one resumes it (TestAParkedCallNoOneResumesIsDeclined)
+// or the client moved on (TestANewCallEndsTheWaitOfTheClientsIdleCall),
+// asked only of a client that declared the capability
+// (TestAQuestionTheClientCannotAnswerIsDeclined), never given a question
+// asked during a forwarded prompt
+// (TestAQuestionDuringAPromptIsNotTakenForTheParkedCall) and bounded
+// (TestParkedCallsAreBounded); its log
 // messages only to the client calling it, sanitized
 // (TestAServersLogReachesTheCallingClient); a template read goes
 // to the server whose template was offered first and a hostile template's

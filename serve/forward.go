@@ -221,6 +221,9 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
+			// In flight like a call: what the server asks meanwhile is not
+			// taken for another call's (relay.go).
+			defer s.begin(server, req.Session, ctx, nil, nil)()
 			return x.GetPrompt(ctx, server, raw, args)
 		})
 		s.fx.prompts[name] = promptRef{server: server, raw: raw}
@@ -238,6 +241,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		s.srv.AddResource(&mcp.Resource{URI: uri, Name: server + "__" + bound(r.Name, 200), Title: bound(r.Title, 200),
 			Description: sanitize.Truncate(sanitize.Text(r.Description), MaxDescription), MIMEType: bound(r.MIMEType, 100)},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				defer s.begin(server, req.Session, ctx, nil, nil)()
 				return x.ReadResource(ctx, server, uri)
 			})
 		now.resources = append(now.resources, uri)
@@ -292,6 +296,7 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 	if server == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
+	defer s.begin(server, req.Session, ctx, nil, nil)()
 	return s.o.Catalog.(Extras).ReadResource(ctx, server, uri)
 }
 

@@ -19,18 +19,20 @@ import (
 
 // running is a call in flight on an upstream server.
 type running struct {
-	ss  *mcp.ServerSession
-	ctx context.Context // the client's request: what is sent with it goes on its stream
+	ss   *mcp.ServerSession
+	ctx  context.Context // the client's request: what is sent with it goes on its stream
+	sess *session
+	park *parked // set for a call of a 2026-07-28 client (park.go)
 
 	logs    *rate.Limiter // the log messages relayed for this call
 	logMu   sync.Mutex
 	dropped bool // a message was dropped and the client told so
 }
 
-// begin records that a call of ss runs on server, until the returned
-// function is called.
-func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context) (end func()) {
-	r := &running{ss: ss, ctx: ctx, logs: rate.NewLimiter(LogRate, LogBurst)}
+// begin records that a call of ss (client sess) runs on server, until the
+// returned function is called.
+func (s *Server) begin(server string, ss *mcp.ServerSession, ctx context.Context, sess *session, park *parked) (end func()) {
+	r := &running{ss: ss, ctx: ctx, sess: sess, park: park, logs: rate.NewLimiter(LogRate, LogBurst)}
 	s.runMu.Lock()
 	s.inflight[server] = append(s.inflight[server], r)
 	s.runMu.Unlock()

@@ -8,21 +8,37 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// askerRuns counts the runs of the askerServers' tools by their label
+// argument.
+var askerRuns sync.Map // label → *atomic.Int32
+
+// askerAnswered holds, by label, the answers the last such call got.
+var askerAnswered sync.Map // label → string
+
+func askerRan(label string) int {
+	n, _ := askerRuns.LoadOrStore(label, new(atomic.Int32))
+	return int(n.(*atomic.Int32).Load())
+}
+
 // askerServer is a real MCP server, in process, whose tool ask puts a
-// question to the host during the call and returns the answer, and whose
+// question to the host during the call (one per round, rounds of them,
+// each after the last was answered) and returns the answers, whose tool
+// ask_write does the same as a destructive write (the gate asks before it
+// runs), whose prompt greet asks a question too, and whose
 // tool log sends log messages at three levels (data: the label argument,
 // the level, and an escape sequence) during the call. Each starts its work
 // only once `wait` calls of the server run at the same time, so that a test
 // can hold two in flight; they meet again before they return.
 func askerServer(context.Context) (mcp.Transport, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}})
 	// meet returns once n calls of the server have met here (a cyclic
 	// barrier: every call of a round names the same n).
 	var mu sync.Mutex
@@ -49,30 +65,53 @@ func askerServer(context.Context) (mcp.Transport, error) {
 		}
 	}
 	type args struct {
-		Wait  int
-		Label string
-		Flood int // more info messages to send after the three
+		Wait   int
+		Label  string
+		Rounds int
+		Flood  int // more info messages to send after the three
 	}
 	f := false
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
-	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var a args
-			_ = json.Unmarshal(req.Params.Arguments, &a)
-			if err := meet(ctx, a.Wait); err != nil {
-				return nil, err
+	ask := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a args
+		_ = json.Unmarshal(req.Params.Arguments, &a)
+		n, _ := askerRuns.LoadOrStore(a.Label, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		if err := meet(ctx, a.Wait); err != nil {
+			return nil, err
+		}
+		var answers []string
+		for i := range max(a.Rounds, 1) {
+			msg := "who is there?"
+			if i > 0 {
+				msg = fmt.Sprintf("who is there, round %d?", i+1)
 			}
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "who is there?",
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg,
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}})
 			if err != nil {
 				return nil, err
 			}
-			// Keep the calls in flight together until each was answered.
-			if err := meet(ctx, a.Wait); err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}, nil
-		})
+			answers = append(answers, fmt.Sprintf("%s %v", res.Action, res.Content["who"]))
+		}
+		askerAnswered.Store(a.Label, strings.Join(answers, ", "))
+		// Keep the calls in flight together until each was answered.
+		if err := meet(ctx, a.Wait); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(answers, ", ")}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read}, ask)
+	srv.AddTool(&mcp.Tool{Name: "ask_write", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &f}}, ask)
+	srv.AddPrompt(&mcp.Prompt{Name: "greet"}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "what should I call you?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"who": map[string]any{"type": "string"}}}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+			Content: &mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}}, nil
+	})
 	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a args
@@ -102,12 +141,13 @@ func askerServer(context.Context) (mcp.Transport, error) {
 // answerer is a client that answers every question with its own name and
 // keeps the messages it was asked and the log messages it received.
 type answerer struct {
-	name string
-	mu   sync.Mutex
-	asks []string
-	logs []*mcp.LoggingMessageParams
-	seen int           // log messages waitLogs has counted
-	got  chan struct{} // signalled, without blocking, when a log message arrives
+	name    string
+	version string // the protocol version it asks for ("": 2025-11-25)
+	mu      sync.Mutex
+	asks    []string
+	logs    []*mcp.LoggingMessageParams
+	seen    int           // log messages waitLogs has counted
+	got     chan struct{} // signalled, without blocking, when a log message arrives
 }
 
 func newAnswerer(name string) *answerer { return &answerer{name: name, got: make(chan struct{}, 1)} }
@@ -122,6 +162,9 @@ func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSes
 			a.asks = append(a.asks, req.Params.Message)
 			a.mu.Unlock()
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"who": a.name}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "m", Content: &mcp.TextContent{Text: "sampled by " + a.name}}, nil
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			a.mu.Lock()
@@ -149,7 +192,11 @@ func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSes
 			_ = w.srv.Run(ctx, st)
 		}()
 	}
-	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	v := a.version
+	if v == "" {
+		v = "2025-11-25"
+	}
+	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,10 @@ const approvalInput = "mcphost-approval"
 // callState is what an input-required result's requestState binds the
 // answer to: this session, this tool, these exact arguments, for a while.
 type callState struct {
+	// Kind is stateApprove for the gate's own question, stateRelay for a
+	// server's question relayed from a parked call (park.go): a state of
+	// one kind is never taken for the other.
+	Kind     string `json:"k"`
 	Session  string `json:"s"`
 	Server   string `json:"v"`
 	Tool     string `json:"t"`
@@ -79,7 +83,7 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	if ch, ok := s.o.Catalog.LastChange(e.server, e.tool); q.Changed && ok && ch.NewHash == t.Hash {
 		q.ChangedFields = ch.Fields
 	}
-	state := s.seal(callState{Session: sess.client.Session, Server: e.server, Tool: e.tool,
+	state := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: e.server, Tool: e.tool,
 		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
 }
@@ -113,6 +117,8 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 	switch {
 	case !ok:
 		pr.reason = "the answer came without mcphost's request state; call again to be asked"
+	case st.Kind != stateApprove:
+		pr.reason = "the answer was given to another question; call again to be asked about this call"
 	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
 		pr.reason = "the answer was given for another call; call again to be asked about this one"
 	case time.Now().Unix() > st.Expires:

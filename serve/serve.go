@@ -128,6 +128,10 @@ type Server struct {
 	runMu    sync.Mutex
 	inflight map[string][]*running // upstream server → the calls running there (relay.go)
 
+	parkMu   sync.Mutex
+	parked   map[string]*parked // id → a call waiting on its client's answer (park.go)
+	parkedBy map[*session]int   // how many each client has parked
+
 	fwdMu    sync.Mutex
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
 	uriOwner map[string]string    // resource URI → the server that offers it
@@ -161,7 +165,7 @@ func New(o Options) *Server {
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{},
-		inflight: map[string][]*running{}}
+		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
 	// Logging: a client may set its level; servers' messages during its
@@ -393,7 +397,17 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		if a.route() == routeElicit && a.multiRoundTrip() {
+		multi := a.multiRoundTrip()
+		if multi && p.RequestState != "" {
+			st, ok := s.unseal(p.RequestState)
+			switch {
+			case !ok:
+				return errorResult("mcphost: the request state is not one mcphost gave, so nothing ran; call again without it to be asked"), nil
+			case st.Kind == stateRelay:
+				return s.resume(ctx, sess, req.Session, e, args, st, p.InputResponses), nil
+			}
+		}
+		if a.route() == routeElicit && multi {
 			if p.RequestState == "" && p.InputResponses == nil {
 				if res := s.inputRequired(sess, e, args); res != nil {
 					return res, nil
@@ -401,6 +415,10 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			} else {
 				ctx = s.answered(ctx, sess, e, args, p)
 			}
+		}
+		var pk *parked
+		if multi {
+			pk = s.park(sess, e, args, capsOf(req.Session))
 		}
 		c := host.Call{Server: e.server, Tool: e.tool, Args: args}
 		if tok := p.GetProgressToken(); tok != nil {
@@ -413,17 +431,31 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					Progress: pr.Progress, Total: pr.Total, Message: bound(pr.Message, 500)})
 			}
 		}
-		// Once the call may run, it is in flight on its server: what the
-		// server asks or logs meanwhile can be told to be this client's
-		// (relay.go).
-		end := func() {}
-		c.OnDecision = func(decide.Decision, string) { end(); end = s.begin(e.server, req.Session, ctx) }
-		defer func() { end() }()
-		r := sess.gate.Call(ctx, c)
-		if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
-			s.sync() // approving the call accepted the new definition: show it
+		run := func(ctx context.Context) *mcp.CallToolResult {
+			// Once the call may run, it is in flight on its server: what the
+			// server asks or logs meanwhile can be told to be this client's
+			// (relay.go).
+			end := func() {}
+			c.OnDecision = func(decide.Decision, string) {
+				if multi {
+					// A client whose call of the server runs instead of
+					// answering the one waiting there has moved on from it.
+					s.abandonIdle(ctx, sess, e.server, pk)
+				}
+				end()
+				end = s.begin(e.server, req.Session, ctx, sess, pk)
+			}
+			defer func() { end() }()
+			r := sess.gate.Call(ctx, c)
+			if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+				s.sync() // approving the call accepted the new definition: show it
+			}
+			return result(r, s.o.AskVia)
 		}
-		return result(r, s.o.AskVia), nil
+		if pk != nil {
+			return s.runParked(ctx, pk, run), nil
+		}
+		return run(ctx), nil
 	}
 }
 
@@ -432,6 +464,11 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 func result(r *host.Result, via AskVia) *mcp.CallToolResult {
 	switch r.Status {
 	case host.StatusSuccess, host.StatusToolError:
+		if r.Result != nil && (r.Result.InputRequests != nil || r.Result.RequestState != "") {
+			// A server's own input-required result: its requests and its
+			// state are its words for mcphost, not for the client.
+			return errorResult("mcphost: " + sanitize.Name(r.Server) + " asked for more input than mcphost passes on in one round; its call ended without a result")
+		}
 		if r.Result != nil {
 			return r.Result
 		}

@@ -2,25 +2,45 @@ package serve
 
 import (
 	"context"
+	"errors"
 
-	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ServerElicitation passes a server's own question (elicitation/create,
 // already within the manager's rate limit) to a client: the one whose call
 // is running on that server, when exactly one call is (sent with that call,
-// on its stream over HTTP), else the one connected client, when it answers
-// forms over elicitation/create; otherwise, or for a URL question, it
-// answers with fallback (the headless rule). The message is marked as the
-// server's words and escaped; the SDK checks the answer against the
-// server's schema.
+// on its stream over HTTP; for a 2026-07-28 client, returned from its
+// parked call as an input request, park.go), else the one connected
+// 2025-11-25 client, when it answers forms over elicitation/create;
+// otherwise, or for a URL question, or to a client that did not declare
+// form elicitation, it answers with fallback (the headless rule). The
+// message is marked as the server's words and escaped; the SDK checks the
+// answer against the server's schema. A relayed question the client does
+// not answer, or answers with something other than an elicitation result,
+// is declined.
 func (s *Server) ServerElicitation(fallback func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		p := req.Params
+		if p == nil || p.Mode == "url" || p.URL != "" {
+			return fallback(ctx, server, req)
+		}
+		if pk := s.parkedOf(ctx, server); pk != nil {
+			a, ok, err := pk.relay(ctx, relayedQuestion(server, p), canElicit)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return fallback(ctx, server, req)
+			}
+			if res, _ := a.(*mcp.ElicitResult); res != nil {
+				return res, nil
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
 		sendCtx, ss, done := s.asked(ctx, server)
 		defer done()
-		p := req.Params
-		if ss == nil || p == nil || p.Mode == "url" || p.URL != "" {
+		if ss == nil {
 			return fallback(ctx, server, req)
 		}
 		a := &asker{s: s, ss: ss}
@@ -29,10 +49,7 @@ func (s *Server) ServerElicitation(fallback func(context.Context, string, *mcp.E
 		}
 		sendCtx, cancel := context.WithTimeout(sendCtx, s.o.AskTimeout)
 		defer cancel()
-		q := *p
-		q.Message = "The server " + sanitize.Name(server) + " asks (its words, passed on by mcphost):\n" +
-			sanitize.Truncate(sanitize.Text(p.Message), MaxShownArgs)
-		return ss.Elicit(sendCtx, &q)
+		return ss.Elicit(sendCtx, relayedQuestion(server, p))
 	}
 }
 
@@ -65,9 +82,23 @@ func (s *Server) onlySession() *mcp.ServerSession {
 // ServerSampling passes a server's sampling request (allowed at all only
 // with --allow-sampling, and within the manager's rate limit) to a client
 // that offers sampling, chosen as ServerElicitation chooses: serve has no
-// model of its own. Otherwise fallback answers it.
+// model of its own. Otherwise fallback answers it. A relayed request the
+// client answers with no single message is refused.
 func (s *Server) ServerSampling(fallback func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	return func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		if pk := s.parkedOf(ctx, server); pk != nil && req.Params != nil {
+			a, ok, err := pk.relay(ctx, req.Params, canSample)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return fallback(ctx, server, req)
+			}
+			if res, _ := a.(*mcp.CreateMessageResult); res != nil {
+				return res, nil
+			}
+			return nil, errors.New("the client gave no answer to the sampling request")
+		}
 		sendCtx, ss, done := s.asked(ctx, server)
 		defer done()
 		if ss == nil || req.Params == nil {
