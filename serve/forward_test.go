@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -350,6 +351,62 @@ func TestAnUpdateIsRelayedOnlyFromTheURIsServer(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("tasks' own update was not relayed")
+	}
+}
+
+// TestAFloodOfUpdatesIsFoldedNotLost: after one update is passed on, a
+// burst of 500 more of the same URI reaches the client as at most one per
+// UpdateGap, and the change is never lost: at least one more arrives.
+func TestAFloodOfUpdatesIsFoldedNotLost(t *testing.T) {
+	w, _, _ := resourceWorld(t)
+	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
+	ctx := context.Background()
+	const uri = "tasks://task/T-2"
+	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	arrived := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-c.updated:
+				n.Add(1)
+				select {
+				case arrived <- struct{}{}:
+				default:
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	waitFor := func(want int32, what string) {
+		timeout := time.After(10 * time.Second)
+		for n.Load() < want {
+			select {
+			case <-arrived:
+			case <-timeout:
+				t.Fatalf("%d updates arrived, want %d: %s", n.Load(), want, what)
+			}
+		}
+	}
+	w.srv.relay(ctx, "tasks", uri)
+	waitFor(1, "the first update is passed on at once")
+	start := time.Now()
+	for range 500 {
+		w.srv.relay(ctx, "tasks", uri)
+	}
+	took := time.Since(start)
+	waitFor(2, "the burst's change was lost")
+	// The burst's last update may still be due; whatever arrives is within
+	// one per gap over the burst, plus the one folded at its end.
+	if most := int32(took/UpdateGap) + 3; n.Load() > most {
+		t.Errorf("%d updates passed on for a burst of 500 over %v; want at most %d (one per %v)", n.Load(), took, most, UpdateGap)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,7 +35,16 @@ type subscriptions struct {
 type subscription struct {
 	server   string
 	sessions map[*mcp.ServerSession]bool
+	sent     time.Time // when an update was last passed on
+	pending  bool      // one more is due at sent+UpdateGap
 }
+
+// UpdateGap is the least time between two updates of one URI passed on to
+// clients. An update is only "this URI changed", so those in between are
+// folded into one sent when the gap has passed: a server that floods
+// updates costs its subscribers one a gap, and the last change is never
+// lost.
+const UpdateGap = 100 * time.Millisecond
 
 func (t *subscriptions) init() {
 	t.byURI = map[string]*subscription{}
@@ -164,14 +174,39 @@ func (s *Server) resubscribe(ctx context.Context, server string) {
 
 // relay passes a server's notifications/resources/updated to the client
 // sessions subscribed to the URI, if that server is the one the
-// subscription was made at: a server cannot speak for another's URIs.
+// subscription was made at: a server cannot speak for another's URIs. An
+// update within UpdateGap of the last one passed on is folded into one
+// sent when the gap has passed.
 func (s *Server) relay(ctx context.Context, server, uri string) {
 	t := &s.fx.subs
 	t.mu.Lock()
 	e := t.byURI[uri]
-	ok := e != nil && e.server == server
+	if e == nil || e.server != server || e.pending {
+		t.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if wait := e.sent.Add(UpdateGap).Sub(now); wait > 0 {
+		e.pending = true
+		t.mu.Unlock()
+		time.AfterFunc(wait, func() { s.relayDue(ctx, e, uri) })
+		return
+	}
+	e.sent = now
 	t.mu.Unlock()
-	if ok {
+	_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// relayDue sends the update folded while e waited out its gap, if the
+// subscription is still held.
+func (s *Server) relayDue(ctx context.Context, e *subscription, uri string) {
+	t := &s.fx.subs
+	t.mu.Lock()
+	e.pending = false
+	e.sent = time.Now()
+	held := t.byURI[uri] == e
+	t.mu.Unlock()
+	if held && ctx.Err() == nil {
 		_ = s.srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }
