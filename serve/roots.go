@@ -19,16 +19,17 @@ const (
 )
 
 // ServerRoots answers a server's roots/list (within the manager's rate
-// limit) with the roots of the client whose call runs on that server,
-// chosen as ServerElicitation chooses a client: asked with the call (for
-// a 2026-07-28 client, as an input request of its parked call), waiting
-// at most AskTimeout. It is the manager's ListRoots. When the person
+// limit) with the roots of the client whose call is the one running on
+// that server: asked with the call (on its stream over HTTP; for a
+// 2026-07-28 client, as an input request of its parked call), waiting at
+// most AskTimeout. It is the manager's ListRoots. When the person
 // configured roots (configured is not empty), those are the answer and no
 // client is asked: the person's explicit choice wins. It says not ok, so
-// that the configured roots (possibly none) answer, when no single client
-// can be told to be the one, when that client did not declare the roots
-// capability, or when it does not answer in time. What a client answers
-// is bounded (boundRoots) before it reaches the server.
+// that the configured roots (possibly none) answer, when no call or more
+// than one runs on the server (unlike a question, roots never go to the
+// only connected client outside a call), when the client did not declare
+// the roots capability, or when it does not answer in time. What a
+// client answers is bounded (boundRoots) before it reaches the server.
 func (s *Server) ServerRoots(configured []*mcp.Root) func(context.Context, string) (*mcp.ListRootsResult, bool) {
 	return func(ctx context.Context, server string) (*mcp.ListRootsResult, bool) {
 		if len(configured) > 0 {
@@ -47,14 +48,16 @@ func (s *Server) ServerRoots(configured []*mcp.Root) func(context.Context, strin
 			}
 			return boundRoots(res), true
 		}
-		sendCtx, ss, done := s.asked(ctx, server)
-		defer done()
-		if ss == nil || !canListRoots(capsOf(ss)) || (&asker{s: s, ss: ss}).multiRoundTrip() {
+		r := s.caller(server)
+		if r == nil || !canListRoots(capsOf(r.ss)) || (&asker{s: s, ss: r.ss}).multiRoundTrip() {
 			return nil, false
 		}
-		sendCtx, cancel := context.WithTimeout(sendCtx, s.o.AskTimeout)
+		// Sent with the call, on its stream over HTTP.
+		sendCtx, cancel := context.WithTimeout(r.ctx, s.o.AskTimeout)
 		defer cancel()
-		res, err := ss.ListRoots(sendCtx, nil)
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		res, err := r.ss.ListRoots(sendCtx, nil)
 		if err != nil || res == nil {
 			return nil, false
 		}
