@@ -22,6 +22,11 @@ var askerRuns sync.Map // label → *atomic.Int32
 // askerAnswered holds, by label, the answers the last such call got.
 var askerAnswered sync.Map // label → string
 
+// askerSessions holds, by label, the session of the server whose keep
+// tool was called with it: a test can send the host a request from that
+// server when no call runs there.
+var askerSessions sync.Map // label → *mcp.ServerSession
+
 func askerRan(label string) int {
 	n, _ := askerRuns.LoadOrStore(label, new(atomic.Int32))
 	return int(n.(*atomic.Int32).Load())
@@ -33,7 +38,8 @@ func askerRan(label string) int {
 // ask_write does the same as a destructive write (the gate asks before it
 // runs), whose prompt greet asks a question too, and whose
 // tool roots lists the host's roots during the call (their count, then
-// each URI and name on a line of its own), and whose
+// each URI and name on a line of its own), whose tool keep keeps its
+// session (askerSessions), and whose
 // tool log sends log messages at three levels (data: the label argument,
 // the level, and an escape sequence) during the call. Each starts its work
 // only once `wait` calls of the server run at the same time, so that a test
@@ -133,6 +139,13 @@ func askerServer(context.Context) (mcp.Transport, error) {
 				lines = append(lines, r.URI+" "+r.Name)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines, "\n")}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "keep", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			askerSessions.Store(a.Label, req.Session)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "kept"}}}, nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

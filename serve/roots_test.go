@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -128,5 +129,34 @@ func TestAClientsHostileRootsAreBounded(t *testing.T) {
 	}
 	if !strings.Contains(got[1], `\x1b[31mroot 1`) {
 		t.Errorf("root 1's name is %q, want its escape shown", got[1])
+	}
+}
+
+// A server that lists roots while none of its calls runs is told none,
+// even with one client connected: roots go with a call, never to whoever
+// happens to be connected.
+func TestRootsOutsideACallAreNoOnes(t *testing.T) {
+	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
+	a := newAnswerer("alice")
+	a.roots = []*mcp.Root{{URI: "file:///home/alice/project", Name: "project"}}
+	cs := a.connect(t, w)
+	lb := label("keep")
+	if got, err := callText(cs, "ask1__keep", `{"label":"`+lb+`"}`); err != nil || got != "kept" {
+		t.Fatalf("keep: %q %v", got, err)
+	}
+	v, ok := askerSessions.Load(lb)
+	if !ok {
+		t.Fatal("the server kept no session")
+	}
+	res, err := v.(*mcp.ServerSession).ListRoots(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("roots/list outside a call: %v", err)
+	}
+	if len(res.Roots) != 0 {
+		t.Errorf("outside a call the server was given %v, want no one's roots", res.Roots)
+	}
+	// The same client's roots do reach it during a call.
+	if got := listedRoots(t, cs, "ask1", 1); len(got) != 1 {
+		t.Errorf("during a call: %q, want alice's root", got)
 	}
 }
