@@ -105,7 +105,7 @@ func TestAClientsHostileRootsAreBounded(t *testing.T) {
 		{URI: "data:,not-a-file", Name: "data"},
 		{URI: "/etc/no-scheme", Name: "bare"},
 		{URI: "file:///a" + strings.Repeat("a", MaxRootURI), Name: "long"},
-		{URI: "file:///b\x1b[2Jcleared", Name: "escape in the URI"},
+		{URI: "file:///b\u202ereversed", Name: "a bidi override in the URI"},
 	}
 	for i := range 1000 {
 		name := fmt.Sprintf("\x1b[31mroot %d\x1b[0m", i)
