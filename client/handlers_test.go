@@ -2,9 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,5 +92,95 @@ func TestServerLogIsKeptBounded(t *testing.T) {
 	st := m.Servers()[0]
 	if len(st.Log) != 10 || len(st.Log[0]) > maxLogLine+len("…") {
 		t.Errorf("status carries %d lines (first %d bytes), want the last 10, each bounded", len(st.Log), len(st.Log[0]))
+	}
+}
+
+// Options.ListRoots answers a server's roots/list when it says ok, the
+// configured roots answer when it does not, and a request over the rate
+// limit never reaches it. Setting it offers the roots capability without
+// configured roots.
+func TestListRootsHook(t *testing.T) {
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := floodServer().Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	var mu sync.Mutex
+	asked := map[string]int{}
+	hook := func(_ context.Context, server string) (*mcp.ListRootsResult, bool) {
+		mu.Lock()
+		asked[server]++
+		mu.Unlock()
+		if server == "hooked" {
+			return &mcp.ListRootsResult{Roots: []*mcp.Root{{URI: "file:///from/hook", Name: "hook"}}}, true
+		}
+		return nil, false
+	}
+	rootsDial := func(ctx context.Context) (mcp.Transport, error) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "lists", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "roots", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if p := req.Session.InitializeParams(); p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no roots capability"}}}, nil
+			}
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			text := "roots:"
+			for _, r := range res.Roots {
+				text += " " + r.URI
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		})
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	roots := func(m *Manager, server string) string {
+		t.Helper()
+		r := m.Call(context.Background(), server, "roots", nil, CallOptions{})
+		if r.Outcome != OutcomeSuccess {
+			t.Fatalf("%s roots: %s %v", server, r.Outcome, r.Err)
+		}
+		return r.Result.Content[0].(*mcp.TextContent).Text
+	}
+
+	bare := startManager(t, []Spec{{Name: "hooked", Dial: rootsDial}, {Name: "other", Dial: rootsDial}}, Options{ListRoots: hook})
+	if got := roots(bare, "hooked"); got != "roots: file:///from/hook" {
+		t.Errorf("hooked server without configured roots: %q, want the hook's root", got)
+	}
+	if got := roots(bare, "other"); got != "roots:" {
+		t.Errorf("server the hook declines, no configured roots: %q, want the capability and no roots", got)
+	}
+
+	configured := startManager(t, []Spec{{Name: "hooked", Dial: rootsDial}, {Name: "other", Dial: rootsDial}}, Options{
+		ListRoots: hook, Roots: []*mcp.Root{{URI: "file:///configured"}}})
+	if got := roots(configured, "hooked"); got != "roots: file:///from/hook" {
+		t.Errorf("hooked server: %q, want the hook's root", got)
+	}
+	if got := roots(configured, "other"); got != "roots: file:///configured" {
+		t.Errorf("server the hook declines: %q, want the configured root", got)
+	}
+
+	mu.Lock()
+	clear(asked)
+	mu.Unlock()
+	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} // no refill during the flood
+	flooded := startManager(t, []Spec{{Name: "flood", Dial: dial}}, Options{ListRoots: hook, Now: clk.Now})
+	r := flooded.Call(context.Background(), "flood", "flood", json.RawMessage(fmt.Sprintf(`{"kind":"roots","n":%d}`, 3*ServerRequestBurst)), CallOptions{})
+	if r.Outcome != OutcomeSuccess {
+		t.Fatalf("flood: %s %v", r.Outcome, r.Err)
+	}
+	if got, want := r.Result.Content[0].(*mcp.TextContent).Text, fmt.Sprintf("ok=%d limited=%d other=0", ServerRequestBurst, 2*ServerRequestBurst); got != want {
+		t.Errorf("roots flood: %s, want %s", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["flood"] != ServerRequestBurst {
+		t.Errorf("the hook was asked %d times, want %d: requests over the limit must not reach it", asked["flood"], ServerRequestBurst)
 	}
 }

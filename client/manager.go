@@ -48,6 +48,16 @@ type Options struct {
 	// Roots are offered to every server; none by default (a server such as
 	// server-filesystem replaces its allowed folders with the client's roots).
 	Roots []*mcp.Root
+	// ListRoots, if set, answers a server's roots/list request (one that
+	// passed the rate limit; a refused one never reaches it) for the server
+	// named server: when it returns ok, its result is the answer as given,
+	// so it must bound what it returns; otherwise Roots are. It may block
+	// until ctx, the request's, ends. Setting it offers the roots
+	// capability even with no Roots, so a server may ask and be told none.
+	// It answers the requests of a server's own; the roots of a
+	// 2026-07-28 server's input-required result are the SDK's to answer
+	// and are always Roots.
+	ListRoots func(ctx context.Context, server string) (*mcp.ListRootsResult, bool)
 
 	// OnListing, if set, sees every listing of a server's tools before the
 	// catalog offers it to anyone: at start, after a restart and on every

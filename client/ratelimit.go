@@ -61,11 +61,20 @@ func (b *requestBucket) take(now time.Time) bool {
 // limitRequests is the client's receiving middleware: it refuses the
 // server's elicitation, sampling and roots requests over its allowance with
 // a JSON-RPC error, before any handler sees them, and reports each refusal
-// to Options.RateLimited.
+// to Options.RateLimited. A roots request within the allowance goes to
+// Options.ListRoots first.
 func (s *server) limitRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		kind, limited := limitedMethods[method]
-		if !limited || s.requests.take(s.m.opts.Now()) {
+		if !limited {
+			return next(ctx, method, req)
+		}
+		if s.requests.take(s.m.opts.Now()) {
+			if f := s.m.opts.ListRoots; f != nil && method == "roots/list" {
+				if res, ok := f(ctx, s.spec.Name); ok && res != nil {
+					return res, nil
+				}
+			}
 			return next(ctx, method, req)
 		}
 		if f := s.m.opts.RateLimited; f != nil {

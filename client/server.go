@@ -233,7 +233,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 // does.
 func (s *server) clientOptions(untapped bool) *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{}
-	if len(s.m.opts.Roots) > 0 {
+	if len(s.m.opts.Roots) > 0 || s.m.opts.ListRoots != nil {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
 	o := &mcp.ClientOptions{

@@ -72,7 +72,10 @@
 // no one. Parked calls are bounded (MaxParkedPerClient, MaxParked). A server's log
 // message during a call goes to the client whose calls are the only ones
 // running there, at or above the level it set, marked with the server's
-// name and sanitized (RelayLog); at other times it goes to no one.
+// name and sanitized (RelayLog); at other times it goes to no one. A
+// server's roots/list is answered with the configured roots when there
+// are any, else with the bounded roots of the client whose call is the
+// one running there (ServerRoots), else with none.
 //
 // # Prompts, resources, templates, completions and subscriptions
 //

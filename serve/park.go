@@ -242,6 +242,10 @@ func fit(req mcp.InputRequest, res mcp.InputResponse) mcp.InputResponse {
 		if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
 			return r
 		}
+	case *mcp.ListRootsParams:
+		if r, ok := res.(*mcp.ListRootsResult); ok && r != nil {
+			return r
+		}
 	case *mcp.CreateMessageParams:
 		switch r := res.(type) {
 		case *mcp.CreateMessageResult:

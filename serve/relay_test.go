@@ -22,6 +22,11 @@ var askerRuns sync.Map // label → *atomic.Int32
 // askerAnswered holds, by label, the answers the last such call got.
 var askerAnswered sync.Map // label → string
 
+// askerSessions holds, by label, the session of the server whose keep
+// tool was called with it: a test can send the host a request from that
+// server when no call runs there.
+var askerSessions sync.Map // label → *mcp.ServerSession
+
 func askerRan(label string) int {
 	n, _ := askerRuns.LoadOrStore(label, new(atomic.Int32))
 	return int(n.(*atomic.Int32).Load())
@@ -32,6 +37,9 @@ func askerRan(label string) int {
 // each after the last was answered) and returns the answers, whose tool
 // ask_write does the same as a destructive write (the gate asks before it
 // runs), whose prompt greet asks a question too, and whose
+// tool roots lists the host's roots during the call (their count, then
+// each URI and name on a line of its own), whose tool keep keeps its
+// session (askerSessions), and whose
 // tool log sends log messages at three levels (data: the label argument,
 // the level, and an escape sequence) during the call. Each starts its work
 // only once `wait` calls of the server run at the same time, so that a test
@@ -112,6 +120,33 @@ func askerServer(context.Context) (mcp.Transport, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
 			Content: &mcp.TextContent{Text: fmt.Sprintf("%s %v", res.Action, res.Content["who"])}}}}, nil
 	})
+	srv.AddTool(&mcp.Tool{Name: "roots", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := meet(ctx, a.Wait); err != nil {
+				return nil, err
+			}
+			lines := []string{fmt.Sprint(len(res.Roots))}
+			for _, r := range res.Roots {
+				lines = append(lines, r.URI+" "+r.Name)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(lines, "\n")}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "keep", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			askerSessions.Store(a.Label, req.Session)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "kept"}}}, nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a args
@@ -143,6 +178,8 @@ func askerServer(context.Context) (mcp.Transport, error) {
 type answerer struct {
 	name    string
 	version string // the protocol version it asks for ("": 2025-11-25)
+	roots   []*mcp.Root
+	noRoots bool // it does not declare the roots capability
 	mu      sync.Mutex
 	asks    []string
 	logs    []*mcp.LoggingMessageParams
@@ -156,7 +193,12 @@ func newAnswerer(name string) *answerer { return &answerer{name: name, got: make
 // handler at url when url is set.
 func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSession {
 	t.Helper()
+	var caps *mcp.ClientCapabilities // nil: the SDK's, roots included
+	if a.noRoots {
+		caps = &mcp.ClientCapabilities{}
+	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: a.name, Version: "1"}, &mcp.ClientOptions{
+		Capabilities: caps,
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			a.mu.Lock()
 			a.asks = append(a.asks, req.Params.Message)
@@ -176,6 +218,7 @@ func (a *answerer) connect(t *testing.T, w *world, url ...string) *mcp.ClientSes
 			}
 		},
 	})
+	cl.AddRoots(a.roots...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var ct mcp.Transport

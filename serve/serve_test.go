@@ -51,8 +51,11 @@ type worldOpts struct {
 	slow     chan struct{}
 	listWait time.Duration
 	hostile  fixtures.Behaviour
-	// serverQuestions passes the servers' own elicitation to the client.
+	// serverQuestions passes the servers' own elicitation, sampling and
+	// roots requests to the client.
 	serverQuestions bool
+	// roots are the configured roots offered to the servers.
+	roots []*mcp.Root
 	// only, if set, serves just this one server, with raw names.
 	only string
 	// specs, if set, replace the servers above.
@@ -127,7 +130,11 @@ func newWorld(t *testing.T, o worldOpts) *world {
 			}
 			return srv.ServerSampling(noModel)(ctx, server, req)
 		}
+		copts.ListRoots = func(ctx context.Context, server string) (*mcp.ListRootsResult, bool) {
+			return srv.ServerRoots(o.roots)(ctx, server)
+		}
 	}
+	copts.Roots = o.roots
 	if o.askers {
 		copts.OnLog = func(server string, p *mcp.LoggingMessageParams) { srv.RelayLog(server, p) }
 	}

@@ -132,6 +132,12 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 			return srv.ServerSampling(model)(ctx, server, req)
 		}
 	}
+	// A server's roots/list: the configured roots (--root) when there are
+	// any, else those of the client whose call runs there.
+	configured := copts.Roots
+	copts.ListRoots = func(ctx context.Context, server string) (*mcp.ListRootsResult, bool) {
+		return srv.ServerRoots(configured)(ctx, server)
+	}
 	// A server's log messages during a call reach the client that made it.
 	copts.OnLog = func(server string, p *mcp.LoggingMessageParams) { srv.RelayLog(server, p) }
 	m := client.New(st.specs, copts)
