@@ -65,23 +65,47 @@ func (b *requestBucket) take(now time.Time) bool {
 // Options.ListRoots first.
 func (s *server) limitRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		kind, limited := limitedMethods[method]
-		if !limited {
+		if _, limited := limitedMethods[method]; !limited {
 			return next(ctx, method, req)
 		}
-		if s.requests.take(s.m.opts.Now()) {
-			if f := s.m.opts.ListRoots; f != nil && method == "roots/list" {
-				if res, ok := f(ctx, s.spec.Name); ok && res != nil {
-					return res, nil
-				}
+		if err := s.admit(method); err != nil {
+			return nil, err
+		}
+		if f := s.m.opts.ListRoots; f != nil && method == "roots/list" {
+			if res, ok := f(ctx, s.spec.Name); ok && res != nil {
+				return res, nil
 			}
-			return next(ctx, method, req)
 		}
-		if f := s.m.opts.RateLimited; f != nil {
-			f(s.spec.Name, kind)
-		}
-		return nil, &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf(
-			"%s refused: too many requests from this server (mcphost answers at most %d at once and %d a second of elicitation, sampling and roots requests)",
-			method, ServerRequestBurst, ServerRequestRate)}
+		return next(context.WithValue(ctx, admittedKey{}, true), method, req)
 	}
+}
+
+// admittedKey marks, in a handler's context, a request limitRequests has
+// already counted.
+type admittedKey struct{}
+
+// admit spends one of the server's allowance on a request of method, or
+// returns the JSON-RPC error the server gets for one over it (reporting
+// the refusal to Options.RateLimited).
+func (s *server) admit(method string) error {
+	if s.requests.take(s.m.opts.Now()) {
+		return nil
+	}
+	if f := s.m.opts.RateLimited; f != nil {
+		f(s.spec.Name, limitedMethods[method])
+	}
+	return &jsonrpc.Error{Code: CodeRateLimited, Message: fmt.Sprintf(
+		"%s refused: too many requests from this server (mcphost answers at most %d at once and %d a second of elicitation, sampling and roots requests)",
+		method, ServerRequestBurst, ServerRequestRate)}
+}
+
+// admitted counts a request that reached a handler without passing
+// limitRequests: go-sdk's client answers the input requests of a
+// 2026-07-28 server's input-required result by calling the handlers
+// directly, and each of those spends the allowance too.
+func (s *server) admitted(ctx context.Context, method string) error {
+	if ok, _ := ctx.Value(admittedKey{}).(bool); ok {
+		return nil
+	}
+	return s.admit(method)
 }

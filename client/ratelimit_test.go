@@ -150,3 +150,54 @@ func TestServerRequestFloodIsRateLimitedPerServer(t *testing.T) {
 		t.Errorf("refusals reported %v, want %v", refused, wantRefused)
 	}
 }
+
+// TestInputRequestsOfAResultSpendTheAllowance: a 2026-07-28 server can ask
+// in its result instead of in requests of its own (an input-required
+// result, answered by go-sdk's client calling the handlers directly); 30
+// questions in one result reach the person no more often than 30 requests
+// would: the burst, the rest refused and reported.
+func TestInputRequestsOfAResultSpendTheAllowance(t *testing.T) {
+	const asked = 3 * ServerRequestBurst
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+		s.AddTool(&mcp.Tool{Name: "ask_many", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.InputResponses != nil {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+			}
+			irs := mcp.InputRequestMap{}
+			for i := range asked {
+				irs[fmt.Sprint("q", i)] = &mcp.ElicitParams{Message: "again?", RequestedSchema: map[string]any{"type": "object"}}
+			}
+			return &mcp.CallToolResult{InputRequests: irs}, nil
+		})
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	clk := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var mu sync.Mutex
+	handled, refused := 0, 0
+	m := startManager(t, []Spec{{Name: "many", Dial: dial, ProtocolVersion: "2026-07-28"}}, Options{
+		Now: clk.Now,
+		Elicitation: func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			handled++
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+		RateLimited: func(string, string) {
+			mu.Lock()
+			refused++
+			mu.Unlock()
+		},
+	})
+	r := m.Call(context.Background(), "many", "ask_many", json.RawMessage(`{}`), CallOptions{})
+	mu.Lock()
+	defer mu.Unlock()
+	if handled > ServerRequestBurst || handled+refused != asked || refused == 0 {
+		t.Errorf("%d of %d questions in one result reached the person and %d were refused (call %s); want at most %d reached, the rest refused",
+			handled, asked, refused, r.Outcome, ServerRequestBurst)
+	}
+}

@@ -260,12 +260,18 @@ func (s *server) clientOptions(untapped bool) *mcp.ClientOptions {
 	name := s.spec.Name
 	if h := s.m.opts.Elicitation; h != nil {
 		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if err := s.admitted(ctx, "elicitation/create"); err != nil {
+				return nil, err
+			}
 			s.questions.add()
 			return h(ctx, name, req)
 		}
 	}
 	if h := s.m.opts.Sampling; h != nil {
 		o.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			if err := s.admitted(ctx, "sampling/createMessage"); err != nil {
+				return nil, err
+			}
 			return h(ctx, name, req)
 		}
 	}
