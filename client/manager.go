@@ -377,6 +377,11 @@ const (
 	// URI is the server's word: bounded, not checked against what it
 	// offers.
 	EventResourceUpdated
+	// EventToolsRelisted: a server said its tools changed and they were
+	// listed again, but they are the same as before (an EventTools
+	// reports a listing that differs instead). A host that passes the
+	// server's word on (serve) can still tell its own clients.
+	EventToolsRelisted
 )
 
 // Event is something that happened to a server.

@@ -516,7 +516,11 @@ func (s *server) relistLoop() {
 			}
 			s.mu.Unlock()
 			if old != nil {
-				s.changed(diffListings(old, lst))
+				if d := diffListings(old, lst); d.Empty() {
+					s.m.publish(Event{Kind: EventToolsRelisted, Server: s.spec.Name})
+				} else {
+					s.changed(d)
+				}
 			}
 		}
 		select {

@@ -106,6 +106,9 @@ func (s *Server) onEvent(ctx context.Context, e client.Event) bool {
 		s.reforward(ctx, e.Server)
 	case client.EventResourceUpdated:
 		s.relay(ctx, e.Server, e.URI)
+	case client.EventToolsRelisted:
+		s.sync()
+		s.announce(e.Server)
 	default:
 		return false
 	}

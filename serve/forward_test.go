@@ -476,3 +476,56 @@ func TestHTTPBothVersionsReadTemplatesAndComplete(t *testing.T) {
 		}
 	}
 }
+
+// pokerServer is an MCP server whose poke tool offers its tool t again as
+// it was: the SDK then sends notifications/tools/list_changed, though
+// nothing changed.
+func pokerServer(ctx context.Context) (mcp.Transport, error) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "poker", Version: "1"}, nil)
+	f := false
+	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
+	t := &mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read}
+	th := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "t"}}}, nil
+	}
+	srv.AddTool(t, th)
+	srv.AddTool(&mcp.Tool{Name: "poke", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: read},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			srv.AddTool(t, th)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "poked"}}}, nil
+		})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// TestABareListChangedIsPassedOn: a server that says its tools changed
+// when they did not still has its word passed on: the client is told to
+// list the tools again, as the server asked.
+func TestABareListChangedIsPassedOn(t *testing.T) {
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "tasks", Dial: pokerServer}}})
+	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
+	ctx := context.Background()
+	c.until(t, "the poker's tools listed", func() bool {
+		res, err := c.cs.ListTools(ctx, nil)
+		return err == nil && len(res.Tools) == 2
+	})
+	for len(c.tools) > 0 {
+		<-c.tools // the start's announcements
+	}
+	// Three times, each told: an announcement left over from the start
+	// could stand in for one of them, not for three.
+	for i := range 3 {
+		res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "tasks__poke", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("poke: %v %v", err, res)
+		}
+		select {
+		case <-c.tools:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("poke %d: the server's tools/list_changed was not passed on to the client", i+1)
+		}
+	}
+}

@@ -63,7 +63,12 @@ type relayed struct {
 	key    string
 	req    mcp.InputRequest
 	answer chan mcp.InputResponse // one value; nil declines
+	asked  int                    // rounds it was put to the client in
 }
+
+// MaxAsks bounds the rounds one relayed question is put to a client that
+// leaves it out of its answers: past them it is declined.
+const MaxAsks = 3
 
 // park registers a parked call of sess, or returns nil past the bounds.
 func (s *Server) park(sess *session, e *export, args json.RawMessage, caps *mcp.ClientCapabilities) *parked {
@@ -152,6 +157,7 @@ func (s *Server) ask(p *parked, qs []*relayed) *mcp.CallToolResult {
 	reqs := mcp.InputRequestMap{}
 	for i, q := range qs {
 		q.key = "mcphost-server-" + strconv.Itoa(i+1)
+		q.asked++
 		reqs[q.key] = q.req
 	}
 	round := rand.Text()
@@ -218,8 +224,19 @@ func (s *Server) resume(ctx context.Context, sess *session, ss *mcp.ServerSessio
 	if !ok {
 		return errorResult("mcphost: that answer was used already, or the call stopped waiting for it, so nothing ran")
 	}
+	var again []*relayed
 	for _, q := range qs {
-		q.answer <- fit(q.req, responses[q.key])
+		r, given := responses[q.key]
+		if !given && q.asked < MaxAsks {
+			// Left out, not declined: asked again, as a server asks
+			// again for an input it is missing.
+			again = append(again, q)
+			continue
+		}
+		q.answer <- fit(q.req, r)
+	}
+	if len(again) > 0 {
+		return s.ask(p, again)
 	}
 	return s.wait(ctx, p)
 }
@@ -235,7 +252,8 @@ func cutLast(n string) (call, round string, ok bool) {
 }
 
 // fit returns the client's answer when it is of the kind asked, else nil
-// (a missing or malformed answer declines).
+// (a malformed answer declines, as does one still missing after MaxAsks
+// rounds).
 func fit(req mcp.InputRequest, res mcp.InputResponse) mcp.InputResponse {
 	switch req.(type) {
 	case *mcp.ElicitParams:

@@ -253,9 +253,9 @@ func TestANewCallEndsTheWaitOfTheClientsIdleCall(t *testing.T) {
 	}
 }
 
-// A retry without an answer to the question, or with an answer of another
-// kind, declines it.
-func TestAMissingOrMalformedAnswerDeclines(t *testing.T) {
+// A retry without an answer to the question puts it again, MaxAsks rounds
+// in all, then declines it; an answer of another kind declines it at once.
+func TestAMissingAnswerIsAskedAgainAndAMalformedOneDeclines(t *testing.T) {
 	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
 	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
 	for _, c2 := range []struct {
@@ -268,9 +268,20 @@ func TestAMissingOrMalformedAnswerDeclines(t *testing.T) {
 		}},
 	} {
 		args := map[string]any{"label": label(c2.name)}
-		first := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args})
-		key := relayedKey(t, first, "who is there?")
-		res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args, InputResponses: c2.answers(key), RequestState: first.RequestState})
+		res := callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args})
+		rounds := 1
+		for ; ; rounds++ {
+			key := relayedKey(t, res, "who is there?")
+			res = callArgs(t, c.cs, &mcp.CallToolParams{Name: "ask1__ask", Arguments: args, InputResponses: c2.answers(key), RequestState: res.RequestState})
+			if !res.NeedsInput() {
+				break
+			}
+		}
+		// A missing answer is asked for again, MaxAsks rounds in all; a
+		// malformed one is not.
+		if want := map[string]int{"missing": MaxAsks, "malformed": 1}[c2.name]; rounds != want {
+			t.Errorf("%s answer: the question was put %d times, want %d", c2.name, rounds, want)
+		}
 		if res.IsError || res.NeedsInput() || text(res) != "decline <nil>" {
 			t.Fatalf("%s answer: %+v %q, want the question declined and the call complete", c2.name, res, text(res))
 		}

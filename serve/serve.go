@@ -349,6 +349,29 @@ func (s *Server) sync() {
 	s.mu.Unlock()
 }
 
+// announce passes on a server's tools/list_changed that changed nothing
+// serve exports: the SDK tells clients only of a change it makes, so one
+// of the server's listed tools is offered again as it is, and clients list
+// the tools again as the server asked. A server none of whose tools is
+// listed has nothing to announce. The manager lists a server's tools at
+// most once per RelistInterval, so a server that floods the notification
+// costs clients that many listings at most.
+func (s *Server) announce(server string) {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	s.mu.Lock()
+	var first *export
+	for name, e := range s.listed {
+		if e.server == server && (first == nil || name < first.def.Name) {
+			first = e
+		}
+	}
+	s.mu.Unlock()
+	if first != nil {
+		s.add(first)
+	}
+}
+
 // add offers e to clients. A definition the SDK refuses (it panics on a
 // schema it cannot use) is left out rather than taking serve down: a
 // hostile server degrades only its own tools.

@@ -258,7 +258,8 @@ func accept(decision, confirm string) *mcp.ElicitResult {
 type conn struct {
 	cs      *mcp.ClientSession
 	changed chan struct{}
-	updated chan string // URIs of notifications/resources/updated
+	updated chan string   // URIs of notifications/resources/updated
+	tools   chan struct{} // a value per notifications/tools/list_changed
 }
 
 // connect connects a client; with e, it declares elicitation.
@@ -277,7 +278,7 @@ type connOpts struct {
 
 func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	w.t.Helper()
-	c := &conn{changed: make(chan struct{}, 16), updated: make(chan string, 16)}
+	c := &conn{changed: make(chan struct{}, 16), tools: make(chan struct{}, 16), updated: make(chan string, 16)}
 	notify := func() {
 		select {
 		case c.changed <- struct{}{}:
@@ -285,7 +286,13 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 		}
 	}
 	opts := &mcp.ClientOptions{
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { notify() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			notify()
+			select {
+			case c.tools <- struct{}{}:
+			default:
+			}
+		},
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { notify() },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { notify() },
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
