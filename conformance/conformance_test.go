@@ -143,6 +143,15 @@ func (s suite) run(t *testing.T, command, outDir string, extra ...string) string
 }
 
 // build builds a Go package into dir and returns the executable's path.
+// raceFlags are the build flags that give the programs under test the race
+// detector when the test itself has it.
+func raceFlags() []string {
+	if raceEnabled {
+		return []string{"-race"}
+	}
+	return nil
+}
+
 func build(t *testing.T, dir, name, pkg string, flags ...string) string {
 	t.Helper()
 	exe := filepath.Join(dir, name)
@@ -309,11 +318,7 @@ func TestClientScenarios(t *testing.T) {
 	scenarios := s.clientScenarios(t)
 
 	dir := t.TempDir()
-	var flags []string
-	if raceEnabled {
-		flags = append(flags, "-race")
-	}
-	mcphost := build(t, dir, "mcphost-client", "./client", flags...)
+	mcphost := build(t, dir, "mcphost-client", "./client", raceFlags()...)
 	reference := build(t, dir, "reference-client", referenceClient)
 
 	// One suite run after the other: each already runs its scenarios in

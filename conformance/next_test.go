@@ -40,11 +40,7 @@ func TestClientScenariosNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var flags []string
-	if raceEnabled {
-		flags = append(flags, "-race")
-	}
-	mcphost := build(t, dir, "mcphost-client", "./client", flags...)
+	mcphost := build(t, dir, "mcphost-client", "./client", raceFlags()...)
 	reference := build(t, dir, "reference-client", referenceClient)
 
 	start := time.Now()

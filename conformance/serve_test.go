@@ -50,11 +50,7 @@ func TestServeServerScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var flags []string
-	if raceEnabled {
-		flags = append(flags, "-race")
-	}
-	mcphost := build(t, dir, "mcphost", "../cmd/mcphost", flags...)
+	mcphost := build(t, dir, "mcphost", "../cmd/mcphost", raceFlags()...)
 	everything := build(t, dir, "everything-server", referenceServer)
 	config := filepath.Join(dir, "config")
 	if err := os.MkdirAll(filepath.Join(config, "mcphost"), 0o700); err != nil {
@@ -185,21 +181,9 @@ func startReferenceServer(t *testing.T, exe string, flags []string) string {
 	addr := ln.Addr().String()
 	ln.Close() // the server prints no address of its own, so it is given one
 	cmd := exec.Command(exe, append([]string{"-http", addr}, flags...)...)
-	stderr := &strings.Builder{}
+	stderr := &lockedBuilder{}
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{}) // closed once it exited, with waitErr set
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	exited, waitErr := startProcess(t, cmd, nil)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -209,7 +193,7 @@ func startReferenceServer(t *testing.T, exe string, flags []string) string {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("the reference server exited before listening on %s: %v\n%s", addr, waitErr, stderr)
+			t.Fatalf("the reference server exited before listening on %s: %v\n%s", addr, waitErr(), stderr)
 		case <-time.After(20 * time.Millisecond): // polling for the port, not waiting out a race
 		}
 		if time.Now().After(deadline) {
@@ -233,16 +217,7 @@ func startServe(t *testing.T, exe, dir, configDir string) (url string, stderr fu
 	cmd.Dir = dir
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{}) // closed once it exited, with waitErr set
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		pw.Close()
-		close(exited)
-	}()
+	exited, waitErr := startProcess(t, cmd, func() { pw.Close() })
 	log := &lockedBuilder{}
 	found := make(chan string, 1)
 	go func() {
@@ -259,24 +234,44 @@ func startServe(t *testing.T, exe, dir, configDir string) (url string, stderr fu
 		}
 		_, _ = io.Copy(io.Discard, pr)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
 	select {
 	case url = <-found:
 		return url, log.String
 	case <-exited:
-		t.Fatalf("mcphost serve exited before serving: %v\n%s", waitErr, log.String())
+		t.Fatalf("mcphost serve exited before serving: %v\n%s", waitErr(), log.String())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("mcphost serve printed no address within 60s:\n%s", log.String())
 	}
 	return "", nil
+}
+
+// startProcess starts cmd and, when the test ends, interrupts it (killing
+// it after 10s) and waits for it. exited is closed once it exited, after
+// onExit (if set) ran; waitErr then says how it ended.
+func startProcess(t *testing.T, cmd *exec.Cmd, onExit func()) (exited <-chan struct{}, waitErr func() error) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		err = cmd.Wait()
+		if onExit != nil {
+			onExit()
+		}
+		close(done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return done, func() error { <-done; return err }
 }
 
 // lockedBuilder is a string builder that one goroutine writes and others
@@ -290,6 +285,12 @@ func (l *lockedBuilder) add(s string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.b.WriteString(s)
+}
+
+// Write lets a lockedBuilder be a command's output.
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.add(string(p))
+	return len(p), nil
 }
 
 func (l *lockedBuilder) String() string {
