@@ -27,23 +27,11 @@ type liveFixture struct {
 }
 
 func (l *liveFixture) spec(t *testing.T, name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
-	return client.Spec{Name: name, Dial: func(ctx context.Context) (mcp.Transport, error) {
-		if hold != nil {
-			select {
-			case <-hold:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		f, err := fixtures.New(fixture, fo)
-		if err != nil {
-			return nil, err
-		}
+	return client.Spec{Name: name, Dial: fixtureDial(fixture, fo, hold, func(f *fixtures.Fixture) {
 		l.mu.Lock()
 		l.f = f
 		l.mu.Unlock()
-		return f.InMemory(ctx)
-	}}
+	})}
 }
 
 func (l *liveFixture) get() *fixtures.Fixture {

@@ -68,7 +68,13 @@ type worldOpts struct {
 }
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
-	return client.Spec{Name: name, Dial: func(ctx context.Context) (mcp.Transport, error) {
+	return client.Spec{Name: name, Dial: fixtureDial(fixture, fo, hold, nil)}
+}
+
+// fixtureDial dials a new fixture in memory each time, once hold (if set)
+// is closed, handing it to made (if set) first.
+func fixtureDial(fixture string, fo fixtures.Options, hold chan struct{}, made func(*fixtures.Fixture)) func(context.Context) (mcp.Transport, error) {
+	return func(ctx context.Context) (mcp.Transport, error) {
 		if hold != nil {
 			select {
 			case <-hold:
@@ -80,8 +86,11 @@ func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) 
 		if err != nil {
 			return nil, err
 		}
+		if made != nil {
+			made(f)
+		}
 		return f.InMemory(ctx)
-	}}
+	}
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
