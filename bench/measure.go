@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/procstat"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +59,7 @@ func measure(ctx context.Context, cmd *exec.Cmd, limit time.Duration) (sample, e
 		t := time.NewTicker(pollInterval)
 		defer t.Stop()
 		for {
-			if v, ok := readHWM(pid); ok {
+			if v, ok := procstat.PeakRSS(pid); ok {
 				peak.Store(v)
 			}
 			select {
@@ -131,25 +132,6 @@ func waitExited(pid int) error {
 			return err
 		}
 	}
-}
-
-// readHWM returns VmHWM (peak resident set) of a live process in bytes.
-func readHWM(pid int) (int64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest) // "12345 kB"
-			if len(f) == 2 && f[1] == "kB" {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-					return kb * 1024, true
-				}
-			}
-		}
-	}
-	return 0, false
 }
 
 // statFields returns the fields of /proc/PID/stat after the command name,
