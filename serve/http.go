@@ -67,15 +67,17 @@ const newProtocol = "2026-07-28"
 const maxPeek = mcp.DefaultMaxRequestBodyBytes
 
 // NewProtocol reports whether r speaks protocol 2026-07-28 or later: its
-// MCP-Protocol-Version header says so, or the protocol version in its
-// body's params._meta does. A request that says neither (every request of a
+// MCP-Protocol-Version header says so or, only when it has no such header
+// and belongs to no session, the protocol version in its body's
+// params._meta does. A request that says neither (every request of a
 // 2025-11-25 session, and an initialize) is not, so it keeps its session.
-// The body is read at most up to maxPeek and put back whole for the handler.
+// Only a request without the header and the session id has its body read,
+// at most up to maxPeek, and put back whole for the handler.
 func NewProtocol(r *http.Request) bool {
-	if r.Header.Get("MCP-Protocol-Version") >= newProtocol {
-		return true
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" {
+		return v >= newProtocol
 	}
-	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))

@@ -513,6 +513,7 @@ func TestNewProtocolRoutesOnlyWhatSaysSo(t *testing.T) {
 		{"header", "POST", "2026-07-28", `{}`, true},
 		{"meta", "POST", "", meta("2026-07-28"), true},
 		{"header and meta", "POST", "2026-07-28", meta("2026-07-28"), true},
+		{"old header decides", "POST", "2025-11-25", meta("2026-07-28"), false},
 	} {
 		r := httptest.NewRequest(c.method, "http://127.0.0.1/mcp", strings.NewReader(c.body))
 		if c.header != "" {
@@ -524,6 +525,12 @@ func TestNewProtocolRoutesOnlyWhatSaysSo(t *testing.T) {
 		if b, _ := io.ReadAll(r.Body); string(b) != c.body {
 			t.Errorf("%s: the handler gets body %q, want %q", c.name, b, c.body)
 		}
+	}
+	// A request of a session is the session's protocol, whatever its body.
+	r0 := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(meta("2026-07-28")))
+	r0.Header.Set("Mcp-Session-Id", "S1")
+	if NewProtocol(r0) {
+		t.Error("a request of a 2025-11-25 session was routed to the stateless handler")
 	}
 	big := meta("2026-07-28") + strings.Repeat(" ", maxPeek)
 	r := httptest.NewRequest("POST", "http://127.0.0.1/mcp", strings.NewReader(big))
