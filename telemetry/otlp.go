@@ -14,10 +14,12 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -439,6 +441,12 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	resp, err := s.client.Do(req)
 	if err != nil {
+		// The client's error names the whole URL, user and query included:
+		// keep only its cause beside the redacted one.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fmt.Errorf("export to %s: %w", redactURL(s.url), err)
 	}
 	defer resp.Body.Close()
