@@ -107,8 +107,9 @@ func (s *Server) onEvent(ctx context.Context, e client.Event) bool {
 	case client.EventResourceUpdated:
 		s.relay(ctx, e.Server, e.URI)
 	case client.EventToolsRelisted:
-		s.sync()
-		s.announce(e.Server)
+		if !s.sync() {
+			s.announce(e.Server) // nothing changed here, but the server said so
+		}
 	default:
 		return false
 	}

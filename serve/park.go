@@ -56,6 +56,7 @@ type parked struct {
 	timer            *time.Timer             // armed while none does
 	remove           func()
 	answerTimeoutDur time.Duration
+	cancel           context.CancelFunc // ends the call (runParked sets it before any wait)
 }
 
 // relayed is one question of the server, as put to the client.
@@ -117,8 +118,10 @@ func (p *parked) abandon() {
 func (s *Server) runParked(ctx context.Context, p *parked, call func(context.Context) *mcp.CallToolResult) *mcp.CallToolResult {
 	// The call outlives this request: it is the client's retry that
 	// receives its result.
-	callCtx := context.WithValue(context.WithoutCancel(ctx), parkKey{}, p)
+	callCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), parkKey{}, p))
+	p.cancel = cancel
 	go func() {
+		defer cancel()
 		p.res = call(callCtx)
 		close(p.done)
 		p.remove()
@@ -146,8 +149,10 @@ func (s *Server) wait(ctx context.Context, p *parked) *mcp.CallToolResult {
 		return s.ask(p, qs)
 	case <-ctx.Done():
 		// No state went out, so nothing can resume the call: what its
-		// server asks from now on is no one's to answer.
+		// server asks from now on is no one's to answer, and the call is
+		// cancelled, as any call whose request ends is.
 		p.abandon()
+		p.cancel()
 		return errorResult("mcphost: the request ended before the call did; its result is recorded in mcphost's audit log")
 	}
 }

@@ -227,6 +227,40 @@ func TestAParkedCallNoOneResumesIsDeclined(t *testing.T) {
 	}
 }
 
+// A parked call whose request ends (the client cancels it) is cancelled
+// upstream, as a call that was never parked would be: it does not keep
+// running for no one.
+func TestAParkedCallIsCancelledWithItsRequest(t *testing.T) {
+	w := newWorld(t, worldOpts{serverQuestions: true, askers: true})
+	c := w.connectWith(&elicitor{}, connOpts{byHand: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		// wait 2 with one caller: the server holds the call until cancelled.
+		_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask1__log", Arguments: map[string]any{"wait": 2, "label": label("cancelled")}})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for w.srv.caller("ask1") == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started on its server")
+		}
+		time.Sleep(10 * time.Millisecond) // polling for the call to start, not waiting out a race
+	}
+	cancel()
+	<-done
+	for len(w.outcomes("log")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the parked call kept running after its request was cancelled")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the audit log, not waiting out a race
+	}
+	// Cancelled, not ended by the call's own timeout long after.
+	if o := w.outcomes("log"); len(o) != 1 || len(o[0].Attempts) != 1 || o[0].Attempts[0].Detail != "cancelled" {
+		t.Fatalf("the call ended as %+v, want one attempt, cancelled", o)
+	}
+}
+
 // A client that calls the server again instead of answering has moved on:
 // its earlier call's question is declined, and the new call's question
 // goes to it.

@@ -303,8 +303,9 @@ func (s *Server) isExported(name string) bool {
 // sync makes the exported tools what the catalog holds now, and the
 // listed ones those or, with search, the search tool and those found. The
 // SDK tells every client of a difference
-// (notifications/tools/list_changed).
-func (s *Server) sync() {
+// (notifications/tools/list_changed); changed reports whether sync made
+// one.
+func (s *Server) sync() (changed bool) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	all := s.exports(s.o.Catalog.Tools())
@@ -324,6 +325,7 @@ func (s *Server) sync() {
 	if len(gone) > 0 {
 		slices.Sort(gone)
 		s.srv.RemoveTools(gone...)
+		changed = true
 	}
 	names := make([]string, 0, len(next))
 	for name := range next {
@@ -336,6 +338,7 @@ func (s *Server) sync() {
 			next[name] = old
 			continue
 		}
+		changed = true
 		if !s.add(e) {
 			s.srv.RemoveTools(name)
 			delete(next, name)
@@ -347,6 +350,7 @@ func (s *Server) sync() {
 	s.mu.Lock()
 	s.exported, s.listed = all, next
 	s.mu.Unlock()
+	return changed
 }
 
 // announce passes on a server's tools/list_changed that changed nothing
@@ -465,7 +469,6 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					// answering the one waiting there has moved on from it.
 					s.abandonIdle(ctx, sess, e.server, pk)
 				}
-				end()
 				end = s.begin(e.server, req.Session, ctx, sess, pk)
 			}
 			defer func() { end() }()
