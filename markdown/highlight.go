@@ -120,7 +120,7 @@ func familyRules(f langFamily) chroma.Rules {
 				"let", "match", "mod", "mut", "namespace", "new", "null", "nullptr", "override", "package", "private",
 				"protected", "pub", "public", "return", "static", "struct", "switch", "template", "this", "throw",
 				"trait", "true", "try", "typedef", "union", "use", "using", "virtual", "void", "volatile", "where",
-				"while", "self", "Self", "val", "var", "fun", "func", "guard", "#include", "#define"),
+				"while", "self", "Self", "val", "var", "fun", "func", "guard"),
 			words(chroma.KeywordType, "bool", "char", "double", "float", "int", "long", "short", "signed", "unsigned",
 				"size_t", "String", "str", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "isize",
 				"f32", "f64", "boolean", "byte"))

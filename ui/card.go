@@ -356,13 +356,14 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 	body := c.body()
 	if !c.expanded {
 		head, rest := previewLines(body, cardPreviewLines)
+		size := c.sizeNote() // on the first line only: it joins the whole result
 		for i, l := range head {
 			mark := "  "
 			if i == 0 {
 				mark = "⎿ "
 			}
 			line := pad + st.Muted.Render(mark) + cleanLine(l)
-			if size := c.sizeNote(); i == 0 && size != "" {
+			if i == 0 && size != "" {
 				// The size stays visible however long the first line is.
 				line = trunc(line, max(width-ansi.StringWidth(size)-1, len(pad)+4)) + " " + st.Muted.Render(size)
 			}
