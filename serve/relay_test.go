@@ -77,6 +77,7 @@ func askerServer(context.Context) (mcp.Transport, error) {
 		Label  string
 		Rounds int
 		Flood  int // more info messages to send after the three
+		Long   int // the bytes of one more info message, sent first
 	}
 	f := false
 	read := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
@@ -153,6 +154,9 @@ func askerServer(context.Context) (mcp.Transport, error) {
 			_ = json.Unmarshal(req.Params.Arguments, &a)
 			if err := meet(ctx, a.Wait); err != nil {
 				return nil, err
+			}
+			if a.Long > 0 {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "lg", Data: strings.Repeat("x", a.Long)})
 			}
 			for _, l := range []mcp.LoggingLevel{"debug", "info", "error"} {
 				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "lg", Data: a.Label + " " + string(l) + " \x1b[31mred\x1b[0m"})
@@ -405,6 +409,25 @@ func TestAServersLogReachesTheCallingClient(t *testing.T) {
 				t.Fatalf("%s got %q while two clients' calls ran on the server, want only its own call's", c.who.name, d)
 			}
 		}
+	}
+}
+
+// TestAServersLongLogLineIsCut: a server's log message of 8 KiB reaches
+// the client cut to MaxLogData bytes, with a note of what was cut.
+func TestAServersLongLogLineIsCut(t *testing.T) {
+	w := newWorld(t, worldOpts{askers: true})
+	a := newAnswerer("alice")
+	cs := a.connect(t, w)
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := callText(cs, "ask1__log", `{"long":8192}`); err != nil || got != "logged" {
+		t.Fatalf("log: %q %v", got, err)
+	}
+	logs := a.waitLogs(t, 1)
+	d, _ := logs[0].Data.(string)
+	if want := strings.Repeat("x", MaxLogData) + "… [" + fmt.Sprint(8192-MaxLogData) + " bytes cut]"; d != want {
+		t.Fatalf("the long message reached the client as %d bytes (%.20q…), want its first %d and a note of the cut", len(d), d, MaxLogData)
 	}
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,31 @@ func TestMentionAttachesResourceThroughTheGate(t *testing.T) {
 // TestMentionOfUntrustedServerAsksAndDenialStopsTheMessage: an untrusted
 // server's resource is read only once the person approves it; a denial
 // sends nothing to the model and says why.
+// TestTooManyMentionsAreNotSent: a message that mentions more than
+// maxMentions resources is not sent, nothing is read, and the notice says
+// how many may be attached.
+func TestTooManyMentionsAreNotSent(t *testing.T) {
+	model := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Read it."}})}
+	log := &memAudit{}
+	h, _ := mentionHarness(t, model, true, log)
+	text := "Read"
+	for i := range maxMentions + 1 {
+		text += fmt.Sprintf(" @docs:file:///part%d.md", i)
+	}
+	h.typeText(text)
+	h.key("enter")
+	h.until("the refusal", func() bool { return strings.Contains(h.screen(), "not sent: the message mentions") })
+	h.until("the run ends", func() bool { return h.m.run == nil })
+	if len(model.reqs) != 0 {
+		t.Fatalf("the model was asked %d times", len(model.reqs))
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.recs) != 0 {
+		t.Fatalf("%d audit records: a resource was read for a message not sent", len(log.recs))
+	}
+}
+
 func TestMentionOfUntrustedServerAsksAndDenialStopsTheMessage(t *testing.T) {
 	model := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Read it."}})}
 	h, clk := mentionHarness(t, model, false, &memAudit{})
