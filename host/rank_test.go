@@ -75,8 +75,8 @@ func refs(tools []*client.Tool, n int) []string {
 // server do.
 func TestUntrustedToolCountDoesNotTurnSearchOn(t *testing.T) {
 	m := procManager(t, rankingServers[0], rankingServers[1])
-	if n := len(m.Tools()); n <= searchMaxTools {
-		t.Fatalf("%d tools, want more than %d", n, searchMaxTools)
+	if n := len(m.Tools()); n <= SearchMaxTools {
+		t.Fatalf("%d tools, want more than %d", n, SearchMaxTools)
 	}
 	for _, c := range []struct {
 		trusted string

@@ -30,9 +30,6 @@ const (
 	// searchBudgetShare is the share of the context window (in percent)
 	// the tool definitions may take before "auto" switches to search.
 	searchBudgetShare = 5
-	// searchMaxTools is the number of tools past which "auto" searches
-	// whatever they cost: past it, models choose tools worse.
-	searchMaxTools = SearchMaxTools
 	// searchDefaultLimit and searchMaxLimit bound the tools one search
 	// returns.
 	searchDefaultLimit = 5
@@ -64,7 +61,7 @@ type search struct {
 
 // searching reports whether this turn offers the search tool instead of
 // every definition: "always", or "auto" with tools past the budget (more
-// than searchBudgetShare percent of the window, more than searchMaxTools
+// than searchBudgetShare percent of the window, more than SearchMaxTools
 // tools of trusted servers, or more tools than the provider accepts). Below the budget everything is
 // offered as without search, so search never costs a turn it is not needed.
 func (l *Loop) searching() bool {
@@ -74,7 +71,7 @@ func (l *Loop) searching() bool {
 	case SearchAlways:
 		return true
 	}
-	if l.vouchedTools() > searchMaxTools {
+	if l.vouchedTools() > SearchMaxTools {
 		return true
 	}
 	if lim, ok := l.o.Model.(llm.ToolLimiter); ok {

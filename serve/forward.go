@@ -64,9 +64,9 @@ type promptRef struct{ server, raw string }
 // template is one server's URI template as offered, with the expression
 // that matches the URIs it covers.
 type template struct {
-	server, uriTemplate string
-	rank                int
-	match               *regexp.Regexp
+	server string
+	rank   int
+	match  *regexp.Regexp
 }
 
 // forwardTimeout bounds the listing of one server's prompts and resources.
@@ -264,7 +264,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 			continue
 		}
 		s.fx.tmplOwner[t.URITemplate] = server
-		s.fx.templates = append(s.fx.templates, &template{server: server, uriTemplate: t.URITemplate, rank: rank, match: match})
+		s.fx.templates = append(s.fx.templates, &template{server: server, rank: rank, match: match})
 		now.templates = append(now.templates, t.URITemplate)
 	}
 	slices.SortStableFunc(s.fx.templates, func(a, b *template) int { return a.rank - b.rank })

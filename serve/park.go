@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -214,7 +215,7 @@ func (p *parked) claim(round string, caps *mcp.ClientCapabilities) ([]*relayed, 
 // client, this tool and these exact arguments, for a round not answered
 // yet, of a call still parked; anything else runs nothing.
 func (s *Server) resume(ctx context.Context, sess *session, ss *mcp.ServerSession, e *export, args json.RawMessage, st callState, responses mcp.InputResponseMap) *mcp.CallToolResult {
-	id, round, _ := cutLast(st.Nonce)
+	id, round, _ := strings.Cut(st.Nonce, ".") // the call's nonce, then the round's
 	switch {
 	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
 		return errorResult("mcphost: that answer was given for another call, so nothing ran; call again to start this one")
@@ -244,16 +245,6 @@ func (s *Server) resume(ctx context.Context, sess *session, ss *mcp.ServerSessio
 		return s.ask(p, again)
 	}
 	return s.wait(ctx, p)
-}
-
-// cutLast splits a relay nonce into the call's and the round's.
-func cutLast(n string) (call, round string, ok bool) {
-	for i := len(n) - 1; i >= 0; i-- {
-		if n[i] == '.' {
-			return n[:i], n[i+1:], true
-		}
-	}
-	return n, "", false
 }
 
 // fit returns the client's answer when it is of the kind asked, else nil

@@ -106,11 +106,7 @@ func Resolve(getenv func(string) string, endpoint string, headers map[string]str
 	if sdkDisabled(getenv) {
 		return Config{}, nil
 	}
-	c = Config{Endpoint: endpoint, Headers: headers, ServiceName: strings.TrimSpace(getenv("OTEL_SERVICE_NAME"))}
-	if c.ResourceAttributes, err = ParseList(getenv("OTEL_RESOURCE_ATTRIBUTES")); err != nil {
-		return Config{}, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
-	}
-	return c, nil
+	return Required(getenv, endpoint, headers) // the file's, described by the variables
 }
 
 // sdkDisabled reports whether OTEL_SDK_DISABLED turns all export off.
