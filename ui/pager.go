@@ -57,6 +57,10 @@ func (p *pager) layout(w, h int) {
 	if w == p.width {
 		return
 	}
+	cur := -1 // the source line of the current match, kept across the rewrap
+	if p.cur >= 0 && p.cur < len(p.from) {
+		cur = p.from[p.cur]
+	}
 	p.width, p.lines, p.from = w, nil, nil
 	for i, l := range p.text {
 		for _, wl := range wrap(l, max(w-1, 1)) {
@@ -65,6 +69,12 @@ func (p *pager) layout(w, h int) {
 		}
 	}
 	p.find()
+	for _, i := range p.matches {
+		if p.from[i] == cur {
+			p.cur = i
+			break
+		}
+	}
 }
 
 func (p *pager) scroll(n int) {

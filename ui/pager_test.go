@@ -179,4 +179,9 @@ func TestPagerMarksEveryMatch(t *testing.T) {
 	if current == other {
 		t.Fatal("the current match looks like the others")
 	}
+	// A resize rewraps the text: the current match stays the current one.
+	p.layout(40, 10)
+	if p.cur < 0 || p.from[p.cur] != 2 {
+		t.Fatalf("after a resize the current match is wrapped line %d, want the one of the third line", p.cur)
+	}
 }
