@@ -26,6 +26,9 @@ const (
 	// elideMin is the smallest tool result, in bytes, worth replacing by
 	// a marker.
 	elideMin = 1024
+	// summaryRetry is the growth (percent of the window) after which a
+	// refused summary is asked for again.
+	summaryRetry = 10
 	// summaryInputShare bounds, in percent of the window, the conversation
 	// given to the model to summarise.
 	summaryInputShare = 50
@@ -186,7 +189,8 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 		}
 	}
 	c.After = estimate(l.o.System, l.messages, tools)
-	if c.After*100 > window*compactShare || force {
+	if force || c.After*100 > window*fullShare ||
+		(c.After*100 > window*compactShare && (l.summaryRefused == 0 || (c.After-l.summaryRefused)*100 >= window*summaryRetry)) {
 		if err := l.summarise(ctx, tools, c); err != nil {
 			// A summary is best effort while the request still fits.
 			if ctx.Err() != nil || c.After*100 > window*fullShare {
@@ -234,6 +238,7 @@ func (l *Loop) summarise(ctx context.Context, tools []llm.Tool, c *Compaction) e
 	summaryMsg := llm.Message{Role: llm.RoleUser, Text: text}
 	if after, before := estimate("", []llm.Message{summaryMsg}, nil), estimate("", l.messages[:cut], nil); after >= before {
 		// A summary that does not shrink what it replaces only loses detail.
+		l.summaryRefused = c.After
 		return fmt.Errorf("the model's summary (~%d tokens) is not smaller than the %d messages it would replace (~%d tokens): the history is kept as it was; /clear starts afresh", after, cut, before)
 	}
 	if note, n := l.unknownNote(); n > 0 {
@@ -249,7 +254,7 @@ func (l *Loop) summarise(ctx context.Context, tools []llm.Tool, c *Compaction) e
 	}
 	kept := append([]llm.Message{summaryMsg}, l.messages[cut:]...)
 	c.Summarised = cut
-	l.messages = kept
+	l.messages, l.summaryRefused = kept, 0
 	return nil
 }
 

@@ -221,6 +221,48 @@ func (s *wordySummarizer) Stream(ctx context.Context, req *llm.Request, emit fun
 	return nil
 }
 
+// countingSummarizer answers every summary request with its text, and
+// counts them.
+type countingSummarizer struct {
+	wordySummarizer
+	n int
+}
+
+func (s *countingSummarizer) Stream(ctx context.Context, req *llm.Request, emit func(llm.Event)) error {
+	s.n++
+	return s.wordySummarizer.Stream(ctx, req, emit)
+}
+
+// After the model's summary was refused (it did not shrink the history),
+// the turns that follow do not each pay for another one: it is asked for
+// again only once the request has grown by summaryRetry of the window.
+func TestARefusedSummaryIsNotAskedForEveryTurn(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true})
+	sum := &countingSummarizer{wordySummarizer: wordySummarizer{text: strings.Repeat("a long-winded summary ", 2000)}}
+	const n = 17 // the first refusal comes at about turn 12, past 80%; 17 stays under 95%
+	turns := make([]llm.ScriptTurn, n)
+	for i := range turns {
+		turns[i] = llm.ScriptTurn{Text: "ok"}
+	}
+	const window = 4000 // tokens: the prompts below pass compactShare of it after a few turns
+	l, _ := recordedLoop(w, turns, LoopOptions{ContextWindow: window, ToolSearch: SearchNever, Summarizer: sum})
+	prompt := strings.Repeat("p", window*bytesPerToken/40) // 2.5% of the window each
+	for i := range n {
+		if _, err := l.Run(context.Background(), fmt.Sprint(i, prompt)); err != nil {
+			t.Fatalf("turn %d: %v", i, err)
+		}
+	}
+	if l.summaryRefused == 0 {
+		t.Fatal("no summary was refused: the test did not reach compaction")
+	}
+	// From the first refusal (past 80%) five more turns of 2.5% each grow
+	// the request by about 12% of the window: two summary requests at
+	// most, where asking every turn past 80% would make six.
+	if sum.n > 2 {
+		t.Fatalf("%d summary requests over %d turns; want each refusal to hold until the request grows by %d%% of the window", sum.n, n, summaryRetry)
+	}
+}
+
 // A summary that is not smaller than what it would replace is refused: the
 // history is kept as it was, and the error says so.
 func TestCompactionRefusesASummaryThatDoesNotShrink(t *testing.T) {

@@ -71,8 +71,13 @@ type LoopOptions struct {
 // the gate before anything executes. A Loop keeps the conversation across
 // Runs; it is not safe for concurrent Runs.
 type Loop struct {
-	o        LoopOptions
-	messages []llm.Message
+	// summaryRefused is the request's size (tokens) when the model's
+	// summary did not shrink the history: automatic compaction asks for
+	// another only once the request has grown by summaryRetry of the window
+	// since, or would not fit (compact.go).
+	summaryRefused int
+	o              LoopOptions
+	messages       []llm.Message
 	// Transcript is everything that happened, in order, for rendering.
 	Transcript []Entry
 	Usage      llm.Usage
