@@ -217,7 +217,7 @@ func (p *parked) claim(round string, caps *mcp.ClientCapabilities) ([]*relayed, 
 func (s *Server) resume(ctx context.Context, sess *session, ss *mcp.ServerSession, e *export, args json.RawMessage, st callState, responses mcp.InputResponseMap) *mcp.CallToolResult {
 	id, round, _ := strings.Cut(st.Nonce, ".") // the call's nonce, then the round's
 	switch {
-	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
+	case !st.boundTo(sess, e, args):
 		return errorResult("mcphost: that answer was given for another call, so nothing ran; call again to start this one")
 	case time.Now().Unix() > st.Expires:
 		return errorResult("mcphost: that answer came too late: the call's questions were declined and it ended; call again")

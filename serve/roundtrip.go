@@ -106,20 +106,25 @@ func (s *Server) spend(st callState) bool {
 	return true
 }
 
+// boundTo reports whether st was sealed for this client session, this
+// tool and exactly these arguments.
+func (st callState) boundTo(sess *session, e *export, args json.RawMessage) bool {
+	return st.Session == sess.client.Session && st.Server == e.server && st.Tool == e.tool && st.ArgsHash == decide.ArgsHash(args)
+}
+
 // answered puts into ctx the answer a client sent with its second round,
 // or why it does not count: it must come with a request state that mcphost
-// sealed for this session, this tool and exactly these arguments, not
-// expired. Any other answer approves nothing.
-func (s *Server) answered(ctx context.Context, sess *session, e *export, args json.RawMessage, p *mcp.CallToolParamsRaw) context.Context {
+// sealed (st, as the handler unsealed it) for this session, this tool and
+// exactly these arguments, not expired. Any other answer approves nothing.
+func (s *Server) answered(ctx context.Context, sess *session, e *export, args json.RawMessage, st callState, sealed bool, responses mcp.InputResponseMap) context.Context {
 	pr := &provided{}
-	st, ok := s.unseal(p.RequestState)
-	res, isElicit := p.InputResponses[approvalInput].(*mcp.ElicitResult)
+	res, isElicit := responses[approvalInput].(*mcp.ElicitResult)
 	switch {
-	case !ok:
+	case !sealed:
 		pr.reason = "the answer came without mcphost's request state; call again to be asked"
 	case st.Kind != stateApprove:
 		pr.reason = "the answer was given to another question; call again to be asked about this call"
-	case st.Session != sess.client.Session || st.Server != e.server || st.Tool != e.tool || st.ArgsHash != decide.ArgsHash(args):
+	case !st.boundTo(sess, e, args):
 		pr.reason = "the answer was given for another call; call again to be asked about this one"
 	case time.Now().Unix() > st.Expires:
 		pr.reason = "the answer came too late; call again to be asked"

@@ -425,10 +425,12 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			args = json.RawMessage("{}")
 		}
 		multi := a.multiRoundTrip()
+		var st callState
+		var sealed bool
 		if multi && p.RequestState != "" {
-			st, ok := s.unseal(p.RequestState)
+			st, sealed = s.unseal(p.RequestState)
 			switch {
-			case !ok:
+			case !sealed:
 				return errorResult("mcphost: the request state is not one mcphost gave, so nothing ran; call again without it to be asked"), nil
 			case st.Kind == stateRelay:
 				return s.resume(ctx, sess, req.Session, e, args, st, p.InputResponses), nil
@@ -440,7 +442,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					return res, nil
 				}
 			} else {
-				ctx = s.answered(ctx, sess, e, args, p)
+				ctx = s.answered(ctx, sess, e, args, st, sealed, p.InputResponses)
 			}
 		}
 		var pk *parked
