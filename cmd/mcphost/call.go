@@ -108,30 +108,16 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if err != nil {
 		return err
 	}
-	mode, asker := cliAsker(o.Yes)
-	policy, err := st.policy(g, s)
+	sess, err := st.gatedOne(cmd, g, s, server, o.Yes, func(m *client.Manager) error {
+		t, ok := m.Tool(server, tool)
+		if !ok {
+			return noSuchTool(m, server, tool)
+		}
+		return checkArgs(t, args, o.NoCheck)
+	})
 	if err != nil {
 		return err
 	}
-	opened := st.openAudit(g)
-	m, err := startOne(cmd, st, server) // only the server the call needs
-	if err != nil {
-		opened.discard()
-		return err
-	}
-	t, ok := m.Tool(server, tool)
-	if !ok {
-		err := noSuchTool(m, server, tool)
-		m.Close()
-		opened.discard()
-		return err
-	}
-	if err := checkArgs(t, args, o.NoCheck); err != nil {
-		m.Close()
-		opened.discard()
-		return err
-	}
-	sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
 	defer sess.Close()
 
 	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})

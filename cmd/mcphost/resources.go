@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcphost/mcphost/host"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -72,26 +72,15 @@ once.`,
 			if err != nil {
 				return err
 			}
-			mode, asker := cliAsker(yes)
-			policy, err := st.policy(g, s)
+			sess, err := st.gatedOne(cmd, g, s, args[0], yes, nil)
 			if err != nil {
 				return err
 			}
-			opened := st.openAudit(g)
-			m, err := startOne(cmd, st, args[0])
-			if err != nil {
-				opened.discard()
-				return err
-			}
-			sess := st.withGate(&session{m: m}, policy, opened, s, mode, asker)
 			defer sess.Close()
 			res, r := sess.gate.ReadResource(cmd.Context(), args[0], args[1])
 			if r.Status != host.StatusSuccess {
-				msg := r.Message()
-				switch {
-				case r.Status == host.StatusBlocked:
-					msg = r.BlockedMessage(host.ApproveWithYes)
-				case r.Err != nil:
+				msg := callMessage(r)
+				if r.Status != host.StatusBlocked && r.Err != nil {
 					msg += " (" + r.Err.Error() + ")"
 				}
 				return withCode(exitFor(r), fmt.Errorf("read %s: %s", sanitize.Line(args[1]), sanitize.Text(msg)))

@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/spf13/cobra"
 )
 
 // session is a running set of servers with the gate in front of them.
@@ -117,6 +118,33 @@ func (o *openingAudit) discard() {
 	if l, _ := o.wait(); l != nil {
 		l.Close()
 	}
+}
+
+// gatedOne starts only server and puts the gate in front of it, for a
+// command that makes one call of it (call, read): --yes approves that call
+// once, and a call that needs a person is refused otherwise. check, if set,
+// runs once the server is up and before the audit log is taken: its error
+// ends the command with nothing recorded.
+func (st *setup) gatedOne(cmd *cobra.Command, g *globalOptions, s *streams, server string, yes bool, check func(*client.Manager) error) (*session, error) {
+	mode, asker := cliAsker(yes)
+	policy, err := st.policy(g, s)
+	if err != nil {
+		return nil, err
+	}
+	opened := st.openAudit(g)
+	m, err := startOne(cmd, st, server) // only the server the call needs
+	if err != nil {
+		opened.discard()
+		return nil, err
+	}
+	if check != nil {
+		if err := check(m); err != nil {
+			m.Close()
+			opened.discard()
+			return nil, err
+		}
+	}
+	return st.withGate(&session{m: m}, policy, opened, s, mode, asker), nil
 }
 
 // withGate puts the gate in front of ss's servers, with the audit log being
