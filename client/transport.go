@@ -21,6 +21,12 @@ import (
 var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"}
 
 // dialed is a transport ready to connect, plus what the client needs to
+// tap wraps inner so that mcphost sees each message of s's connection as it
+// is read: for the trace, the recent messages, and the log hook.
+func (m *Manager) tap(s *server, inner mcp.Transport) *rawTransport {
+	return &rawTransport{inner: inner, trace: m.opts.Trace, name: s.spec.Name, recent: s.recent, onLog: m.logHook(s.spec.Name)}
+}
+
 // reach the same server beside the SDK.
 type dialed struct {
 	transport mcp.Transport
@@ -38,7 +44,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: t, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
+		rt := m.tap(s, t)
 		return &dialed{transport: rt, raw: rt}, nil
 	case spec.Transport == TransportStdio || spec.Transport == "":
 		if spec.Command == "" {
@@ -51,7 +57,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		cmd.WaitDelay = 2 * time.Second
 		setProcessGroup(cmd)
 		pt := &procTransport{inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}
-		rt := &rawTransport{inner: pt, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
+		rt := m.tap(s, pt)
 		return &dialed{transport: rt, raw: rt, proc: pt}, nil
 	case spec.Transport == TransportHTTP:
 		oh := oauthFor(spec)
@@ -73,7 +79,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 		if err != nil {
 			return nil, err
 		}
-		rt := &rawTransport{inner: &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap}, trace: m.opts.Trace, name: spec.Name, recent: s.recent, onLog: m.logHook(spec.Name)}
+		rt := m.tap(s, &mcp.SSEClientTransport{Endpoint: g.endpoint(), HTTPClient: g.client(), MaxEventSize: sdkEventCap})
 		return &dialed{transport: rt, raw: rt}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", spec.Transport)
