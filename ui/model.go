@@ -127,8 +127,9 @@ type Model struct {
 	usage usageMeter
 	// sampling holds servers to their sampling budgets (Config.Sampling).
 	sampling *host.SampleMeter
-	// sampleModel is cfg.Model for the goroutines of servers' sampling
-	// requests, which must not read cfg while /model writes it.
+	// sampleModel is cfg.Model (setModel writes both) for the goroutines
+	// of servers' sampling requests, which must not read cfg while /model
+	// writes it.
 	sampleModel atomic.Pointer[llm.Model]
 
 	// rec saves the chat (session.go); nil when it is not saved.
@@ -216,7 +217,7 @@ func NewModel(cfg Config) *Model {
 	}
 	m.openURL = oauth.OpenBrowser
 	m.getenv, m.execProcess = os.Getenv, tea.ExecProcess
-	m.sampleModel.Store(&cfg.Model)
+	m.setModel(cfg.Model)
 	m.sampling = cfg.Sampling
 	if m.sampling == nil {
 		m.sampling = host.NewSampleMeter(config.DefaultSamplingBudget)

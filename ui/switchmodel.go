@@ -46,8 +46,7 @@ func (m *Model) modelCommand(spec string) {
 		return
 	}
 	old := m.cfg.Model
-	m.cfg.Model = ch.Model
-	m.sampleModel.Store(&ch.Model)
+	m.setModel(ch.Model)
 	m.cfg.ContextWindow, m.cfg.Context.ContextWindow = 0, ch.ContextWindow
 	if m.loop != nil {
 		m.loop.SetModel(m.metered(ch.Model), ch.ContextWindow)
@@ -85,4 +84,11 @@ func providerEntries() []menuEntry {
 func (r *recorder) switched(ch ModelChoice) {
 	r.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteModel,
 		Session: &chatlog.Header{Model: ch.Model.Name(), BaseURL: ch.BaseURL}})
+}
+
+// setModel makes x the chat's model: for the next turn, and for the
+// servers' sampling requests, which read it from their own goroutines.
+func (m *Model) setModel(x llm.Model) {
+	m.cfg.Model = x
+	m.sampleModel.Store(&x)
 }
