@@ -386,10 +386,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 			ans, err := g.o.Asker.Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
-				r.Status, r.DecidedBy = StatusDenied, "user"
-				if errors.Is(err, ErrNoPerson) {
-					r.Status, r.DecidedBy = StatusBlocked, "headless"
-				}
+				r.Status, r.DecidedBy = notApprovedBy(err)
 				r.DenyReason = ans.Reason
 				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 				return r
@@ -837,6 +834,16 @@ func refusedBy(d decide.Decision) (Status, string) {
 		return StatusBlocked, "headless"
 	}
 	return StatusDenied, "rule:" + d.Rule
+}
+
+// notApprovedBy says how a call ended that was asked about and not
+// approved: blocked when no person could be asked, else denied by the
+// person.
+func notApprovedBy(err error) (Status, string) {
+	if errors.Is(err, ErrNoPerson) {
+		return StatusBlocked, "headless"
+	}
+	return StatusDenied, "user"
 }
 
 // allowedBy names what let an Allow decision through: a grant, a rule, or

@@ -63,6 +63,9 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	callID := g.NewCallID()
 	c := Call{ID: callID, Server: server, Tool: ResourceReadTool, Args: args}
 	r := &Result{CallID: callID, Server: server, Tool: ResourceReadTool, Args: args}
+	obs, def := g.observer(), ""
+	ctx = obs.CallStarted(ctx, callID, server, ResourceReadTool, args)
+	defer func() { obs.CallDone(ctx, r, def) }()
 	spec, ok := g.o.Catalog.Spec(server)
 	if !ok {
 		r.Status, r.Err = StatusError, fmt.Errorf("no server named %q", server)
@@ -74,6 +77,7 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 		return nil, r
 	}
 	t := resourceTool(server)
+	def = t.Hash
 	ident, trusted := spec.Identity(), g.o.Trusted(server)
 	for edits := 0; ; edits++ {
 		d := g.decide(spec, trusted, t, t.Hash, c.Args)
@@ -87,12 +91,11 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d, Scopes: decide.AllowedScopes(d)}
+			asked := time.Now()
 			ans, err := g.o.Asker.Ask(ctx, q)
+			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
-				r.Status, r.DecidedBy = StatusDenied, "user"
-				if errors.Is(err, ErrNoPerson) {
-					r.Status, r.DecidedBy = StatusBlocked, "headless"
-				}
+				r.Status, r.DecidedBy = notApprovedBy(err)
 				r.DenyReason = ans.Reason
 				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 				return nil, r

@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
@@ -37,6 +40,33 @@ func docsManager(t *testing.T, reads *atomic.Int64) *client.Manager {
 		t.Fatalf("docs did not start: %+v", st)
 	}
 	return m
+}
+
+// countingObserver counts the calls and questions it is shown.
+type countingObserver struct {
+	NopObserver
+	mu             sync.Mutex
+	started, asked int
+	done           []Status
+}
+
+func (o *countingObserver) CallStarted(ctx context.Context, _, _, _ string, _ json.RawMessage) context.Context {
+	o.mu.Lock()
+	o.started++
+	o.mu.Unlock()
+	return ctx
+}
+
+func (o *countingObserver) Asked(context.Context, *Question, Answer, error, time.Duration) {
+	o.mu.Lock()
+	o.asked++
+	o.mu.Unlock()
+}
+
+func (o *countingObserver) CallDone(_ context.Context, r *Result, _ string) {
+	o.mu.Lock()
+	o.done = append(o.done, r.Status)
+	o.mu.Unlock()
 }
 
 type approveAsker struct{ asked atomic.Int64 }
@@ -78,8 +108,15 @@ func TestReadResourceIsGated(t *testing.T) {
 			}
 			log := &recLog{}
 			asker := &approveAsker{}
-			g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return c.trusted }, Asker: asker, Mode: c.mode, Audit: log})
+			obs := &countingObserver{}
+			g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return c.trusted }, Asker: asker, Mode: c.mode, Audit: log, Observer: obs})
 			res, r := g.ReadResource(context.Background(), "docs", "file:///a.md")
+			// The read is observed like a call: started, asked, ended once.
+			obs.mu.Lock()
+			if obs.started != 1 || len(obs.done) != 1 || obs.done[0] != r.Status || int64(obs.asked) != c.asked {
+				t.Errorf("observed %d starts, %d questions, ends %v; want 1, %d, [%s]", obs.started, obs.asked, obs.done, c.asked, r.Status)
+			}
+			obs.mu.Unlock()
 			if r.Status != c.status || !strings.HasPrefix(r.DecidedBy, c.decidedBy) {
 				t.Fatalf("status %s by %s (%v), want %s by %s", r.Status, r.DecidedBy, r.Err, c.status, c.decidedBy)
 			}
@@ -139,4 +176,35 @@ func (l *recLog) records() []*audit.Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]*audit.Record(nil), l.recs...)
+}
+
+// errAsker answers every question with err.
+type errAsker struct{ err error }
+
+func (a errAsker) Ask(context.Context, *Question) (Answer, error) { return Answer{}, a.err }
+
+// TestAQuestionNoOneCouldAnswerIsBlocked: a read asked about is blocked
+// (decided "headless") when no person could be asked (ErrNoPerson), and
+// denied by the person for any other failure of the question.
+func TestAQuestionNoOneCouldAnswerIsBlocked(t *testing.T) {
+	for _, c := range []struct {
+		err       error
+		status    Status
+		decidedBy string
+	}{
+		{fmt.Errorf("%w: none here", ErrNoPerson), StatusBlocked, "headless"},
+		{errors.New("the dialog failed"), StatusDenied, "user"},
+	} {
+		var reads atomic.Int64
+		m := docsManager(t, &reads)
+		p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return false }, Asker: errAsker{c.err}, Mode: decide.Interactive, Audit: &recLog{}})
+		_, r := g.ReadResource(context.Background(), "docs", "file:///a.md")
+		if r.Status != c.status || r.DecidedBy != c.decidedBy || reads.Load() != 0 {
+			t.Errorf("asker error %q: %s by %s after %d reads, want %s by %s and none", c.err, r.Status, r.DecidedBy, reads.Load(), c.status, c.decidedBy)
+		}
+	}
 }
