@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -95,15 +96,29 @@ func main() {
 	fmt.Println("every mutation was killed")
 }
 
+// applies reports why m cannot be applied to the tree rooted at root, or
+// nil: its file must exist and hold its "from" exactly once, so that the
+// mutation removes the one line it names.
+func applies(root string, m mutant) error {
+	orig, err := os.ReadFile(filepath.Join(root, m.file))
+	if err != nil {
+		return err
+	}
+	if n := strings.Count(string(orig), m.from); n != 1 {
+		return fmt.Errorf("%s: %q occurs %d times, want exactly once", m.file, m.from, n)
+	}
+	return nil
+}
+
 // try applies m, runs its tests and restores the file. It reports "killed"
 // when the tests fail and "SURVIVED" when they pass.
 func try(ctx context.Context, m mutant) (string, error) {
+	if err := applies(".", m); err != nil {
+		return "", err
+	}
 	orig, err := os.ReadFile(m.file)
 	if err != nil {
 		return "", err
-	}
-	if n := strings.Count(string(orig), m.from); n != 1 {
-		return "", fmt.Errorf("%s: %q occurs %d times, want exactly once", m.file, m.from, n)
 	}
 	mutated := strings.Replace(string(orig), m.from, m.to, 1)
 	if err := os.WriteFile(m.file, []byte(mutated), 0o644); err != nil {
