@@ -126,6 +126,10 @@ type Server struct {
 	// Consented is set on a project server the person named with --trust:
 	// that is their consent to start it for this run (and to trust it).
 	Consented bool
+
+	// written keeps the values that read the environment as the file
+	// wrote them, for Shown; nil when no value did.
+	written *written
 }
 
 // RuleSpec is one permission rule as written. The policy package compiles

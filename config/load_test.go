@@ -45,7 +45,7 @@ func TestLoadDefaultAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&Config{}, cfg); diff != "" {
+	if diff := cmp.Diff(&Config{}, cfg, ignoreWritten); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
 	if len(warnings) != 0 {
@@ -321,7 +321,7 @@ func TestLoadFlagServerDetails(t *testing.T) {
 		Name: "fs", Transport: "stdio", Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp/a dir"},
 		Trust: true, ProtocolVersion: DefaultProtocolVersion, Source: SourceFlag,
 	}}
-	if diff := cmp.Diff(want, cfg.Servers); diff != "" {
+	if diff := cmp.Diff(want, cfg.Servers, ignoreWritten); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
 	}
 }
@@ -425,7 +425,7 @@ func TestLoadDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(first, cfg); diff != "" {
+		if diff := cmp.Diff(first, cfg, ignoreWritten); diff != "" {
 			t.Fatalf("second load differs (-first +again):\n%s", diff)
 		}
 		if diff := cmp.Diff(firstWarnings, warnings); diff != "" {

@@ -312,10 +312,15 @@ func (p *parser) server(m member) (Server, error) {
 	}
 	vars := map[string]bool{}
 	// expandAt expands one string value found at v; label says where it is.
-	expandAt := func(str string, v *node, label string) (string, error) {
+	// When keep is not nil and the value read a variable, keep gets the
+	// value as written (see Server.Shown).
+	expandAt := func(str string, v *node, label string, keep func(string)) (string, error) {
 		out, names, err := expand(str, p.getenv, s.Disabled)
 		for _, n := range names {
 			vars[n] = true
+		}
+		if err == nil && len(names) > 0 {
+			keep(str)
 		}
 		if err != nil {
 			off := v.start
@@ -351,14 +356,24 @@ func (p *parser) server(m member) (Server, error) {
 		case "args":
 			s.Args, err = p.strList(v, label, where)
 			for i := 0; err == nil && i < len(s.Args); i++ {
-				s.Args[i], err = expandAt(s.Args[i], v.elems[i], fmt.Sprintf("%s[%d]", label, i))
+				s.Args[i], err = expandAt(s.Args[i], v.elems[i], fmt.Sprintf("%s[%d]", label, i), func(w string) {
+					if s.keep().args == nil {
+						s.written.args = map[int]string{}
+					}
+					s.written.args[i] = w
+				})
 			}
 		case "env":
 			s.Env, err = p.strMap(v, label, where, func(e member) (string, error) {
 				if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
 					return "", p.errorf(e.keyOff, "invalid environment variable name %q %s", short(e.key), where)
 				}
-				return expandAt(e.val.str, e.val, fmt.Sprintf("%s.%q", label, short(e.key)))
+				return expandAt(e.val.str, e.val, fmt.Sprintf("%s.%q", label, short(e.key)), func(w string) {
+					if s.keep().env == nil {
+						s.written.env = map[string]string{}
+					}
+					s.written.env[e.key] = w
+				})
 			})
 		case "cwd":
 			s.Cwd, err = p.str(v, label, where)
@@ -374,14 +389,20 @@ func (p *parser) server(m member) (Server, error) {
 		case "url":
 			s.URL, err = p.str(v, label, where)
 			if err == nil {
-				s.URL, err = expandAt(s.URL, v, label)
+				raw := s.URL
+				s.URL, err = expandAt(raw, v, label, func(w string) { s.keep().url = &w })
 			}
 		case "headers":
 			s.Headers, err = p.strMap(v, label, where, func(h member) (string, error) {
 				if !validHeaderName(h.key) {
 					return "", p.errorf(h.keyOff, "invalid header name %q %s", short(h.key), where)
 				}
-				out, err := expandAt(h.val.str, h.val, fmt.Sprintf("%s.%q", label, short(h.key)))
+				out, err := expandAt(h.val.str, h.val, fmt.Sprintf("%s.%q", label, short(h.key)), func(w string) {
+					if s.keep().headers == nil {
+						s.written.headers = map[string]string{}
+					}
+					s.written.headers[h.key] = w
+				})
 				if err == nil && strings.ContainsAny(out, "\r\n\x00") {
 					return "", p.errorf(h.val.start, "header %q %s contains a line break or NUL character", short(h.key), where)
 				}
@@ -400,7 +421,7 @@ func (p *parser) server(m member) (Server, error) {
 					s.OAuth.ClientID, err = p.str(o.val, olabel, where)
 				case "clientSecret":
 					if s.OAuth.ClientSecret, err = p.str(o.val, olabel, where); err == nil {
-						s.OAuth.ClientSecret, err = expandAt(s.OAuth.ClientSecret, o.val, olabel)
+						s.OAuth.ClientSecret, err = expandAt(s.OAuth.ClientSecret, o.val, olabel, func(w string) { s.keep().secret = &w })
 					}
 				case "scopes":
 					s.OAuth.Scopes, err = p.strList(o.val, olabel, where)

@@ -65,7 +65,7 @@ func TestParseExample(t *testing.T) {
 		Model:       "anthropic:claude-sonnet-4-5",
 		Files:       []string{"config.json"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreWritten); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }
@@ -158,7 +158,7 @@ func TestParseDetails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, r.cfg.Servers); diff != "" {
+			if diff := cmp.Diff(tt.want, r.cfg.Servers, ignoreWritten); diff != "" {
 				t.Errorf("servers (-want +got):\n%s", diff)
 			}
 		})
@@ -366,7 +366,7 @@ func TestParseProjectFile(t *testing.T) {
 		}},
 		Files: []string{".mcp.json"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreWritten); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }

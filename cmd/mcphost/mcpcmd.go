@@ -311,6 +311,7 @@ func runMCPList(g *globalOptions, o *mcpListOptions, s *streams) error {
 	out := []mcpServerJSON{}
 	if !st.demo {
 		for _, srv := range st.cfg.Servers {
+			srv = srv.Shown() // no value read from the environment
 			out = append(out, mcpServerJSON{
 				Name: srv.Name, Scope: srv.Source.String(), File: srv.File, Transport: srv.Transport,
 				Command: srv.Command, Args: srv.Args, URL: redactedURL(srv.URL),

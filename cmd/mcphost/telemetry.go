@@ -37,7 +37,12 @@ func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
 	cfg.Server = func(name string) (telemetry.ServerInfo, bool) {
 		for _, sp := range st.specs {
 			if sp.Name == name {
-				return telemetry.ServerInfo{Transport: sp.Transport, URL: sp.URL}, true
+				u := sp.URL
+				if srv, ok := st.cfg.Server(name); ok {
+					// A host read from the environment is not exported.
+					u = srv.Shown().URL
+				}
+				return telemetry.ServerInfo{Transport: sp.Transport, URL: u}, true
 			}
 		}
 		return telemetry.ServerInfo{}, false
