@@ -103,6 +103,14 @@ type Server struct {
 	// AlwaysLoad names tools offered in full even while tool search is on.
 	AlwaysLoad []string
 
+	// AllowInsecureHTTP lets an http or sse server's credentials (its
+	// headers, the user and password of its URL, values its URL reads from
+	// the environment) go over plain http to a host that is not this
+	// machine. Without it such an entry is an error. Only the user's own
+	// config can set it. Left out of JSON when false, so that the consent
+	// hashes of entries recorded before it existed still hold.
+	AllowInsecureHTTP bool `json:",omitempty"`
+
 	Trust           bool   // annotations from this server are believed
 	ProtocolVersion string // a date, or ProtocolAuto
 	// Tasks is one of TaskModes ("" when not set: "required"): which tools

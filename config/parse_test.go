@@ -118,11 +118,6 @@ func TestParseDetails(t *testing.T) {
 			},
 		},
 		{
-			name: "the last of duplicate servers wins",
-			data: `{"mcpServers": {"a": {"command": "first"}, "a": {"command": "second"}}}`,
-			want: []Server{with(func(s *Server) { s.Name, s.Transport, s.Command = "a", "stdio", "second" })},
-		},
-		{
 			name: "expansion in args, env, url and headers",
 			data: `{"mcpServers": {
 				"r": {"url": "https://${HOST}/mcp?x=${MISSING:-1}", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Literal": "$TOKEN $${TOKEN}"}},
@@ -296,9 +291,8 @@ var parseWarningTests = []struct {
 	},
 	{
 		name: "duplicates",
-		data: "{\n\"mcpServers\": {\n\"a\": {\"command\": \"z\"},\n\"a\": {\"command\": \"x\", \"command\": \"y\"}\n},\n\"model\": \"m\", \"model\": \"n\"\n}",
+		data: "{\n\"mcpServers\": {\n\"b\": {\"command\": \"z\"},\n\"a\": {\"command\": \"x\", \"command\": \"y\"}\n},\n\"model\": \"m\", \"model\": \"n\"\n}",
 		want: []string{
-			`c.json:3:1: duplicate key "a" in "mcpServers"; this one is ignored, the one at 4:1 is used`,
 			`c.json:4:7: duplicate key "command" in server "a"; this one is ignored, the one at 4:23 is used`,
 			`c.json:6:1: duplicate key "model" at the top level; this one is ignored, the one at 6:15 is used`,
 		},

@@ -36,39 +36,6 @@ func TestServeListsProjectServersWaitingForConsent(t *testing.T) {
 	}
 }
 
-// A project entry that reads a variable of the person's environment
-// shows the reference, never the value, in the instructions a client hands
-// to its model: an attacker's repository cannot have serve tell a client
-// the person's secrets.
-func TestServeInstructionsHideValuesFromTheEnvironment(t *testing.T) {
-	const secret = "s3cr3t-from-env"
-	root := t.TempDir()
-	dir := project(t, filepath.Join(root, "p"), `{"mcpServers": {
-  "linter": {"command": "sh", "args": ["linter.sh", "--token", "${SECRET}"], "env": {"K": "${SECRET}"}},
-  "web": {"url": "https://h.example/${SECRET}/mcp?k=${SECRET}", "headers": {"Authorization": "Bearer ${SECRET}"}}}}`)
-	s, _ := projectStreams(t, dir, filepath.Join(root, "state"))
-	getenv := s.Getenv
-	s.Getenv = func(k string) string {
-		if k == "SECRET" {
-			return secret
-		}
-		return getenv(k)
-	}
-	st, err := loadSetup(&globalOptions{Servers: []string{"tasks=fixture tasks"}}, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := serveInstructions(st)
-	if strings.Contains(got, secret) {
-		t.Errorf("instructions show the value of ${SECRET}: %q", got)
-	}
-	for _, want := range []string{"Server linter waits", `"${SECRET}"`, "Server web waits", "h.example/$%7BSECRET%7D/mcp"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("instructions %q do not say %q", got, want)
-		}
-	}
-}
-
 // With --insecure-no-token, serve over HTTP on loopback answers a client
 // that sends no token, and says on stderr, each start, that it asks none.
 func TestServeWithoutTokenOnLoopback(t *testing.T) {
