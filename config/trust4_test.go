@@ -134,3 +134,36 @@ func TestCredentialsNotSentInClear(t *testing.T) {
 		t.Errorf("--server with credentials to loopback: %v", err)
 	}
 }
+
+// A managed URL pattern matches a server's URL whatever way its default
+// port is written: "http://host:80/x" is "http://host/x", and
+// "https://host:443/x" is "https://host/x", for a deny (the server cannot
+// slip past it) and an allow (it is not refused) alike. Another port is
+// another server.
+func TestManagedURLDefaultPort(t *testing.T) {
+	deny, err := ParseManaged("/m.json", []byte(`{"deniedServers": [{"url": "http://bad.example/*"}, {"url": "https://worse.example/*"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow, err := ParseManaged("/m.json", []byte(`{"allowedServers": [{"url": "http://ok.example/*"}, {"url": "https://fine.example/*"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		m    *Managed
+		url  string
+		want bool
+	}{
+		{deny, "http://bad.example:80/x", false},
+		{deny, "HTTP://bad.example:80/x", false},
+		{deny, "https://worse.example:443/x", false},
+		{deny, "http://bad.example:8080/x", true},
+		{allow, "http://ok.example:80/mcp", true},
+		{allow, "https://fine.example:443/mcp", true},
+		{allow, "http://ok.example:8080/mcp", false},
+	} {
+		if ok, why := tc.m.ServerVerdict(Server{URL: tc.url}); ok != tc.want {
+			t.Errorf("ServerVerdict(%s) = %v (%s), want %v", tc.url, ok, why, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,5 +79,31 @@ func TestServeSkipsABadProjectEntry(t *testing.T) {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr %q does not say %q", errb.String(), want)
 		}
+	}
+}
+
+// Telemetry learns a server's URL as the entry shows it: a host read from
+// the person's environment is never exported.
+func TestTelemetryServerInfoHidesValuesFromTheEnvironment(t *testing.T) {
+	root := t.TempDir()
+	cfgFile := filepath.Join(root, "c.json")
+	if err := os.WriteFile(cfgFile, []byte(`{"mcpServers": {"r": {"url": "https://${PRIVATE_HOST}/mcp"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := projectStreams(t, root, filepath.Join(root, "state"))
+	getenv := s.Getenv
+	s.Getenv = func(k string) string {
+		if k == "PRIVATE_HOST" {
+			return "intranet-7f3.corp.example"
+		}
+		return getenv(k)
+	}
+	st, err := loadSetup(&globalOptions{ConfigFile: cfgFile}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, ok := st.serverInfo("r")
+	if !ok || strings.Contains(info.URL, "intranet-7f3") || !strings.Contains(info.URL, "${PRIVATE_HOST}") {
+		t.Errorf("serverInfo(r) = %+v, %v; want the URL as written", info, ok)
 	}
 }
