@@ -87,7 +87,7 @@ func ServerNames(file string, src Source, getenv func(string) string) ([]string,
 	if err != nil {
 		return nil, true, &Error{File: file, Msg: readFailure(err), Err: err}
 	}
-	r, err := parse(file, data, src, checkEnv(getenv))
+	r, err := parseForEdit(file, data, src, checkEnv(getenv))
 	if err != nil {
 		return nil, true, err
 	}
@@ -151,7 +151,7 @@ func CheckAdd(file string, src Source, entries []NamedEntry, getenv func(string)
 		data = nil
 	}
 	if data != nil {
-		if _, err := parse(file, data, src, checkEnv(getenv)); err != nil {
+		if _, err := parseForEdit(file, data, src, checkEnv(getenv)); err != nil {
 			return err
 		}
 	}
@@ -210,7 +210,7 @@ func rewrite(file string, src Source, getenv func(string) string, fixable func(e
 		if info, err := os.Stat(target); err == nil {
 			mode = info.Mode().Perm()
 		}
-		if _, err := parse(file, data, src, checkEnv(getenv)); err != nil && (fixable == nil || !fixable(err)) {
+		if _, err := parseForEdit(file, data, src, checkEnv(getenv)); err != nil && (fixable == nil || !fixable(err)) {
 			return w, err // the loader refuses this file: never write over it
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -225,7 +225,7 @@ func rewrite(file string, src Source, getenv func(string) string, fixable func(e
 	if err := checkResult(file, out, src, getenv); err != nil {
 		return w, err // a result the loader would refuse is never written
 	}
-	if r, _ := parse(file, out, src, checkEnv(getenv)); r.cfg != nil {
+	if r, _ := parseForEdit(file, out, src, checkEnv(getenv)); r.cfg != nil {
 		if err := verify(r.cfg); err != nil {
 			return w, &Error{File: file, Msg: fmt.Sprintf("the edit did not come out as intended (%v); the file was not changed", err)}
 		}
@@ -244,7 +244,7 @@ func rewrite(file string, src Source, getenv func(string) string, fixable func(e
 // checkResult parses what would be written as the loader will: an edit
 // that would not load is refused and nothing is written.
 func checkResult(file string, out []byte, src Source, getenv func(string) string) error {
-	if _, err := parse(file, out, src, checkEnv(getenv)); err != nil {
+	if _, err := parseForEdit(file, out, src, checkEnv(getenv)); err != nil {
 		msg := err.Error()
 		var ce *Error
 		if errors.As(err, &ce) {

@@ -80,7 +80,19 @@ type parsed struct {
 }
 
 func parse(file string, data []byte, src Source, getenv func(string) string) (parsed, error) {
-	p := &parser{file: file, data: data, src: src, getenv: getenv, pos: newPositioner(data), serverOff: map[string]int{}}
+	return parseFile(file, data, src, getenv, false)
+}
+
+// parseForEdit parses file as parse does, except that a problem with a
+// project file's entry is an error, as in the person's own file: an edit
+// is the person's, and the loader's leniency toward a project file (see
+// parser.skip) would only hide the problem from them.
+func parseForEdit(file string, data []byte, src Source, getenv func(string) string) (parsed, error) {
+	return parseFile(file, data, src, getenv, true)
+}
+
+func parseFile(file string, data []byte, src Source, getenv func(string) string, strict bool) (parsed, error) {
+	p := &parser{file: file, data: data, src: src, getenv: getenv, pos: newPositioner(data), serverOff: map[string]int{}, strict: strict}
 	p.cfg.Files = []string{file}
 	err := p.parse()
 	r := parsed{warnings: p.sortedWarnings()}
@@ -112,6 +124,9 @@ type parser struct {
 	pos       *positioner // for rules, which come in file order
 	warnings  []offWarning
 	serverOff map[string]int
+	// strict makes a problem with a project file's entry an error rather
+	// than a reason to skip the entry (see parseForEdit).
+	strict bool
 }
 
 // offWarning is a warning before its position is worked out. When ref is
@@ -285,7 +300,7 @@ func (p *parser) servers(m member) error {
 			// name servers, so the one kept would inherit the rules the
 			// person wrote for the other.
 			twice[sm.key] = true
-			if p.src != SourceProject {
+			if p.src != SourceProject || p.strict {
 				e := p.errorf(sm.keyOff, "server %q is defined twice in \"mcpServers\", here and at %s: rules name servers, so a second entry under a name would take the first one's rules; rename or remove one",
 					short(sm.key), p.at(off))
 				e.Err = twiceError(sm.key)
@@ -301,7 +316,7 @@ func (p *parser) servers(m member) error {
 			continue
 		}
 		s, err := p.server(sm)
-		if err != nil && p.src == SourceProject {
+		if err != nil && p.src == SourceProject && !p.strict {
 			p.skip(sm, err)
 			continue
 		}
@@ -362,8 +377,8 @@ func (p *parser) server(m member) (Server, error) {
 	}
 	vars := map[string]bool{}
 	// expandAt expands one string value found at v; label says where it is.
-	// When keep is not nil and the value read a variable, keep gets the
-	// value as written (see Server.Shown).
+	// When the value reads a variable, keep gets it as written (see
+	// Server.Shown).
 	expandAt := func(str string, v *node, label string, keep func(string)) (string, error) {
 		out, names, err := expand(str, p.getenv, s.Disabled)
 		for _, n := range names {
@@ -439,8 +454,7 @@ func (p *parser) server(m member) (Server, error) {
 		case "url":
 			s.URL, err = p.str(v, label, where)
 			if err == nil {
-				raw := s.URL
-				s.URL, err = expandAt(raw, v, label, func(w string) { s.keep().url = &w })
+				s.URL, err = expandAt(s.URL, v, label, func(w string) { s.keep().url = &w })
 			}
 		case "headers":
 			s.Headers, err = p.strMap(v, label, where, func(h member) (string, error) {

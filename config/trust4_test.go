@@ -167,3 +167,18 @@ func TestManagedURLDefaultPort(t *testing.T) {
 		}
 	}
 }
+
+// An edit of a project file is the person's: a problem with an entry is an
+// error there, as in their own file, not an entry quietly skipped.
+func TestEditOfAProjectFileIsStrict(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ProjectFile)
+	e := NamedEntry{Name: "api", Entry: Entry{Type: "http", URL: "http://api.example/mcp", Headers: map[string]string{"A": "b"}}}
+	if _, err := AddServers(path, SourceProject, []NamedEntry{e}, noEnv); err == nil || !strings.Contains(err.Error(), `server "api" would get its "headers" over plain http to api.example`) {
+		t.Errorf("adding an entry the loader would skip: %v; want the reason", err)
+	}
+	writeTestFile(t, path, `{"mcpServers": {"mcphost": {"command": "x"}}}`, 0o600)
+	if _, err := AddServers(path, SourceProject, []NamedEntry{tasksEntry}, noEnv); err == nil || !strings.Contains(err.Error(), `server name "mcphost" is reserved`) {
+		t.Errorf("adding to a project file with a bad entry: %v; want the entry's problem", err)
+	}
+}
