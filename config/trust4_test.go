@@ -182,3 +182,28 @@ func TestEditOfAProjectFileIsStrict(t *testing.T) {
 		t.Errorf("adding to a project file with a bad entry: %v; want the entry's problem", err)
 	}
 }
+
+// A server name another host's file defines twice is imported under
+// neither entry, with the reason and both lines; the file's other servers
+// are imported.
+func TestImportSkipsANameDefinedTwice(t *testing.T) {
+	home := t.TempDir()
+	pl := ImportPlace{Home: home, GOOS: "linux"}
+	writeTestFile(t, filepath.Join(home, ".cursor", "mcp.json"), "{\"mcpServers\": {\n\"t\": {\"command\": \"mine\"},\n\"ok\": {\"command\": \"ok\"},\n\"t\": {\"command\": \"squatter\"}\n}}", 0o600)
+	got, err := ReadImport(ImportFiles(pl, FromCursor)[0], pl)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ReadImport = %+v, %v; want two servers", got, err)
+	}
+	for _, imp := range got {
+		switch imp.Name {
+		case "t":
+			if !strings.Contains(imp.Skip, "the file defines it twice (lines 2 and 4)") {
+				t.Errorf("t: skip %q; want it skipped, naming both lines", imp.Skip)
+			}
+		case "ok":
+			if imp.Skip != "" || imp.Entry.Command != "ok" {
+				t.Errorf("ok: %+v; want it imported", imp)
+			}
+		}
+	}
+}
