@@ -1,12 +1,16 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +79,43 @@ func TestCollectorAnswerIsBounded(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second): // before the timeout: only the bound ends the read in time
 		t.Fatal("send still reads a collector's endless answer after 20s")
+	}
+}
+
+// An export that fails in the background, while the command runs, is
+// counted and said once by Shutdown, never printed mid-command (the
+// OpenTelemetry default prints it through the standard logger) and not
+// lost: only traces fail here, and their one full batch is exported before
+// Shutdown, which has nothing of its own left to fail, so only the count
+// can report it.
+func TestBackgroundExportFailureIsReportedAtExit(t *testing.T) {
+	var printed bytes.Buffer
+	log.SetOutput(&printed)
+	defer log.SetOutput(os.Stderr)
+	first := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/v1/traces") {
+			return // metrics and logs are taken
+		}
+		defer once.Do(func() { close(first) })
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	e, err := Start(Config{Endpoint: srv.URL, FlushTimeout: 5 * time.Second}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 512 { // one full batch, which the processor exports at once
+		_, end := e.StartAgent(context.Background(), "p:m")
+		end()
+	}
+	<-first
+	err = e.Shutdown()
+	if err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("Shutdown after a failed background export = %v; want the failure reported", err)
+	}
+	if printed.Len() > 0 {
+		t.Errorf("printed mid-command: %q; want the failure said once, by Shutdown", printed.String())
 	}
 }
