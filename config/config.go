@@ -85,7 +85,8 @@ func (s Source) String() string {
 
 // Server is one configured MCP server. Values are final: defaults are
 // applied and ${VAR} references in Args, Env values, URL and Headers values
-// are expanded.
+// are expanded. Wherever others than the person may read an entry, show
+// Shown(), which has those values as written.
 type Server struct {
 	Name      string // unique; letters, digits, '-', '_', '.'; at most 64 bytes
 	Transport string // TransportStdio, TransportHTTP or TransportSSE
