@@ -53,5 +53,7 @@
 // bound of one stdio message, after decompression and per event on a stream;
 // an answer over it fails that call as outcome unknown. An answer that is no
 // MCP message is reported with its status, content type and first bytes. A
-// server URL is shown and put into errors only through [RedactURL].
+// server URL is shown and put into errors only through [RedactURL]; a
+// streamable HTTP server's errors name Spec.ShownURL, when set, so that
+// values its URL read from the environment stay out of them too.
 package client

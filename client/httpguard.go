@@ -95,6 +95,22 @@ func newHTTPGuard(base http.RoundTripper, rawURL string, headers map[string]stri
 	return g, nil
 }
 
+// showAs makes the URL the SDK holds, and so every error it writes, shown,
+// a form of the server's URL for people to read (Spec.ShownURL), redacted
+// like the URL itself. A form that is not an http or https URL of the same
+// origin (a host read from the environment) is ignored: the SDK must hold
+// a URL the guard can tell apart and reach.
+func (g *httpGuard) showAs(shown string) {
+	if shown == "" {
+		return
+	}
+	su, err := url.Parse(RedactURL(shown))
+	if err != nil || originOf(su) != g.origin || su.String() == g.real.String() {
+		return
+	}
+	g.shown = su.String()
+}
+
 // endpoint is the server's URL as the SDK is to hold it: redacted when it
 // carries secrets, which the guard puts back into each request.
 func (g *httpGuard) endpoint() string {

@@ -31,6 +31,7 @@ type rawCaller interface {
 // negotiated protocol version and HTTP client (and so the same headers).
 type rawHTTP struct {
 	url     string
+	shown   string // url as errors name it, as the SDK's do; "" for RedactURL(url)
 	client  *http.Client
 	session *mcp.ClientSession
 	maxBody int64
@@ -118,7 +119,11 @@ func (r *rawHTTP) post(ctx context.Context, body []byte, hdr map[string]string) 
 	if err != nil {
 		var uerr *url.Error
 		if errors.As(err, &uerr) {
-			uerr.URL = RedactURL(uerr.URL)
+			if uerr.URL == r.url && r.shown != "" {
+				uerr.URL = r.shown
+			} else {
+				uerr.URL = RedactURL(uerr.URL)
+			}
 		}
 		return nil, nil, err
 	}

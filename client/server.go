@@ -208,7 +208,7 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 		l.raw = d.raw.conn
 		l.caps = d.raw.conn.caps
 	} else {
-		l.raw = &rawHTTP{url: s.spec.URL, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw, meta: s.requestMeta(cs)}
+		l.raw = &rawHTTP{url: s.spec.URL, shown: d.shown, client: d.http, session: cs, maxBody: 16 << 20, serve: s.serveRaw, meta: s.requestMeta(cs)}
 	}
 	lst, err := listTools(connCtx, l.raw, s.spec.Name, s.m.opts.Limits)
 	if err != nil {

@@ -40,8 +40,13 @@ type Spec struct {
 	Env     map[string]string // added to the default environment
 	Cwd     string
 
-	URL     string
-	Headers map[string]string
+	URL string
+	// ShownURL is URL as it may be shown, with the values it read from the
+	// person's environment as written ("https://h/${TOKEN}/mcp"); "" when
+	// it read none. A streamable HTTP server's errors name it (redacted
+	// like URL) instead of URL, so that no error shows those values.
+	ShownURL string
+	Headers  map[string]string
 	// OAuth, when set, authorizes a streamable HTTP server's requests (see
 	// client/auth.go). It is ignored when Headers sets Authorization.
 	OAuth auth.OAuthHandler `json:"-"`

@@ -32,6 +32,7 @@ type dialed struct {
 	transport mcp.Transport
 	raw       *rawTransport  // nil for streamable HTTP
 	http      *http.Client   // streamable HTTP only
+	shown     string         // streamable HTTP only: the URL errors name, see httpGuard.endpoint
 	proc      *procTransport // stdio only
 	caps      *capsRecorder  // the handshake's capabilities, as sent
 }
@@ -73,7 +74,7 @@ func (m *Manager) dial(ctx context.Context, s *server) (*dialed, error) {
 			hc = withOAuth(hc, spec.URL, oh)
 			oh = g.unredacting(oh)
 		}
-		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc, caps: caps}, nil
+		return &dialed{transport: &mcp.StreamableClientTransport{Endpoint: g.endpoint(), HTTPClient: hc, MaxRetries: 2, OAuthHandler: oh, MaxEventSize: sdkEventCap}, http: hc, caps: caps, shown: g.endpoint()}, nil
 	case spec.Transport == TransportSSE:
 		g, err := m.httpGuard(spec, false)
 		if err != nil {
@@ -124,6 +125,11 @@ func (m *Manager) httpGuard(spec *Spec, oauth bool) (*httpGuard, error) {
 	g, err := newHTTPGuard(base, spec.URL, spec.Headers)
 	if err != nil {
 		return nil, err
+	}
+	if spec.Transport == TransportHTTP {
+		// Not for SSE: the SDK resolves a legacy endpoint against the URL
+		// it holds, and one relative to a path shown as written would miss.
+		g.showAs(spec.ShownURL)
 	}
 	g.oauth, g.legacySSE = oauth, spec.Transport == TransportSSE
 	return g, nil

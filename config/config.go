@@ -85,7 +85,8 @@ func (s Source) String() string {
 
 // Server is one configured MCP server. Values are final: defaults are
 // applied and ${VAR} references in Args, Env values, URL and Headers values
-// are expanded.
+// are expanded. Wherever others than the person may read an entry, show
+// Shown(), which has those values as written.
 type Server struct {
 	Name      string // unique; letters, digits, '-', '_', '.'; at most 64 bytes
 	Transport string // TransportStdio, TransportHTTP or TransportSSE
@@ -102,6 +103,14 @@ type Server struct {
 
 	// AlwaysLoad names tools offered in full even while tool search is on.
 	AlwaysLoad []string
+
+	// AllowInsecureHTTP lets an http or sse server's credentials (its
+	// headers, the user and password of its URL, values its URL reads from
+	// the environment) go over plain http to a host that is not this
+	// machine. Without it such an entry is an error. Only the user's own
+	// config can set it. Left out of JSON when false, so that the consent
+	// hashes of entries recorded before it existed still hold.
+	AllowInsecureHTTP bool `json:",omitempty"`
 
 	Trust           bool   // annotations from this server are believed
 	ProtocolVersion string // a date, or ProtocolAuto
@@ -126,6 +135,10 @@ type Server struct {
 	// Consented is set on a project server the person named with --trust:
 	// that is their consent to start it for this run (and to trust it).
 	Consented bool
+
+	// written keeps the values that read the environment as the file
+	// wrote them, for Shown; nil when no value did.
+	written *written
 }
 
 // RuleSpec is one permission rule as written. The policy package compiles

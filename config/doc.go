@@ -56,7 +56,11 @@
 // Like "model", it is read from the user's own config only.
 //
 // A null value is the same as leaving the key out. Of duplicate keys the
-// last one counts, as in JavaScript, and the others draw a warning.
+// last one counts, as in JavaScript, and the others draw a warning — except
+// server names: a name defined twice in "mcpServers" is an error naming
+// both places (in a project file, both entries are skipped with a
+// warning), since rules name servers and the entry kept would inherit the
+// rules written for the other.
 //
 // # Warnings
 //
@@ -78,7 +82,13 @@
 // without braces is left alone, and nothing is ever run. An unset variable
 // without a default is an error, except in a disabled server, where the
 // reference is kept as written. Server.Vars lists the variables an entry
-// uses.
+// uses, and Server.Shown gives the entry with every value that read one as
+// written: the form to show wherever others than the person may read it.
+//
+// An http or sse entry whose URL is plain http to a host that is not this
+// machine may not carry credentials (headers, a user and password in the
+// URL, values the URL reads from the environment) unless it says
+// "allowInsecureHTTP": true, which only the user's own file can.
 //
 // # Sources and trust
 //
@@ -91,7 +101,11 @@
 // path with symbolic links resolved, and a stdio project server's Cwd is
 // absolute (the directory the file was found in, or its "cwd" resolved
 // against that), so that a consent can be bound to where the entry is and
-// what its relative paths mean. See Load for how sources merge.
+// what its relative paths mean. Nothing in a project file is an error for
+// the loader: an entry with a problem is skipped with a warning, and a file
+// that cannot be read or parsed is ignored with one, so that a repository
+// cannot stop mcphost (edits of the file are strict, see AddServers). See
+// Load for how sources merge.
 //
 // # Writing and importing
 //

@@ -37,6 +37,8 @@ type Entry struct {
 	CallTimeout  string            `json:"callTimeout,omitempty"`
 	Disabled     bool              `json:"disabled,omitempty"`
 	Trust        bool              `json:"trust,omitempty"`
+	// AllowInsecureHTTP is "allowInsecureHTTP" (see Server).
+	AllowInsecureHTTP bool `json:"allowInsecureHTTP,omitempty"`
 }
 
 // NamedEntry is an Entry and the name it is written under.
@@ -58,7 +60,7 @@ type Written struct {
 // expands to while an edit is checked. The check is about the file's shape;
 // the variable has to be set by the time a command loads the file. It is a
 // valid URL so that "url": "${BASE}/mcp" checks as it will load.
-const unsetStandIn = "http://unset.invalid"
+const unsetStandIn = "https://unset.invalid"
 
 // checkEnv resolves references for the checks of an edit: a variable's value
 // when it is set, else unsetStandIn.
@@ -85,7 +87,7 @@ func ServerNames(file string, src Source, getenv func(string) string) ([]string,
 	if err != nil {
 		return nil, true, &Error{File: file, Msg: readFailure(err), Err: err}
 	}
-	r, err := parse(file, data, src, checkEnv(getenv))
+	r, err := parseForEdit(file, data, src, checkEnv(getenv))
 	if err != nil {
 		return nil, true, err
 	}
@@ -121,7 +123,7 @@ func AddServers(file string, src Source, entries []NamedEntry, getenv func(strin
 			return Written{}, &Error{Msg: fmt.Sprintf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(e.Name), maxNameLen)}
 		}
 	}
-	return rewrite(file, src, getenv, func(data []byte) ([]byte, error) {
+	return rewrite(file, src, getenv, nil, func(data []byte) ([]byte, error) {
 		return addMembers(file, data, entries)
 	}, func(cfg *Config) error {
 		for _, e := range entries {
@@ -149,7 +151,7 @@ func CheckAdd(file string, src Source, entries []NamedEntry, getenv func(string)
 		data = nil
 	}
 	if data != nil {
-		if _, err := parse(file, data, src, checkEnv(getenv)); err != nil {
+		if _, err := parseForEdit(file, data, src, checkEnv(getenv)); err != nil {
 			return err
 		}
 	}
@@ -164,7 +166,13 @@ func CheckAdd(file string, src Source, entries []NamedEntry, getenv func(string)
 // (duplicates too), with the same checks and atomic write as AddServers.
 // A name the file does not define is an *Error.
 func RemoveServer(file string, src Source, name string, getenv func(string) string) (Written, error) {
-	return rewrite(file, src, getenv, func(data []byte) ([]byte, error) {
+	// A file that defines name twice is refused by the loader; removing
+	// name (every entry of it) is the fix, so that one refusal is let pass.
+	twice := func(err error) bool {
+		var t twiceError
+		return errors.As(err, &t) && string(t) == name
+	}
+	return rewrite(file, src, getenv, twice, func(data []byte) ([]byte, error) {
 		if data == nil {
 			return nil, &Error{File: file, Msg: "no such file; there is no server to remove"}
 		}
@@ -186,7 +194,10 @@ func RemoveServer(file string, src Source, name string, getenv func(string) stri
 
 // rewrite reads file, checks it, applies change, checks the result with
 // the loader's parser and with verify, and writes it atomically.
-func rewrite(file string, src Source, getenv func(string) string, change func([]byte) ([]byte, error), verify func(*Config) error) (Written, error) {
+//
+// A file the loader refuses is never written over, unless fixable says the
+// refusal is one the change fixes (the result is checked all the same).
+func rewrite(file string, src Source, getenv func(string) string, fixable func(error) bool, change func([]byte) ([]byte, error), verify func(*Config) error) (Written, error) {
 	target := file
 	if real, err := filepath.EvalSymlinks(file); err == nil {
 		target = real // write through a symbolic link, keeping it
@@ -199,7 +210,7 @@ func rewrite(file string, src Source, getenv func(string) string, change func([]
 		if info, err := os.Stat(target); err == nil {
 			mode = info.Mode().Perm()
 		}
-		if _, err := parse(file, data, src, checkEnv(getenv)); err != nil {
+		if _, err := parseForEdit(file, data, src, checkEnv(getenv)); err != nil && (fixable == nil || !fixable(err)) {
 			return w, err // the loader refuses this file: never write over it
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -214,7 +225,7 @@ func rewrite(file string, src Source, getenv func(string) string, change func([]
 	if err := checkResult(file, out, src, getenv); err != nil {
 		return w, err // a result the loader would refuse is never written
 	}
-	if r, _ := parse(file, out, src, checkEnv(getenv)); r.cfg != nil {
+	if r, _ := parseForEdit(file, out, src, checkEnv(getenv)); r.cfg != nil {
 		if err := verify(r.cfg); err != nil {
 			return w, &Error{File: file, Msg: fmt.Sprintf("the edit did not come out as intended (%v); the file was not changed", err)}
 		}
@@ -233,7 +244,7 @@ func rewrite(file string, src Source, getenv func(string) string, change func([]
 // checkResult parses what would be written as the loader will: an edit
 // that would not load is refused and nothing is written.
 func checkResult(file string, out []byte, src Source, getenv func(string) string) error {
-	if _, err := parse(file, out, src, checkEnv(getenv)); err != nil {
+	if _, err := parseForEdit(file, out, src, checkEnv(getenv)); err != nil {
 		msg := err.Error()
 		var ce *Error
 		if errors.As(err, &ce) {

@@ -18,6 +18,8 @@ type Error struct {
 	Line, Col int
 	Msg       string
 	Err       error // the underlying error, if any
+
+	off int // the byte offset of a problem inside a file, for warnings made of it
 }
 
 // Error returns "FILE:LINE:COL: MSG", "FILE: MSG" or "MSG", depending on

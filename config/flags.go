@@ -55,6 +55,9 @@ func ParseServerFlag(s string) (Server, error) {
 		if u, _ := url.Parse(srv.URL); strings.HasSuffix(u.Path, "/sse") {
 			srv.Transport = TransportSSE
 		}
+		if what := credentialsInClear(srv); what != "" {
+			return Server{}, fmt.Errorf(`the server would get %s over plain http to %s, which is not this machine: anyone on the path could read them; use an https URL, or define the server in your config with "allowInsecureHTTP": true if the network is yours`, what, shownHost(srv))
+		}
 		return srv, nil
 	}
 	srv.Transport = TransportStdio

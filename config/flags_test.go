@@ -111,7 +111,7 @@ func TestParseServerFlag(t *testing.T) {
 			t.Errorf("ParseServerFlag(%q): %v", tt.in, err)
 			continue
 		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, got, ignoreWritten); diff != "" {
 			t.Errorf("ParseServerFlag(%q) (-want +got):\n%s", tt.in, diff)
 		}
 	}

@@ -211,10 +211,23 @@ func readJSONImport(f ImportFile, pl ImportPlace, data []byte) ([]Imported, erro
 		return nil, &Error{File: f.Path, Line: line, Col: col, Msg: fmt.Sprintf("expected an object for %q, got %s", key, m.val.kind)}
 	}
 	vars := varsFor(f, pl)
+	// A name the file defines twice is imported under neither entry: which
+	// one the other host uses is its business, and mcphost's rules name
+	// servers, so a guess could hand one server the other's rules.
+	lines := map[string][]int{}
+	for _, sm := range m.val.members {
+		line, _ := lineCol(clean, sm.keyOff)
+		lines[sm.key] = append(lines[sm.key], line)
+	}
 	var out []Imported
 	for _, sm := range uniqMembers(m.val) {
 		imp := Imported{Name: sm.key, From: f.From, File: f.Path, Scope: f.Scope}
 		line, _ := lineCol(clean, sm.keyOff)
+		if ls := lines[sm.key]; len(ls) > 1 {
+			imp.Skip = fmt.Sprintf("the file defines it twice (lines %d and %d); mcphost imports neither rather than guess which one is meant", ls[0], ls[len(ls)-1])
+			out = append(out, imp)
+			continue
+		}
 		convertJSON(&imp, sm.val, vars)
 		if imp.Skip != "" {
 			imp.Skip += fmt.Sprintf(" (line %d)", line)

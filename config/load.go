@@ -47,9 +47,15 @@ type LoadOptions struct {
 //  1. the user's file (ConfigFile, or the XDG default when it exists);
 //  2. ProjectFile in WorkDir, which may add servers and nothing else: a
 //     server whose name the user's file already uses is dropped with a
-//     warning, and its "trust", "permissions" and "model" are ignored;
-//  3. --server flags, which replace a file's server of the same name (with
-//     a warning) and are consented by being passed;
+//     warning, and its "trust", "permissions" and "model" are ignored.
+//     Nothing in it is an error: an entry with a problem (a reserved or
+//     repeated name, an unset variable, credentials over plain HTTP, ...)
+//     is skipped with a warning, and a file that cannot be read or parsed
+//     is ignored with one, so that a repository cannot stop mcphost;
+//  3. --server flags, which are consented by being passed; one that names
+//     a server of the user's file is an error (rules name servers, so it
+//     would take that server's rules), and a project server of its name is
+//     skipped with a warning;
 //  4. --trust flags, which trust user and flag servers; naming a project
 //     server or an unknown one is an error;
 //  5. rules from the user's file, then --allow, --ask and --deny, in order.
@@ -116,7 +122,9 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		case err == nil:
 			r, err := parse(projPath, data, SourceProject, getenv)
 			if err != nil {
-				return nil, append(warnings, r.warnings...), err
+				warnings = append(warnings, r.warnings...)
+				warnings = append(warnings, projectIgnored(projPath, err))
+				break
 			}
 			cfg.Files = append(cfg.Files, projPath)
 			projWarnings := r.warnings
@@ -125,8 +133,12 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 				p := r.serverPos[s.Name]
 				where.place(&s)
 				if u, ok := servers[s.Name]; ok {
+					// Not an error, which would let a repository stop
+					// mcphost; the person's own server is kept, and the
+					// project's never starts under its name.
+					up := pos[s.Name]
 					projWarnings = append(projWarnings, Warning{File: projPath, Line: p[0], Col: p[1],
-						Message: fmt.Sprintf("server %q is ignored: %s already defines a server with that name", s.Name, u.File)})
+						Message: fmt.Sprintf("server %q is ignored: %s already defines a server with that name", s.Name, strings.TrimSuffix(position(u.File, up[0], up[1]), ": "))})
 					continue
 				}
 				servers[s.Name] = s
@@ -138,7 +150,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 			warnings = append(warnings, projWarnings...)
 		case errors.Is(err, fs.ErrNotExist):
 		default:
-			return nil, warnings, &Error{File: projPath, Msg: readFailure(err), Err: err}
+			warnings = append(warnings, projectIgnored(projPath, &Error{File: projPath, Msg: readFailure(err), Err: err}))
 		}
 	}
 
@@ -154,6 +166,11 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		flagged[s.Name] = true
 		if old, ok := servers[s.Name]; ok {
 			p := pos[s.Name]
+			if old.Source != SourceProject {
+				// Rules name servers: the flag's server would inherit the
+				// rules the person wrote for their own.
+				return nil, warnings, &Error{Msg: fmt.Sprintf("--server %q: a server named %q is already defined at %s: rules name servers, so this one would take that one's rules; give it another name", f, s.Name, strings.TrimSuffix(position(old.File, p[0], p[1]), ": "))}
+			}
 			warnings = append(warnings, Warning{File: old.File, Line: p[0], Col: p[1],
 				Message: fmt.Sprintf("server %q is replaced by --server %q", s.Name, f)})
 		}
@@ -195,6 +212,20 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Servers = append(cfg.Servers, servers[name])
 	}
 	return cfg, warnings, nil
+}
+
+// projectIgnored is the warning for a project file that cannot be read or
+// parsed at all. The file comes with whatever directory mcphost runs in:
+// its problems must not stop mcphost, and with it the gate in front of the
+// person's own servers. None of its servers start.
+func projectIgnored(file string, err error) Warning {
+	w := Warning{File: file, Message: err.Error()}
+	var e *Error
+	if errors.As(err, &e) {
+		w.Line, w.Col, w.Message = e.Line, e.Col, e.Msg
+	}
+	w.Message += "; the project file is ignored, and none of its servers start (a project file's problem never stops mcphost; your own servers start)"
+	return w
 }
 
 func sortedKeys(m map[string]Server) []string {

@@ -45,7 +45,7 @@ func TestLoadDefaultAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(&Config{}, cfg); diff != "" {
+	if diff := cmp.Diff(&Config{}, cfg, ignoreWritten); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
 	if len(warnings) != 0 {
@@ -86,7 +86,6 @@ func TestLoadFileErrors(t *testing.T) {
 		{"directory", LoadOptions{ConfigFile: dir}, dir + ": cannot read config file: not a regular file", errNotRegular},
 		{"too large", LoadOptions{ConfigFile: big}, big + ": cannot read config file: larger than 4 MiB", errTooLarge},
 		{"invalid", LoadOptions{ConfigFile: bad}, bad + `:2:35: expected a string for "command" in server "a", got number; put it in quotes: "1"`, nil},
-		{"project invalid", LoadOptions{ConfigHome: dir, WorkDir: writeProject(t, `{"mcpServers": {"p": {}}}`)}, "", nil},
 		{"default is a directory", LoadOptions{ConfigHome: mkdir(t, filepath.Join(dir, "home", "mcphost", "config.json"))}, "", errNotRegular},
 	}
 	for _, tt := range tests {
@@ -177,7 +176,7 @@ func TestLoadMerge(t *testing.T) {
 				"tasks user tasks-server trust=true from=config.json",
 			},
 			wantWarnings: []string{
-				project + `:3:5: server "tasks" is ignored: ` + user + ` already defines a server with that name`,
+				project + `:3:5: server "tasks" is ignored: ` + user + `:3:5 already defines a server with that name`,
 				project + `:4:41: "trust" in server "proj" is ignored: a project file cannot grant trust; project servers are trusted through consent, not by the file`,
 				project + `:6:3: "permissions" is ignored in a project file: a project file may add servers but cannot add rules or change auto-approval`,
 			},
@@ -190,8 +189,8 @@ func TestLoadMerge(t *testing.T) {
 			name: "flags replace file servers and add their own",
 			opts: LoadOptions{
 				WorkDir:     work,
-				ServerFlags: []string{"tasks=./my-tasks --dev", "proj=http://127.0.0.1:9000/sse", "extra=https://example.com/mcp"},
-				TrustFlags:  []string{"tasks", "extra", "mem"},
+				ServerFlags: []string{"mytasks=./my-tasks --dev", "proj=http://127.0.0.1:9000/sse", "extra=https://example.com/mcp"},
+				TrustFlags:  []string{"mytasks", "extra", "mem"},
 				Allow:       []string{"fs/read_*"},
 				Ask:         []string{`{"tool": "fs/*"}`},
 				Deny:        []string{"*/drop_*", "*/purge_*"},
@@ -199,14 +198,14 @@ func TestLoadMerge(t *testing.T) {
 			wantServers: []string{
 				"extra flag https://example.com/mcp trust=true from=.",
 				"mem user mem-server trust=true from=config.json",
+				"mytasks flag ./my-tasks trust=true from=.",
 				"proj flag http://127.0.0.1:9000/sse trust=false from=.",
-				"tasks flag ./my-tasks trust=true from=.",
+				"tasks user tasks-server trust=true from=config.json",
 			},
 			wantWarnings: []string{
-				project + `:3:5: server "tasks" is ignored: ` + user + ` already defines a server with that name`,
+				project + `:3:5: server "tasks" is ignored: ` + user + `:3:5 already defines a server with that name`,
 				project + `:4:41: "trust" in server "proj" is ignored: a project file cannot grant trust; project servers are trusted through consent, not by the file`,
 				project + `:6:3: "permissions" is ignored in a project file: a project file may add servers but cannot add rules or change auto-approval`,
-				user + `:3:5: server "tasks" is replaced by --server "tasks=./my-tasks --dev"`,
 				project + `:4:5: server "proj" is replaced by --server "proj=http://127.0.0.1:9000/sse"`,
 			},
 			wantRules: []string{
@@ -231,7 +230,7 @@ func TestLoadMerge(t *testing.T) {
 				`deny config.json[0] {"tool":"*/delete_*"}`,
 			},
 			wantWarnings: []string{
-				project + `:3:5: server "tasks" is ignored: ` + user + ` already defines a server with that name`,
+				project + `:3:5: server "tasks" is ignored: ` + user + `:3:5 already defines a server with that name`,
 				project + `:4:41: "trust" in server "proj" is ignored: a project file cannot grant trust; project servers are trusted through consent, not by the file`,
 				project + `:6:3: "permissions" is ignored in a project file: a project file may add servers but cannot add rules or change auto-approval`,
 			},
@@ -250,6 +249,11 @@ func TestLoadMerge(t *testing.T) {
 			name:    "bad --server",
 			opts:    LoadOptions{ServerFlags: []string{"x=run 'a"}},
 			wantErr: `--server "x=run 'a": unterminated single quote at character 5`,
+		},
+		{
+			name:    "--server with the name of a server of the user's file",
+			opts:    LoadOptions{ServerFlags: []string{"tasks=./my-tasks --dev"}},
+			wantErr: `--server "tasks=./my-tasks --dev": a server named "tasks" is already defined at ` + user + `:3:5: rules name servers, so this one would take that one's rules; give it another name`,
 		},
 		{
 			name:    "the same name twice in --server",
@@ -321,7 +325,7 @@ func TestLoadFlagServerDetails(t *testing.T) {
 		Name: "fs", Transport: "stdio", Command: "npx", Args: []string{"-y", "server-filesystem", "/tmp/a dir"},
 		Trust: true, ProtocolVersion: DefaultProtocolVersion, Source: SourceFlag,
 	}}
-	if diff := cmp.Diff(want, cfg.Servers); diff != "" {
+	if diff := cmp.Diff(want, cfg.Servers, ignoreWritten); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)
 	}
 }
@@ -353,12 +357,64 @@ func TestLoadConfigIsProjectFile(t *testing.T) {
 	}
 }
 
+// A project file's problem never stops mcphost, whose gate stands in front
+// of the person's own servers too: a bad entry is skipped and a file that
+// does not parse is ignored, each with a warning that names the file, the
+// place and the problem; the person's own servers load. The same problems
+// in the person's own file stay errors.
 func TestLoadProjectError(t *testing.T) {
-	work := writeProject(t, "{\"mcpServers\": {\n  \"p\": {}\n}}")
-	_, _, err := Load(LoadOptions{ConfigHome: t.TempDir(), WorkDir: work, Getenv: testEnv})
-	want := filepath.Join(work, ProjectFile) + `:2:3: server "p" needs "command" (a program to start) or "url" (a remote server)`
-	if err == nil || err.Error() != want {
-		t.Errorf("error\n got %v\nwant %s", err, want)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "mcphost", "config.json"), `{"mcpServers": {"mine": {"command": "mine"}}}`)
+	for _, tt := range []struct {
+		name, data string
+		want       []string // warnings, after the project file's path
+		servers    []string // the names loaded
+	}{
+		{"an entry without command or url", "{\"mcpServers\": {\n  \"p\": {},\n  \"ok\": {\"command\": \"ok\"}\n}}",
+			[]string{`:2:3: server "p" is skipped: server "p" needs "command" (a program to start) or "url" (a remote server) (a problem in a project file's entry never stops mcphost; your own servers start)`},
+			[]string{"mine", "ok"}},
+		{"the reserved name", `{"mcpServers": {"mcphost": {"command": "x"}, "ok": {"command": "ok"}}}`,
+			[]string{`:1:17: server "mcphost" is skipped: server name "mcphost" is reserved: mcphost uses it for its own tools and records; rename the server (a problem in a project file's entry never stops mcphost; your own servers start)`},
+			[]string{"mine", "ok"}},
+		{"an unset variable", `{"mcpServers": {"p": {"command": "x", "args": ["${MCPHOST_UNSET_VAR}"]}, "ok": {"command": "ok"}}}`,
+			[]string{`:1:49: server "p" is skipped: environment variable MCPHOST_UNSET_VAR is not set (in "args"[0] in server "p") (a problem in a project file's entry never stops mcphost; your own servers start)`},
+			[]string{"mine", "ok"}},
+		{"a file that does not parse", "{\"mcpServers\": {\n  \"p\": {\"command\": \"x\",}\n}}",
+			nil, []string{"mine"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			work := writeProject(t, tt.data)
+			project := filepath.Join(work, ProjectFile)
+			cfg, warnings, err := Load(LoadOptions{ConfigHome: home, WorkDir: work, Getenv: testEnv})
+			if err != nil {
+				t.Fatalf("Load: %v; want the project's problem as a warning", err)
+			}
+			var names []string
+			for _, s := range cfg.Servers {
+				names = append(names, s.Name)
+			}
+			if diff := cmp.Diff(tt.servers, names); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+			got := warningStrings(warnings)
+			if tt.want == nil {
+				if len(got) != 1 || !strings.HasPrefix(got[0], project+":2:") || !strings.Contains(got[0], "; the project file is ignored, and none of its servers start") {
+					t.Errorf("warnings %q, want one that places the problem and says the project file is ignored", got)
+				}
+				return
+			}
+			var want []string
+			for _, w := range tt.want {
+				want = append(want, project+w)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			// The same file as the person's own is an error.
+			if _, _, err := Load(LoadOptions{ConfigFile: project, Getenv: testEnv}); err == nil {
+				t.Errorf("the same problem in the person's own file loads without an error")
+			}
+		})
 	}
 }
 
@@ -409,7 +465,7 @@ func TestLoadDeterministic(t *testing.T) {
 	writeFile(t, filepath.Join(home, "mcphost", "config.json"), b.String())
 	work := writeProject(t, `{"mcpServers": {"p1": {"command": "p"}, "s05": {"command": "p"}, "p0": {"command": "p"}}, "y": 1}`)
 	opts := LoadOptions{ConfigHome: home, WorkDir: work, Getenv: testEnv,
-		ServerFlags: []string{"f2=x", "s01=y", "f1=http://h/mcp"}, TrustFlags: []string{"s03", "f1"}}
+		ServerFlags: []string{"f2=x", "p1=y", "f1=http://h/mcp"}, TrustFlags: []string{"s03", "f1"}}
 
 	first, firstWarnings, err := Load(opts)
 	if err != nil {
@@ -425,7 +481,7 @@ func TestLoadDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(first, cfg); diff != "" {
+		if diff := cmp.Diff(first, cfg, ignoreWritten); diff != "" {
 			t.Fatalf("second load differs (-first +again):\n%s", diff)
 		}
 		if diff := cmp.Diff(firstWarnings, warnings); diff != "" {
@@ -468,8 +524,11 @@ func TestLoadProjectFIFO(t *testing.T) {
 	} else if err != nil {
 		t.Fatalf("cannot make a FIFO: %v", err)
 	}
-	_, _, err := Load(LoadOptions{ConfigHome: t.TempDir(), WorkDir: work, Getenv: testEnv})
-	if !errors.Is(err, errNotRegular) {
-		t.Errorf("got %v, want a not-a-regular-file error", err)
+	cfg, warnings, err := Load(LoadOptions{ConfigHome: t.TempDir(), WorkDir: work, Getenv: testEnv})
+	if err != nil || len(cfg.Servers) != 0 {
+		t.Fatalf("Load = %v, %v; want no servers and no error (a project file never stops mcphost)", cfg, err)
+	}
+	if got := warningStrings(warnings); len(got) != 1 || !strings.Contains(got[0], "cannot read config file: not a regular file; the project file is ignored") {
+		t.Errorf("warnings %q, want one that says the project file is not a regular file and is ignored", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,12 +13,14 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/oauth"
 )
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
 	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry"}
-	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad"}
+	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad", "allowInsecureHTTP"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
 )
@@ -77,7 +80,19 @@ type parsed struct {
 }
 
 func parse(file string, data []byte, src Source, getenv func(string) string) (parsed, error) {
-	p := &parser{file: file, data: data, src: src, getenv: getenv, pos: newPositioner(data), serverOff: map[string]int{}}
+	return parseFile(file, data, src, getenv, false)
+}
+
+// parseForEdit parses file as parse does, except that a problem with a
+// project file's entry is an error, as in the person's own file: an edit
+// is the person's, and the loader's leniency toward a project file (see
+// parser.skip) would only hide the problem from them.
+func parseForEdit(file string, data []byte, src Source, getenv func(string) string) (parsed, error) {
+	return parseFile(file, data, src, getenv, true)
+}
+
+func parseFile(file string, data []byte, src Source, getenv func(string) string, strict bool) (parsed, error) {
+	p := &parser{file: file, data: data, src: src, getenv: getenv, pos: newPositioner(data), serverOff: map[string]int{}, strict: strict}
 	p.cfg.Files = []string{file}
 	err := p.parse()
 	r := parsed{warnings: p.sortedWarnings()}
@@ -109,6 +124,9 @@ type parser struct {
 	pos       *positioner // for rules, which come in file order
 	warnings  []offWarning
 	serverOff map[string]int
+	// strict makes a problem with a project file's entry an error rather
+	// than a reason to skip the entry (see parseForEdit).
+	strict bool
 }
 
 // offWarning is a warning before its position is worked out. When ref is
@@ -126,7 +144,7 @@ const maxWarnings = 100
 
 func (p *parser) errorf(off int, format string, args ...any) *Error {
 	line, col := lineCol(p.data, off)
-	return &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), off: off}
 }
 
 func (p *parser) warnf(off int, format string, args ...any) {
@@ -274,8 +292,34 @@ func (p *parser) servers(m member) error {
 	if n.kind != kindObject {
 		return p.errorf(n.start, `expected an object for "mcpServers", got %s; it maps names to servers: {"name": {"command": "..."}}`, n.kind)
 	}
-	for _, sm := range p.uniq(n, `in "mcpServers"`) {
+	first := map[string]int{} // name → offset of its first key
+	twice := map[string]bool{}
+	for _, sm := range n.members {
+		if off, ok := first[sm.key]; ok {
+			// The same name twice is never resolved by keeping one: rules
+			// name servers, so the one kept would inherit the rules the
+			// person wrote for the other.
+			twice[sm.key] = true
+			if p.src != SourceProject || p.strict {
+				e := p.errorf(sm.keyOff, "server %q is defined twice in \"mcpServers\", here and at %s: rules name servers, so a second entry under a name would take the first one's rules; rename or remove one",
+					short(sm.key), p.at(off))
+				e.Err = twiceError(sm.key)
+				return e
+			}
+			p.warnf(sm.keyOff, "server %q is skipped, and so is the entry at %s: the project file defines it twice, and mcphost starts neither rather than guess which one your consent and rules are for", short(sm.key), p.at(off))
+			continue
+		}
+		first[sm.key] = sm.keyOff
+	}
+	for _, sm := range n.members {
+		if twice[sm.key] {
+			continue
+		}
 		s, err := p.server(sm)
+		if err != nil && p.src == SourceProject && !p.strict {
+			p.skip(sm, err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -283,6 +327,27 @@ func (p *parser) servers(m member) error {
 		p.serverOff[s.Name] = sm.keyOff
 	}
 	return nil
+}
+
+// twiceError is the Err of the *Error for a server name defined twice in
+// one file: removing that server is how the file is fixed, so RemoveServer
+// lets it pass.
+type twiceError string
+
+func (e twiceError) Error() string { return fmt.Sprintf("server %q is defined twice", string(e)) }
+
+// skip turns the problem err with the project file's entry sm into a
+// warning: a project file comes with whatever directory mcphost runs in,
+// and a bad entry in it must not stop mcphost (and with it the gate in
+// front of the person's own servers). The entry is left out; nothing of it
+// starts.
+func (p *parser) skip(sm member, err error) {
+	off, msg := sm.keyOff, err.Error()
+	var e *Error
+	if errors.As(err, &e) {
+		off, msg = e.off, e.Msg
+	}
+	p.warnf(off, "server %q is skipped: %s (a problem in a project file's entry never stops mcphost; your own servers start)", short(sm.key), msg)
 }
 
 func (p *parser) server(m member) (Server, error) {
@@ -312,10 +377,15 @@ func (p *parser) server(m member) (Server, error) {
 	}
 	vars := map[string]bool{}
 	// expandAt expands one string value found at v; label says where it is.
-	expandAt := func(str string, v *node, label string) (string, error) {
+	// When the value reads a variable, keep gets it as written (see
+	// Server.Shown).
+	expandAt := func(str string, v *node, label string, keep func(string)) (string, error) {
 		out, names, err := expand(str, p.getenv, s.Disabled)
 		for _, n := range names {
 			vars[n] = true
+		}
+		if err == nil && len(names) > 0 {
+			keep(str)
 		}
 		if err != nil {
 			off := v.start
@@ -351,14 +421,24 @@ func (p *parser) server(m member) (Server, error) {
 		case "args":
 			s.Args, err = p.strList(v, label, where)
 			for i := 0; err == nil && i < len(s.Args); i++ {
-				s.Args[i], err = expandAt(s.Args[i], v.elems[i], fmt.Sprintf("%s[%d]", label, i))
+				s.Args[i], err = expandAt(s.Args[i], v.elems[i], fmt.Sprintf("%s[%d]", label, i), func(w string) {
+					if s.keep().args == nil {
+						s.written.args = map[int]string{}
+					}
+					s.written.args[i] = w
+				})
 			}
 		case "env":
 			s.Env, err = p.strMap(v, label, where, func(e member) (string, error) {
 				if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
 					return "", p.errorf(e.keyOff, "invalid environment variable name %q %s", short(e.key), where)
 				}
-				return expandAt(e.val.str, e.val, fmt.Sprintf("%s.%q", label, short(e.key)))
+				return expandAt(e.val.str, e.val, fmt.Sprintf("%s.%q", label, short(e.key)), func(w string) {
+					if s.keep().env == nil {
+						s.written.env = map[string]string{}
+					}
+					s.written.env[e.key] = w
+				})
 			})
 		case "cwd":
 			s.Cwd, err = p.str(v, label, where)
@@ -374,14 +454,19 @@ func (p *parser) server(m member) (Server, error) {
 		case "url":
 			s.URL, err = p.str(v, label, where)
 			if err == nil {
-				s.URL, err = expandAt(s.URL, v, label)
+				s.URL, err = expandAt(s.URL, v, label, func(w string) { s.keep().url = &w })
 			}
 		case "headers":
 			s.Headers, err = p.strMap(v, label, where, func(h member) (string, error) {
 				if !validHeaderName(h.key) {
 					return "", p.errorf(h.keyOff, "invalid header name %q %s", short(h.key), where)
 				}
-				out, err := expandAt(h.val.str, h.val, fmt.Sprintf("%s.%q", label, short(h.key)))
+				out, err := expandAt(h.val.str, h.val, fmt.Sprintf("%s.%q", label, short(h.key)), func(w string) {
+					if s.keep().headers == nil {
+						s.written.headers = map[string]string{}
+					}
+					s.written.headers[h.key] = w
+				})
 				if err == nil && strings.ContainsAny(out, "\r\n\x00") {
 					return "", p.errorf(h.val.start, "header %q %s contains a line break or NUL character", short(h.key), where)
 				}
@@ -400,7 +485,7 @@ func (p *parser) server(m member) (Server, error) {
 					s.OAuth.ClientID, err = p.str(o.val, olabel, where)
 				case "clientSecret":
 					if s.OAuth.ClientSecret, err = p.str(o.val, olabel, where); err == nil {
-						s.OAuth.ClientSecret, err = expandAt(s.OAuth.ClientSecret, o.val, olabel)
+						s.OAuth.ClientSecret, err = expandAt(s.OAuth.ClientSecret, o.val, olabel, func(w string) { s.keep().secret = &w })
 					}
 				case "scopes":
 					s.OAuth.Scopes, err = p.strList(o.val, olabel, where)
@@ -433,6 +518,12 @@ func (p *parser) server(m member) (Server, error) {
 			s.CallTimeout, err = p.duration(v, label, where)
 		case "disabled":
 			s.Disabled, err = p.boolean(v, label, where)
+		case "allowInsecureHTTP":
+			if p.src == SourceProject {
+				p.warnf(f.keyOff, `"allowInsecureHTTP" %s is ignored: a project file cannot have your credentials sent in clear; only your own config can`, where)
+				continue
+			}
+			s.AllowInsecureHTTP, err = p.boolean(v, label, where)
 		case "alwaysLoad":
 			if p.src == SourceProject {
 				p.warnf(f.keyOff, `"alwaysLoad" %s is ignored: a project file cannot have its tools offered in full past tool search; list them in your own config`, where)
@@ -478,6 +569,12 @@ func (p *parser) server(m member) (Server, error) {
 			return Server{}, p.errorf(urlM.val.start, "invalid \"url\" %q %s: %s", short(urlM.val.str), where, why)
 		}
 	}
+	if hasURL && s.Transport != TransportStdio && !s.AllowInsecureHTTP {
+		if what := credentialsInClear(s); what != "" {
+			return Server{}, p.errorf(urlM.val.start, `server %q would get %s over plain http to %s, which is not this machine: anyone on the path could read them; use an https URL, or add "allowInsecureHTTP": true to the entry if the network is yours`,
+				name, what, shownHost(s))
+		}
+	}
 	ignored := []string{"headers"}
 	if s.Transport != TransportStdio {
 		ignored = []string{"args", "env", "cwd"}
@@ -492,6 +589,39 @@ func (p *parser) server(m member) (Server, error) {
 	}
 	slices.Sort(s.Vars)
 	return s, nil
+}
+
+// credentialsInClear says which credentials the HTTP entry s would send
+// over plain http to a host that is not this machine — its "headers", the
+// user and password of its URL, values of its URL read from the
+// environment — or "" when it sends none that way. A model key and an
+// OAuth token are refused on such a transport (see oauth.IsLoopbackHost);
+// what the config itself carries is held to the same rule.
+func credentialsInClear(s Server) string {
+	u, err := url.Parse(s.URL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || oauth.IsLoopbackHost(u.Hostname()) {
+		return ""
+	}
+	var what []string
+	if len(s.Headers) > 0 {
+		what = append(what, `its "headers"`)
+	}
+	if u.User != nil {
+		what = append(what, "the user and password in its URL")
+	}
+	if s.written != nil && s.written.url != nil {
+		what = append(what, "the values its URL reads from your environment")
+	}
+	return strings.Join(what, " and ")
+}
+
+// shownHost names the host of s's URL in a message, unless it was read
+// from the environment.
+func shownHost(s Server) string {
+	if u, err := url.Parse(s.Shown().URL); err == nil && u.Host != "" {
+		return short(u.Host)
+	}
+	return "a host read from your environment"
 }
 
 // checkNUL rejects NUL bytes that would make starting the process fail.

@@ -65,7 +65,7 @@ func TestParseExample(t *testing.T) {
 		Model:       "anthropic:claude-sonnet-4-5",
 		Files:       []string{"config.json"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreWritten); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }
@@ -118,11 +118,6 @@ func TestParseDetails(t *testing.T) {
 			},
 		},
 		{
-			name: "the last of duplicate servers wins",
-			data: `{"mcpServers": {"a": {"command": "first"}, "a": {"command": "second"}}}`,
-			want: []Server{with(func(s *Server) { s.Name, s.Transport, s.Command = "a", "stdio", "second" })},
-		},
-		{
 			name: "expansion in args, env, url and headers",
 			data: `{"mcpServers": {
 				"r": {"url": "https://${HOST}/mcp?x=${MISSING:-1}", "headers": {"Authorization": "Bearer ${TOKEN}", "X-Literal": "$TOKEN $${TOKEN}"}},
@@ -158,7 +153,7 @@ func TestParseDetails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, r.cfg.Servers); diff != "" {
+			if diff := cmp.Diff(tt.want, r.cfg.Servers, ignoreWritten); diff != "" {
 				t.Errorf("servers (-want +got):\n%s", diff)
 			}
 		})
@@ -296,9 +291,8 @@ var parseWarningTests = []struct {
 	},
 	{
 		name: "duplicates",
-		data: "{\n\"mcpServers\": {\n\"a\": {\"command\": \"z\"},\n\"a\": {\"command\": \"x\", \"command\": \"y\"}\n},\n\"model\": \"m\", \"model\": \"n\"\n}",
+		data: "{\n\"mcpServers\": {\n\"b\": {\"command\": \"z\"},\n\"a\": {\"command\": \"x\", \"command\": \"y\"}\n},\n\"model\": \"m\", \"model\": \"n\"\n}",
 		want: []string{
-			`c.json:3:1: duplicate key "a" in "mcpServers"; this one is ignored, the one at 4:1 is used`,
 			`c.json:4:7: duplicate key "command" in server "a"; this one is ignored, the one at 4:23 is used`,
 			`c.json:6:1: duplicate key "model" at the top level; this one is ignored, the one at 6:15 is used`,
 		},
@@ -366,7 +360,7 @@ func TestParseProjectFile(t *testing.T) {
 		}},
 		Files: []string{".mcp.json"},
 	}
-	if diff := cmp.Diff(want, cfg); diff != "" {
+	if diff := cmp.Diff(want, cfg, ignoreWritten); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
 }

@@ -115,7 +115,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	return &Handler{
 		cfg:      cfg,
 		origin:   origin,
-		insecure: u.Scheme != "https" && !isLoopbackHost(u.Hostname()),
+		insecure: u.Scheme != "https" && !IsLoopbackHost(u.Hostname()),
 		now:      cfg.Now,
 		hc:       newGuardedClient(cfg.URL, cfg.net),
 	}, nil

@@ -60,7 +60,7 @@ type netGuard struct {
 func (g *netGuard) allowedClasses() map[addrClass]bool {
 	g.once.Do(func() {
 		g.allowed = map[addrClass]bool{classPublic: true}
-		if isLoopbackHost(g.serverHost) {
+		if IsLoopbackHost(g.serverHost) {
 			g.allowed[classLoopback] = true
 			return
 		}

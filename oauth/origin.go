@@ -62,8 +62,11 @@ func covers(resource, serverURL string) bool {
 	return rp == "" || sp == rp || strings.HasPrefix(sp, rp+"/")
 }
 
-// isLoopbackHost reports whether host (no port) names this machine.
-func isLoopbackHost(host string) bool {
+// IsLoopbackHost reports whether host (no port) names this machine. It is
+// the one test of "this machine" for every credential mcphost sends: an
+// OAuth token (Handler), and the headers and URL credentials of a server
+// entry (config) go over plain http only to a host it accepts.
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -150,7 +150,7 @@ func checkEndpoint(raw string) error {
 	switch {
 	case u.Scheme == "https" && u.Host != "":
 		return nil
-	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
 		return nil
 	}
 	return fmt.Errorf("%q is neither https nor on this machine", sanitize.Line(u.Redacted()))

@@ -19,7 +19,7 @@ func CheckVisitURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.EqualFold(u.Scheme, "http") && !isLoopbackHost(u.Hostname()) {
+	if strings.EqualFold(u.Scheme, "http") && !IsLoopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("address refused: plain http to %s, which is not this machine (only https is opened)", sanitize.Line(u.Hostname()))
 	}
 	return u, nil

@@ -282,8 +282,12 @@ type pendingServer struct {
 }
 
 // needsConsent says why the server is held and what it would run.
+//
+// It is read by others than the person (serve's initialize instructions go
+// to the client's model; headless messages land in logs), so it shows the
+// entry as config.Server.Shown does: no value read from the environment.
 func (ps pendingServer) needsConsent(changed bool) string {
-	srv := ps.srv
+	srv := ps.srv.Shown()
 	var b strings.Builder
 	fmt.Fprintf(&b, "defined in the project file %s", srv.File)
 	skip := []string{"name", "file", "vars"}

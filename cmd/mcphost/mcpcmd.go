@@ -44,6 +44,8 @@ type mcpAddOptions struct {
 	Scope     string
 	URL       string
 	Transport string
+	// AllowInsecureHTTP writes "allowInsecureHTTP": true.
+	AllowInsecureHTTP bool
 }
 
 func newMCPAddCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -85,6 +87,7 @@ starts the server; quote it so that your shell leaves it alone.`,
 	f.StringVarP(&o.Scope, "scope", "s", "user", "where to write: `user` (your config) or project (.mcp.json here)")
 	f.StringVar(&o.URL, "url", "", "reach the server at `URL` instead of starting a program")
 	f.StringVarP(&o.Transport, "transport", "t", "", "`TRANSPORT` of a --url server: http (streamable HTTP, the default) or sse")
+	f.BoolVar(&o.AllowInsecureHTTP, "allow-insecure-http", false, "let the --header values go over plain http to another machine (your own config only; only on a network that is yours)")
 	return cmd
 }
 
@@ -135,6 +138,7 @@ func runMCPAdd(g *globalOptions, o *mcpAddOptions, s *streams, args []string) er
 			return err
 		}
 		e.Headers = headers
+		e.AllowInsecureHTTP = o.AllowInsecureHTTP
 	case len(command) == 0:
 		return usageError(fmt.Errorf("no command: mcphost mcp add %s -- COMMAND [ARGS...], or --url URL for a remote server", name))
 	default:
@@ -150,6 +154,12 @@ func runMCPAdd(g *globalOptions, o *mcpAddOptions, s *streams, args []string) er
 			return err
 		}
 		e.Env = env
+	}
+	if o.AllowInsecureHTTP && o.URL == "" {
+		return usageError(errors.New("--allow-insecure-http applies to a --url server"))
+	}
+	if o.AllowInsecureHTTP && o.Scope == "project" {
+		return usageError(errors.New("--allow-insecure-http with --scope project: a project file cannot have credentials sent in clear; add the server to your own config"))
 	}
 	if o.Trust && o.Scope == "project" {
 		return usageError(errors.New("--trust with --scope project: a project file cannot grant trust; add the server to your own config, or pass --trust NAME when you run mcphost"))
@@ -311,6 +321,7 @@ func runMCPList(g *globalOptions, o *mcpListOptions, s *streams) error {
 	out := []mcpServerJSON{}
 	if !st.demo {
 		for _, srv := range st.cfg.Servers {
+			srv = srv.Shown() // no value read from the environment
 			out = append(out, mcpServerJSON{
 				Name: srv.Name, Scope: srv.Source.String(), File: srv.File, Transport: srv.Transport,
 				Command: srv.Command, Args: srv.Args, URL: redactedURL(srv.URL),

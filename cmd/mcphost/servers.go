@@ -67,8 +67,10 @@ type entryFieldJSON struct {
 }
 
 // writeEntry lists, one a line, every field of the project server srv's
-// entry that a consent to it covers (secrets hidden, see logged).
+// entry that a consent to it covers (secrets hidden: values read from the
+// environment as written, see config.Server.Shown, and see logged).
 func writeEntry(w io.Writer, srv config.Server) {
+	srv = srv.Shown()
 	for _, f := range logged(srv, entryFields(srv)) {
 		fmt.Fprintf(w, "  %s: %s\n", f.Name, sanitize.Line(f.Value))
 	}
@@ -94,7 +96,7 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 		for _, ss := range statuses {
 			var url string
 			if srv, ok := st.cfg.Server(ss.Name); ok && srv.URL != "" {
-				url = client.RedactURL(srv.URL)
+				url = client.RedactURL(srv.Shown().URL)
 			}
 			sj := serverJSON{
 				Name: ss.Name, Transport: ss.Transport, URL: url, State: string(ss.State), Trusted: st.trusted[ss.Name],
@@ -103,6 +105,7 @@ func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *stre
 				Tasks: ss.Tasks,
 			}
 			if srv, ok := st.cfg.Server(ss.Name); ok && srv.Source == config.SourceProject {
+				srv = srv.Shown()
 				for _, f := range logged(srv, entryFields(srv)) {
 					sj.Entry = append(sj.Entry, entryFieldJSON{Name: f.Name, Value: f.Value})
 				}

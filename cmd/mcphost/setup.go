@@ -167,11 +167,20 @@ func specFromConfig(srv config.Server) client.Spec {
 	return client.Spec{
 		Name: srv.Name, Transport: srv.Transport,
 		Command: srv.Command, Args: srv.Args, Env: srv.Env, Cwd: srv.Cwd,
-		URL: srv.URL, Headers: srv.Headers,
+		URL: srv.URL, ShownURL: shownURL(srv), Headers: srv.Headers,
 		ProtocolVersion: srv.ProtocolVersion, StartTimeout: srv.StartTimeout, CallTimeout: srv.CallTimeout,
 		StartTimeoutSetting: startTimeoutSetting(srv),
 		Tasks:               srv.Tasks,
 	}
+}
+
+// shownURL is srv's URL as it may be shown, when it read values from the
+// environment; "" when it is shown as it is.
+func shownURL(srv config.Server) string {
+	if u := srv.Shown().URL; u != srv.URL {
+		return u
+	}
+	return ""
 }
 
 // startTimeoutSetting is how a person raises srv's start timeout: the

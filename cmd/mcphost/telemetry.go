@@ -34,14 +34,7 @@ func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
 		warn(err.Error() + "; nothing is exported")
 		return nil
 	}
-	cfg.Server = func(name string) (telemetry.ServerInfo, bool) {
-		for _, sp := range st.specs {
-			if sp.Name == name {
-				return telemetry.ServerInfo{Transport: sp.Transport, URL: sp.URL}, true
-			}
-		}
-		return telemetry.ServerInfo{}, false
-	}
+	cfg.Server = st.serverInfo
 	exp, err := telemetry.Start(cfg, version)
 	if err != nil {
 		warn(err.Error() + "; nothing is exported")
@@ -112,4 +105,20 @@ func (st *setup) telemetryConfig(getenv func(string) string) (telemetry.Config, 
 		endpoint, headers = st.cfg.Telemetry.Endpoint, st.cfg.Telemetry.Headers
 	}
 	return telemetry.Resolve(getenv, endpoint, headers)
+}
+
+// serverInfo is what telemetry may know of the server named name: its
+// transport and its URL as config.Server.Shown gives it, so that a host
+// read from the person's environment is not exported.
+func (st *setup) serverInfo(name string) (telemetry.ServerInfo, bool) {
+	for _, sp := range st.specs {
+		if sp.Name == name {
+			u := sp.URL
+			if srv, ok := st.cfg.Server(name); ok {
+				u = srv.Shown().URL
+			}
+			return telemetry.ServerInfo{Transport: sp.Transport, URL: u}, true
+		}
+	}
+	return telemetry.ServerInfo{}, false
 }
