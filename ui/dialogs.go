@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/client"
@@ -99,7 +100,7 @@ func (s *dialogStack) find(is func(dialogEntry) bool) int {
 func (s *dialogStack) put(i int, e dialogEntry) {
 	switch {
 	case e.d == nil && i >= 0:
-		s.entries = append(s.entries[:i], s.entries[i+1:]...)
+		s.entries = slices.Delete(s.entries, i, i+1)
 	case e.d == nil:
 	case i >= 0:
 		s.entries[i] = e
@@ -134,12 +135,12 @@ func (m *Model) onAsk(a askMsg) tea.Cmd {
 	}
 	// A new question changes what the dialog says ("1 of 2"), so it opens
 	// again, with a fresh grace period.
-	return m.openConfirm()
+	return m.openQueued()
 }
 
-// openConfirm shows the first question of the queue, or none when the
-// queue is empty.
-func (m *Model) openConfirm() tea.Cmd {
+// openQueued shows the first question of the queue, or no question when
+// the queue is empty.
+func (m *Model) openQueued() tea.Cmd {
 	i := m.dialogs.find(queued)
 	if len(m.asks) > 0 && i >= 0 && m.dialogs.entries[i].ask == m.asks[0] && m.dialogs.entries[i].d.keep() {
 		return nil // a form being filled in keeps what was typed
@@ -192,7 +193,7 @@ func (c *confirmDialog) answer(m *Model, ans host.Answer) tea.Cmd {
 		c.asking = false
 		m.invalidateCard(c)
 	}
-	return m.openConfirm()
+	return m.openQueued()
 }
 
 func (c *confirmDialog) cancel(m *Model) (tea.Cmd, bool) {
@@ -226,7 +227,7 @@ func (m *Model) onWithdrawn(id int64) tea.Cmd {
 			c.asking = false
 			m.invalidateCard(c)
 		}
-		return m.openConfirm()
+		return m.openQueued()
 	}
 	return nil
 }
@@ -235,7 +236,7 @@ func (m *Model) onWithdrawn(id int64) tea.Cmd {
 // has gone, and shows the next one.
 func (m *Model) dequeue() tea.Cmd {
 	m.asks = m.asks[1:]
-	return m.openConfirm()
+	return m.openQueued()
 }
 
 // cardFor finds the running card a question is about: the newest one for
@@ -362,5 +363,5 @@ func (m *Model) onElicit(e elicitMsg) tea.Cmd {
 	m.asks = append(m.asks, &pendingAsk{id: e.id, open: func(o dialog.Options) modal {
 		return &elicitDialog{d: dialog.NewElicit(r, o), reply: reply}
 	}})
-	return m.openConfirm()
+	return m.openQueued()
 }

@@ -93,7 +93,7 @@ func (m *Model) onSample(s sampleMsg) tea.Cmd {
 	m.asks = append(m.asks, &pendingAsk{id: s.id, open: func(o dialog.Options) modal {
 		return &sampleDialog{d: dialog.NewSample(r, o), reply: reply}
 	}})
-	return m.openConfirm()
+	return m.openQueued()
 }
 
 // sampleDialog asks whether a server may use the person's model once.
