@@ -57,16 +57,14 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 	}
 }
 
-// pendingAsk is a question waiting in the queue.
-// Exactly one of q, el and smp is set.
+// pendingAsk is a question waiting in the queue: the gate's, or a
+// server's request (an elicitation, a sampling request). The first one is
+// on screen.
 type pendingAsk struct {
-	id    int64
-	q     *host.Question
-	reply chan<- host.Answer
-
-	el      *dialog.ElicitRequest
-	elReply chan<- dialog.ElicitResult
-
-	smp      *dialog.SampleRequest
-	smpReply chan<- bool
+	id int64
+	// q is the gate's question, nil for a server's request: its card says
+	// that the call asks.
+	q *host.Question
+	// open builds the dialog that shows the question, which answers it.
+	open func(dialog.Options) modal
 }

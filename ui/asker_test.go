@@ -46,7 +46,7 @@ func TestAskerQueue(t *testing.T) {
 		return ch
 	}
 	first := ask(context.Background(), question("delete_task", `{"id":"T-1"}`))
-	h.until("the first question is shown", func() bool { return h.m.confirm != nil })
+	h.until("the first question is shown", func() bool { return shown[*confirmDialog](h.m) != nil })
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
 	second := ask(ctx2, question("update_task", `{"id":"T-2","title":"x"}`))
@@ -76,7 +76,7 @@ func TestAskerQueue(t *testing.T) {
 	}
 
 	cancel2()
-	h.until("the withdrawn question leaves", func() bool { return len(h.m.asks) == 0 && h.m.confirm == nil })
+	h.until("the withdrawn question leaves", func() bool { return len(h.m.asks) == 0 && shown[*confirmDialog](h.m) == nil })
 	if a := <-second; !errors.Is(a.err, context.Canceled) {
 		t.Errorf("the withdrawn question returned %+v, %v; want context.Canceled", a.ans, a.err)
 	}

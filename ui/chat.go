@@ -11,7 +11,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/ui/dialog"
 )
 
 // onKey routes a key: Ctrl-C first, then the top dialog, the panel, the
@@ -28,26 +27,12 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.quitAt, m.flash = time.Time{}, ""
 
-	switch {
+	switch d := m.dialogs.top(); {
 	// The dialogs own their keys, Esc included: it denies a confirmation
 	// and skips a server, or leaves a text field inside the dialog. During
 	// the grace period they ignore every key.
-	case m.consent != nil:
-		var cmd tea.Cmd
-		m.consent, cmd = m.consent.Update(k)
-		return tea.Batch(cmd, m.afterConsent())
-	case m.confirm != nil:
-		var cmd tea.Cmd
-		m.confirm, cmd = m.confirm.Update(k)
-		return tea.Batch(cmd, m.afterConfirm())
-	case m.elicitD != nil:
-		var cmd tea.Cmd
-		m.elicitD, cmd = m.elicitD.Update(k)
-		return tea.Batch(cmd, m.afterElicit())
-	case m.sampleD != nil:
-		var cmd tea.Cmd
-		m.sampleD, cmd = m.sampleD.Update(k)
-		return tea.Batch(cmd, m.afterSample())
+	case d != nil:
+		return d.update(m, k)
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, k)
@@ -165,7 +150,7 @@ func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 // onEmptyInput reports whether the main screen's input has the keys and is
 // empty: nothing on top of it takes them.
 func (m *Model) onEmptyInput() bool {
-	return m.consent == nil && m.confirm == nil && m.elicitD == nil && m.sampleD == nil &&
+	return m.dialogs.top() == nil &&
 		m.panel == nil && m.pager == nil && m.search == nil && m.focus == focusInput && m.input.Value() == ""
 }
 
@@ -222,15 +207,9 @@ func (m *Model) invalidateAll() {
 
 func (m *Model) onPaste(p tea.PasteMsg) tea.Cmd {
 	var cmd tea.Cmd
-	switch {
-	case m.consent != nil:
-		m.consent, cmd = m.consent.Update(p)
-		return tea.Batch(cmd, m.afterConsent())
-	case m.confirm != nil:
-		m.confirm, cmd = m.confirm.Update(p)
-		return tea.Batch(cmd, m.afterConfirm())
-	case m.elicitD != nil, m.sampleD != nil:
-		return nil // pastes never answer a server's question
+	switch d := m.dialogs.top(); {
+	case d != nil:
+		return d.update(m, p) // a server's question takes no paste
 	case m.panel != nil:
 		m.panel, cmd = m.panel.update(m, p)
 		return cmd
@@ -248,9 +227,12 @@ func (m *Model) interrupt() tea.Cmd {
 	now := m.now()
 	armed := !m.quitAt.IsZero() && now.Sub(m.quitAt) <= quitWindow
 	m.quitAt = time.Time{}
+	if d := m.dialogs.top(); d != nil {
+		if cmd, ok := d.cancel(m); ok {
+			return m.questionCancelled(cmd)
+		}
+	}
 	switch {
-	case m.confirm != nil || m.elicitD != nil || m.sampleD != nil:
-		return m.cancelQuestion()
 	case m.pager != nil:
 		m.pager = nil
 		return nil
@@ -261,7 +243,7 @@ func (m *Model) interrupt() tea.Cmd {
 	case m.run != nil || len(m.calls) > 0:
 		m.cancelRuns()
 		return nil
-	case m.panel == nil && m.consent == nil && m.input.Value() != "":
+	case m.panel == nil && m.dialogs.top() == nil && m.input.Value() != "":
 		m.remember(m.inputText())
 		m.resetInput()
 		m.flash = "input cleared (↑ brings it back)"
@@ -286,27 +268,10 @@ func (m *Model) cancelRuns() {
 	m.cancelling = true
 }
 
-// cancelQuestion is Ctrl-C on a dialog: the question is answered with a
-// refusal, its card says it was cancelled, and what asked is cancelled too.
-func (m *Model) cancelQuestion() tea.Cmd {
-	var cmd tea.Cmd
-	switch {
-	case m.confirm != nil:
-		if c := m.cardFor(m.asks[0].q); c != nil {
-			c.cancelled = true
-		}
-		cmd = m.answer(host.Answer{Reason: "the person cancelled the question (ctrl+c)"})
-	case m.elicitD != nil:
-		a := m.asks[0]
-		a.elReply <- dialog.ElicitResult{Action: dialog.ElicitCancel}
-		m.asks = m.asks[1:]
-		cmd = m.openConfirm()
-	case m.sampleD != nil:
-		a := m.asks[0]
-		a.smpReply <- false
-		m.asks = m.asks[1:]
-		cmd = m.openConfirm()
-	}
+// questionCancelled follows Ctrl-C on a dialog, which answered its
+// question with a refusal (the card says it was cancelled): once no
+// question is left, what asked is cancelled too.
+func (m *Model) questionCancelled(cmd tea.Cmd) tea.Cmd {
 	if len(m.asks) == 0 && (m.run != nil || len(m.calls) > 0) {
 		m.cancelRuns()
 	}

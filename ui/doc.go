@@ -33,6 +33,11 @@
 // the gate asks travels to the Bubble Tea program as a message and the asking
 // goroutine waits until the dialog answers or the call's context ends.
 // Questions that arrive together are queued and shown one at a time.
+// The dialogs on screen (a call's confirmation, a project server's consent,
+// a server's elicitation or sampling request) are a stack behind one small
+// interface, modal in dialogs.go: the top one takes the keys and is drawn
+// over the screen, and a new kind of question is one more type, not one
+// more field of the model.
 //
 // Everything a server sent (tool names, titles, descriptions, schemas,
 // results, errors, stderr) is passed through package sanitize before it is

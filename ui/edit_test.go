@@ -40,17 +40,17 @@ func TestEditedArgumentsAreCheckedAndShown(t *testing.T) {
 	h.ready()
 	h.typeText("rename T-2")
 	h.key("enter")
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("e")
 	replaceEditor(h, `{"id": 7, "title": "B"}`)
 	h.key("ctrl+s")
-	if h.m.confirm == nil || !strings.Contains(h.screen(), "does not match the input schema") {
+	if shown[*confirmDialog](h.m) == nil || !strings.Contains(h.screen(), "does not match the input schema") {
 		t.Fatalf("an edit against the schema was not refused in the dialog:\n%s", h.screen())
 	}
 	replaceEditor(h, `{"id": "T-2", "title": "B"}`)
 	h.key("ctrl+s")
-	h.until("the edited call asks again", func() bool { return h.m.confirm != nil && strings.Contains(h.screen(), `"B"`) })
+	h.until("the edited call asks again", func() bool { return shown[*confirmDialog](h.m) != nil && strings.Contains(h.screen(), `"B"`) })
 	clk.Add(time.Second)
 	h.key("y")
 	h.until("the run ends", func() bool { return h.m.run == nil })

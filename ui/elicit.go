@@ -8,6 +8,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/ui/dialog"
+	"github.com/mcphost/mcphost/ui/notify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -99,18 +100,35 @@ func waitReply[T any](ctx context.Context, m *Model, msg tea.Msg, id int64, repl
 	}
 }
 
-// afterElicit answers the elicitation on screen once the dialog has a
-// result.
-func (m *Model) afterElicit() tea.Cmd {
-	if m.elicitD == nil {
-		return nil
+// elicitDialog shows a server's elicitation: a form, or an address to
+// visit.
+type elicitDialog struct {
+	d     *dialog.Elicit
+	reply chan<- dialog.ElicitResult // buffered, written at most once
+}
+
+func (e *elicitDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(tea.PasteMsg); ok {
+		return nil // pastes never answer a server's question
 	}
-	res, ok := m.elicitD.Result()
+	var cmd tea.Cmd
+	e.d, cmd = e.d.Update(msg)
+	res, ok := e.d.Result()
 	if !ok {
-		return nil
+		return cmd
 	}
-	a := m.asks[0]
-	a.elReply <- res
-	m.asks = m.asks[1:]
-	return m.openConfirm()
+	e.reply <- res
+	return tea.Batch(cmd, m.dequeue())
+}
+
+func (e *elicitDialog) cancel(m *Model) (tea.Cmd, bool) {
+	e.reply <- dialog.ElicitResult{Action: dialog.ElicitCancel}
+	return m.dequeue(), true
+}
+
+func (e *elicitDialog) view() string     { return e.d.View() }
+func (e *elicitDialog) setSize(w, h int) { e.d.SetSize(w, h) }
+func (e *elicitDialog) keep() bool       { return true }
+func (e *elicitDialog) subject() string {
+	return notify.Subject(e.d.Request().Server, "") + " (a question)"
 }

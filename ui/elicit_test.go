@@ -55,7 +55,7 @@ func TestElicitationFormInTUI(t *testing.T) {
 			"name": map[string]any{"type": "string", "title": "List name"},
 		}, "required": []string{"name"}},
 	})
-	h.until("the form is shown", func() bool { return h.m.elicitD != nil })
+	h.until("the form is shown", func() bool { return shown[*elicitDialog](h.m) != nil })
 	h.typeText("ab") // typed before it could be read: ignored
 	s := h.screen()
 	if !strings.Contains(s, `Name the\x1b[31m list`) || !strings.Contains(s, "The server's message") || !strings.Contains(s, "tasks") {
@@ -72,7 +72,7 @@ func TestElicitationFormInTUI(t *testing.T) {
 	if d := cmp.Diff(map[string]any{"name": "groceries"}, got.res.Content); d != "" {
 		t.Errorf("content (-want +got):\n%s", d)
 	}
-	if h.m.elicitD != nil || len(h.m.asks) != 0 {
+	if shown[*elicitDialog](h.m) != nil || len(h.m.asks) != 0 {
 		t.Error("the dialog stayed open")
 	}
 }
@@ -88,7 +88,7 @@ func TestElicitationURLAndCancel(t *testing.T) {
 	h.m.openURL = func(u string) error { opened = append(opened, u); return nil }
 
 	ch := h.elicit(context.Background(), "auth", &mcp.ElicitParams{Mode: "url", URL: "https://example.com/sign-in", Message: "Sign in"})
-	h.until("the URL is shown", func() bool { return h.m.elicitD != nil })
+	h.until("the URL is shown", func() bool { return shown[*elicitDialog](h.m) != nil })
 	if len(opened) != 0 {
 		t.Fatal("opened before the person agreed")
 	}
@@ -104,7 +104,7 @@ func TestElicitationURLAndCancel(t *testing.T) {
 	// Plain http to another machine is refused like a bad scheme: enter
 	// declines, nothing is opened.
 	ch = h.elicit(context.Background(), "auth", &mcp.ElicitParams{Mode: "url", URL: "http://example.com/sign-in"})
-	h.until("the plain http URL is shown", func() bool { return h.m.elicitD != nil })
+	h.until("the plain http URL is shown", func() bool { return shown[*elicitDialog](h.m) != nil })
 	if s := h.screen(); !strings.Contains(s, "plain http") {
 		t.Errorf("the refusal is not shown:\n%s", s)
 	}
@@ -115,7 +115,7 @@ func TestElicitationURLAndCancel(t *testing.T) {
 	}
 
 	ch = h.elicit(context.Background(), "auth", &mcp.ElicitParams{Mode: "url", URL: "file:///etc/passwd"})
-	h.until("the refused URL is shown", func() bool { return h.m.elicitD != nil })
+	h.until("the refused URL is shown", func() bool { return shown[*elicitDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("esc")
 	if got := waitElicited(t, ch); got.err != nil || got.res.Action != "cancel" || len(opened) != 1 {
@@ -124,9 +124,9 @@ func TestElicitationURLAndCancel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ch = h.elicit(ctx, "auth", &mcp.ElicitParams{Message: "x"})
-	h.until("the form is shown", func() bool { return h.m.elicitD != nil })
+	h.until("the form is shown", func() bool { return shown[*elicitDialog](h.m) != nil })
 	cancel()
-	h.until("the withdrawn request leaves", func() bool { return h.m.elicitD == nil && len(h.m.asks) == 0 })
+	h.until("the withdrawn request leaves", func() bool { return shown[*elicitDialog](h.m) == nil && len(h.m.asks) == 0 })
 	if got := waitElicited(t, ch); !errors.Is(got.err, context.Canceled) {
 		t.Errorf("withdrawn: %+v %v", got.res, got.err)
 	}

@@ -40,12 +40,12 @@ func TestDialogFlow(t *testing.T) {
 
 	h.typeText("tidy up")
 	h.key("enter")
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	if s := h.screen(); !strings.Contains(s, "tasks/delete_task") || !strings.Contains(s, "DESTRUCTIVE · T2") {
 		t.Fatalf("the dialog does not show the call:\n%s", s)
 	}
 	h.key("n") // within the grace period: ignored
-	if h.m.confirm == nil {
+	if shown[*confirmDialog](h.m) == nil {
 		t.Fatal("a key in the grace period answered the dialog")
 	}
 	clk.Add(time.Second)
@@ -60,12 +60,12 @@ func TestDialogFlow(t *testing.T) {
 
 	h.typeText("rename T-2 twice")
 	h.key("enter")
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("s")
 	asked := 0
 	h.until("the run ends", func() bool {
-		if h.m.confirm != nil {
+		if shown[*confirmDialog](h.m) != nil {
 			asked++
 			h.key("n")
 		}

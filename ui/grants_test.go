@@ -20,7 +20,7 @@ func TestGrantsShowTheArguments(t *testing.T) {
 	args := json.RawMessage(`{"id": "T-2", "title": "new\u001b[2J title"}`)
 	_, _, cmd := h.m.sendCall("tasks", "update_task", args)
 	h.run(cmd)
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("a")
 	h.until("the call ends", func() bool { return len(h.m.calls) == 0 })

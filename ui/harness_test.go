@@ -231,3 +231,15 @@ func (fakeModel) Stream(ctx context.Context, _ *llm.Request, _ func(llm.Event)) 
 func cellWidth(s string) int { return ansi.StringWidth(s) }
 
 func teaSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// shown is the dialog of type T on the chat's stack, nil when there is
+// none.
+func shown[T modal](m *Model) T {
+	for _, e := range m.dialogs.entries {
+		if d, ok := e.d.(T); ok {
+			return d
+		}
+	}
+	var none T
+	return none
+}

@@ -257,9 +257,9 @@ func TestCtrlCOnADialogCancelsTheQuestion(t *testing.T) {
 	h.ready()
 	h.typeText("delete T-1")
 	h.key("enter")
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	h.key("ctrl+c")
-	if h.m.confirm != nil || h.quit {
+	if shown[*confirmDialog](h.m) != nil || h.quit {
 		t.Fatal("ctrl+c did not close the dialog, or quit")
 	}
 	h.until("the run ends", func() bool { return h.m.run == nil })

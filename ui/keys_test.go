@@ -113,10 +113,10 @@ func TestEscOnConfirmationDeniesAndNeverInterrupts(t *testing.T) {
 	h.ready()
 	h.typeText("delete it")
 	h.key("enter")
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	h.key("esc") // in the grace period: the dialog ignores it, and so does everything else
-	if h.m.confirm == nil || h.m.cancelling {
-		t.Fatalf("esc in the grace period left the dialog (open %v) or cancelled the run (%v)", h.m.confirm != nil, h.m.cancelling)
+	if shown[*confirmDialog](h.m) == nil || h.m.cancelling {
+		t.Fatalf("esc in the grace period left the dialog (open %v) or cancelled the run (%v)", shown[*confirmDialog](h.m) != nil, h.m.cancelling)
 	}
 	clk.Add(time.Second)
 	h.key("esc")

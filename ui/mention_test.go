@@ -96,7 +96,7 @@ func TestMentionOfUntrustedServerAsksAndDenialStopsTheMessage(t *testing.T) {
 	h, clk := mentionHarness(t, model, false, &memAudit{})
 	h.typeText("Read @docs:file:///guide.md")
 	h.key("enter")
-	h.until("the dialog asks", func() bool { return h.m.confirm != nil })
+	h.until("the dialog asks", func() bool { return shown[*confirmDialog](h.m) != nil })
 	if s := h.screen(); !strings.Contains(s, "docs/resources/read") || !strings.Contains(s, "file:///guide.md") {
 		t.Fatalf("the dialog does not show the read:\n%s", s)
 	}
@@ -123,8 +123,8 @@ func TestMentionDeniedByRule(t *testing.T) {
 	h.typeText("Read @docs:file:///guide.md")
 	h.key("enter")
 	h.until("the run ends", func() bool { return h.m.run == nil })
-	if h.m.confirm != nil || len(model.reqs) != 0 {
-		t.Fatalf("dialog %v, model asked %d times", h.m.confirm != nil, len(model.reqs))
+	if shown[*confirmDialog](h.m) != nil || len(model.reqs) != 0 {
+		t.Fatalf("dialog %v, model asked %d times", shown[*confirmDialog](h.m) != nil, len(model.reqs))
 	}
 	if s := h.screen(); !strings.Contains(s, "denied by the rule") {
 		t.Fatalf("no rule named:\n%s", s)
@@ -231,7 +231,7 @@ func TestResourcesPanelReadIsGated(t *testing.T) {
 	p := h.openResources()
 	h.typeText("guide")
 	h.key("enter")
-	h.until("the dialog asks", func() bool { return h.m.confirm != nil })
+	h.until("the dialog asks", func() bool { return shown[*confirmDialog](h.m) != nil })
 	if p.detail == nil || !p.detail.loading {
 		t.Fatal("the resource was read before the person answered")
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/oauth"
-	"github.com/mcphost/mcphost/ui/dialog"
 )
 
 // Model is the TUI's Bubble Tea model. Build it with NewModel; a Model that
@@ -55,7 +54,6 @@ type Model struct {
 	consents  []ProjectServer // waiting for the person, the first one shown
 	consentN  int             // how many there were, for "2 of 3"
 	consentAt int             // which one is shown
-	consent   *dialog.Consent
 	consented []client.Spec
 	skipped   []client.Status
 
@@ -75,11 +73,11 @@ type Model struct {
 	input textarea.Model
 	focus focusArea
 
-	asks     []*pendingAsk
-	confirm  *dialog.Confirm
-	elicitD  *dialog.Elicit
-	elicitID int64 // the queue entry elicitD shows
-	sampleD  *dialog.Sample
+	// asks are the questions waiting for the person, the first one on
+	// screen (dialogs.go).
+	asks []*pendingAsk
+	// dialogs are the dialogs on screen, the top one taking the keys.
+	dialogs dialogStack
 	// openURL opens an address a server asked the person to visit, once
 	// they agreed (oauth.OpenBrowser: no shell).
 	openURL func(string) error
@@ -440,23 +438,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	// Anything else (a dialog's timers, the textarea's) goes to whatever
 	// has the focus.
-	switch {
-	case m.consent != nil:
-		var cmd tea.Cmd
-		m.consent, cmd = m.consent.Update(msg)
-		return m, tea.Batch(cmd, m.afterConsent())
-	case m.confirm != nil:
-		var cmd tea.Cmd
-		m.confirm, cmd = m.confirm.Update(msg)
-		return m, tea.Batch(cmd, m.afterConfirm())
-	case m.elicitD != nil:
-		var cmd tea.Cmd
-		m.elicitD, cmd = m.elicitD.Update(msg)
-		return m, tea.Batch(cmd, m.afterElicit())
-	case m.sampleD != nil:
-		var cmd tea.Cmd
-		m.sampleD, cmd = m.sampleD.Update(msg)
-		return m, tea.Batch(cmd, m.afterSample())
+	switch d := m.dialogs.top(); {
+	case d != nil:
+		return m, d.update(m, msg)
 	case m.panel != nil:
 		var cmd tea.Cmd
 		m.panel, cmd = m.panel.update(m, msg)
@@ -594,17 +578,8 @@ func (m *Model) spin() tea.Cmd {
 func (m *Model) layout() {
 	m.input.SetWidth(m.width)
 	dw, dh := m.dialogSize()
-	if m.confirm != nil {
-		m.confirm.SetSize(dw, dh)
-	}
-	if m.elicitD != nil {
-		m.elicitD.SetSize(dw, dh)
-	}
-	if m.sampleD != nil {
-		m.sampleD.SetSize(dw, dh)
-	}
-	if m.consent != nil {
-		m.consent.SetSize(dw, dh)
+	for _, e := range m.dialogs.entries {
+		e.d.setSize(dw, dh)
 	}
 	if m.panel != nil {
 		m.panel.resize(m)
@@ -618,7 +593,7 @@ func (m *Model) transcriptHeight() int {
 
 // onWheel scrolls the transcript, or the pager, by three lines a notch.
 func (m *Model) onWheel(w tea.MouseWheelMsg) {
-	if m.mouseOff || m.panel != nil || m.topDialog() != "" {
+	if m.mouseOff || m.panel != nil || m.topView() != "" {
 		return
 	}
 	n := 0
@@ -675,7 +650,7 @@ func (m *Model) View() tea.View {
 	layers := []*lipgloss.Layer{lipgloss.NewLayer(strings.Join(rows, "\n"))}
 
 	var cursor *tea.Cursor
-	if m.panel == nil && m.pager == nil && m.focus == focusInput && m.topDialog() == "" {
+	if m.panel == nil && m.pager == nil && m.focus == focusInput && m.topView() == "" {
 		if c := m.input.Cursor(); c != nil {
 			c.Position.Y += th + 1 + len(m.queueLines(w)) + m.menuHeight()
 			cursor = c
@@ -684,11 +659,11 @@ func (m *Model) View() tea.View {
 	if m.panel != nil {
 		box, c := m.panelView(w, h-1)
 		layers = append(layers, lipgloss.NewLayer(box).X(0).Y(0).Z(1))
-		if m.topDialog() == "" {
+		if m.topView() == "" {
 			cursor = c
 		}
 	}
-	if d := m.topDialog(); d != "" {
+	if d := m.topView(); d != "" {
 		dw, dh := lipgloss.Width(d), lipgloss.Height(d)
 		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(2))
 	}
@@ -711,20 +686,6 @@ func (m *Model) View() tea.View {
 	v.Cursor = cursor
 	v.WindowTitle = m.windowTitle() // notify.go
 	return v
-}
-
-func (m *Model) topDialog() string {
-	switch {
-	case m.consent != nil:
-		return m.consent.View()
-	case m.confirm != nil:
-		return m.confirm.View()
-	case m.elicitD != nil:
-		return m.elicitD.View()
-	case m.sampleD != nil:
-		return m.sampleD.View()
-	}
-	return ""
 }
 
 // statusLine says what is going on: model, servers, grants, taint, and

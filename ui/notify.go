@@ -2,13 +2,11 @@ package ui
 
 import (
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/mcphost/mcphost/ui/notify"
 )
 
 // waiting reports whether a dialog waits for the person.
 func (m *Model) waiting() bool {
-	return m.consent != nil || m.confirm != nil || m.elicitD != nil || m.sampleD != nil
+	return m.dialogs.top() != nil
 }
 
 // waitSubject names what the dialog on screen asks about, for the window
@@ -16,19 +14,8 @@ func (m *Model) waiting() bool {
 // kind of question otherwise; "" when nothing waits. The server's words
 // pass through notify.Subject, which escapes them.
 func (m *Model) waitSubject() string {
-	switch {
-	case m.consent != nil:
-		return notify.Subject(m.consent.Request().Server, "") + " (consent to start it)"
-	case m.confirm != nil:
-		q, tool := m.confirm.Question(), ""
-		if q.Tool != nil {
-			tool = q.Tool.Name
-		}
-		return notify.Subject(q.Server, tool)
-	case m.elicitD != nil && len(m.asks) > 0 && m.asks[0].el != nil:
-		return notify.Subject(m.asks[0].el.Server, "") + " (a question)"
-	case m.sampleD != nil && len(m.asks) > 0 && m.asks[0].smp != nil:
-		return notify.Subject(m.asks[0].smp.Server, "") + " (use of the model)"
+	if d := m.dialogs.top(); d != nil {
+		return d.subject()
 	}
 	return ""
 }

@@ -42,7 +42,7 @@ func TestWaitingCallsThePerson(t *testing.T) {
 	}
 	h.typeText("delete T-1")
 	h.key("enter")
-	h.until("the dialog opens and the person is called", func() bool { return h.m.confirm != nil && len(h.raw) > 0 })
+	h.until("the dialog opens and the person is called", func() bool { return shown[*confirmDialog](h.m) != nil && len(h.raw) > 0 })
 	want := "\a\x1b]9;mcphost waiting for you: tasks/delete_task\a"
 	if len(h.raw) != 1 || h.raw[0] != want {
 		t.Fatalf("wrote %q when the dialog opened, want [%q]", h.raw, want)
@@ -83,7 +83,7 @@ func TestWaitingSubjects(t *testing.T) {
 	m := NewModel(Config{Notify: osc777, Dark: dark(true)})
 	t.Cleanup(m.Close)
 
-	m.confirm = dialog.NewConfirm(question(t, "evil", "wipe\x1b]2;pwned\a\u202e"), dialog.Options{})
+	m.dialogs.put(-1, dialogEntry{d: &confirmDialog{d: dialog.NewConfirm(question(t, "evil", "wipe\x1b]2;pwned\a\u202e"), dialog.Options{})}})
 	wantTitle := `mcphost — waiting: evil/wipe\x1b]2;pwned\x07\u202e`
 	if got := m.View().WindowTitle; got != wantTitle {
 		t.Errorf("title = %q, want %q", got, wantTitle)
@@ -93,20 +93,19 @@ func TestWaitingSubjects(t *testing.T) {
 	if got := rawText(raw); got != wantRaw {
 		t.Errorf("notification = %q, want %q", got, wantRaw)
 	}
-	m.confirm = nil
+	m.dialogs = dialogStack{}
 
-	m.asks = []*pendingAsk{{el: &dialog.ElicitRequest{Server: "ev", Message: "name?"}}}
-	m.elicitD = dialog.NewElicit(*m.asks[0].el, dialog.Options{})
+	m.dialogs.put(-1, dialogEntry{d: &elicitDialog{d: dialog.NewElicit(dialog.ElicitRequest{Server: "ev", Message: "name?"}, dialog.Options{})}})
 	if got := m.View().WindowTitle; got != "mcphost — waiting: ev (a question)" {
 		t.Errorf("elicitation title = %q", got)
 	}
-	m.elicitD, m.asks = nil, []*pendingAsk{{smp: &dialog.SampleRequest{Server: "ev", Model: "m"}}}
-	m.sampleD = dialog.NewSample(*m.asks[0].smp, dialog.Options{})
+	m.dialogs = dialogStack{}
+	m.dialogs.put(-1, dialogEntry{d: &sampleDialog{d: dialog.NewSample(dialog.SampleRequest{Server: "ev", Model: "m"}, dialog.Options{})}})
 	if got := m.View().WindowTitle; got != "mcphost — waiting: ev (use of the model)" {
 		t.Errorf("sampling title = %q", got)
 	}
-	m.sampleD, m.asks = nil, nil
-	m.consent = dialog.NewConsent(dialog.ConsentRequest{Server: "proj"}, dialog.Options{})
+	m.dialogs = dialogStack{}
+	m.dialogs.put(-1, dialogEntry{d: &consentDialog{d: dialog.NewConsent(dialog.ConsentRequest{Server: "proj"}, dialog.Options{})}})
 	if got := m.View().WindowTitle; got != "mcphost — waiting: proj (consent to start it)" {
 		t.Errorf("consent title = %q", got)
 	}
@@ -124,7 +123,7 @@ func TestWaitingSubjects(t *testing.T) {
 		if got := m.View().WindowTitle; got != tc.idle {
 			t.Errorf("%s: idle title = %q, want %q", tc.name, got, tc.idle)
 		}
-		m.confirm = dialog.NewConfirm(question(t, "tasks", "delete_task"), dialog.Options{})
+		m.dialogs.put(-1, dialogEntry{d: &confirmDialog{d: dialog.NewConfirm(question(t, "tasks", "delete_task"), dialog.Options{})}})
 		if cmd := m.callPerson(); cmd != nil {
 			t.Errorf("%s: wrote %q", tc.name, rawText(cmd()))
 		}

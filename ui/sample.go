@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/mcphost/mcphost/ui/dialog"
+	"github.com/mcphost/mcphost/ui/notify"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,22 +89,41 @@ func contentKind(c mcp.Content) string {
 // onSample queues a server's sampling request with the gate's questions.
 func (m *Model) onSample(s sampleMsg) tea.Cmd {
 	r := s.r
-	m.asks = append(m.asks, &pendingAsk{id: s.id, smp: &r, smpReply: s.reply})
-	return m.openConfirm()
+	reply := s.reply
+	m.asks = append(m.asks, &pendingAsk{id: s.id, open: func(o dialog.Options) modal {
+		return &sampleDialog{d: dialog.NewSample(r, o), reply: reply}
+	}})
+	return m.openQueued()
 }
 
-// afterSample answers the sampling request on screen once the dialog has
-// a result.
-func (m *Model) afterSample() tea.Cmd {
-	if m.sampleD == nil {
-		return nil
+// sampleDialog asks whether a server may use the person's model once.
+type sampleDialog struct {
+	d     *dialog.Sample
+	reply chan<- bool // buffered, written at most once
+}
+
+func (s *sampleDialog) update(m *Model, msg tea.Msg) tea.Cmd {
+	if _, ok := msg.(tea.PasteMsg); ok {
+		return nil // pastes never answer a server's question
 	}
-	ok, done := m.sampleD.Result()
+	var cmd tea.Cmd
+	s.d, cmd = s.d.Update(msg)
+	ok, done := s.d.Result()
 	if !done {
-		return nil
+		return cmd
 	}
-	a := m.asks[0]
-	a.smpReply <- ok
-	m.asks = m.asks[1:]
-	return m.openConfirm()
+	s.reply <- ok
+	return tea.Batch(cmd, m.dequeue())
+}
+
+func (s *sampleDialog) cancel(m *Model) (tea.Cmd, bool) {
+	s.reply <- false
+	return m.dequeue(), true
+}
+
+func (s *sampleDialog) view() string     { return s.d.View() }
+func (s *sampleDialog) setSize(w, h int) { s.d.SetSize(w, h) }
+func (s *sampleDialog) keep() bool       { return false }
+func (s *sampleDialog) subject() string {
+	return notify.Subject(s.d.Request().Server, "") + " (use of the model)"
 }

@@ -63,7 +63,7 @@ func TestSamplingApproveInTUI(t *testing.T) {
 		Model: llm.NewScript([]llm.ScriptTurn{{Text: "four"}})})
 	h.ready()
 	ch := h.sample(context.Background(), "tasks", sampleParams("2+2?\x1b[31m"))
-	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	s := h.screen()
 	for _, want := range []string{"tasks", "asks to use your model", "script:inline", "Max tokens: 300", "Be brief.", `2+2?\x1b[31m`, "the server's words"} {
 		if !strings.Contains(s, want) {
@@ -73,7 +73,7 @@ func TestSamplingApproveInTUI(t *testing.T) {
 	h.key("y") // typed before it could be read
 	clk.Add(time.Second)
 	h.send(tea.PasteMsg{Content: "y"})
-	if h.m.sampleD == nil {
+	if shown[*sampleDialog](h.m) == nil {
 		t.Fatal("a key in the grace period or a paste answered")
 	}
 	h.key("y")
@@ -82,7 +82,7 @@ func TestSamplingApproveInTUI(t *testing.T) {
 		t.Fatalf("result %+v, %v; want the model's text", got.res, got.err)
 	}
 	h.until("the tokens are noted", func() bool { return strings.Contains(h.screen(), "tasks used the model:") })
-	if h.m.sampleD != nil || len(h.m.asks) != 0 {
+	if shown[*sampleDialog](h.m) != nil || len(h.m.asks) != 0 {
 		t.Error("the dialog stayed open")
 	}
 }
@@ -96,27 +96,27 @@ func TestSamplingDenyAndEsc(t *testing.T) {
 	h.ready()
 	for _, k := range []string{"n", "esc"} {
 		ch := h.sample(context.Background(), "tasks", sampleParams("hi"))
-		h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+		h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 		clk.Add(time.Second)
 		h.key(k)
 		if got := waitSampled(t, ch); !errors.Is(got.err, errSampleDeclined) || got.res != nil {
 			t.Errorf("%s: %+v, %v; want the refusal", k, got.res, got.err)
 		}
-		if h.m.sampleD != nil {
+		if shown[*sampleDialog](h.m) != nil {
 			t.Errorf("%s: the dialog stayed open", k)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := h.sample(ctx, "tasks", sampleParams("hi"))
-	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	cancel()
-	h.until("the withdrawn request leaves", func() bool { return h.m.sampleD == nil && len(h.m.asks) == 0 })
+	h.until("the withdrawn request leaves", func() bool { return shown[*sampleDialog](h.m) == nil && len(h.m.asks) == 0 })
 	if got := waitSampled(t, ch); !errors.Is(got.err, context.Canceled) {
 		t.Errorf("withdrawn: %+v %v", got.res, got.err)
 	}
 	// The script's one turn is still there: nothing above used the model.
 	ch = h.sample(context.Background(), "tasks", sampleParams("hi"))
-	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("y")
 	if got := waitSampled(t, ch); got.err != nil || resultText(got.res) != "only for the last request" {
@@ -134,7 +134,7 @@ func TestSamplingWithoutModel(t *testing.T) {
 		t.Fatalf("%+v, %v; want a refusal", got.res, got.err)
 	}
 	h.until("the refusal is noted", func() bool { return strings.Contains(h.screen(), "there is none") })
-	if h.m.sampleD != nil || len(h.m.asks) != 0 {
+	if shown[*sampleDialog](h.m) != nil || len(h.m.asks) != 0 {
 		t.Error("a dialog opened")
 	}
 }
@@ -166,7 +166,7 @@ func TestSamplingFromServer(t *testing.T) {
 	h.ready()
 	done := make(chan *client.CallResult, 1)
 	go func() { done <- h.m.mgr.Call(context.Background(), "writer", "draft", nil, client.CallOptions{}) }()
-	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	if s := h.screen(); !strings.Contains(s, "writer") || !strings.Contains(s, "Write a haiku.") {
 		t.Errorf("the dialog does not show the server's request:\n%s", s)
 	}
@@ -202,7 +202,7 @@ func TestSamplingSpendShownAndBounded(t *testing.T) {
 	h.ready()
 	h.send(tea.WindowSizeMsg{Width: 140, Height: 30})
 	ch := h.sample(context.Background(), "tasks", sampleParams("hi"))
-	h.until("the dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("y")
 	if got := waitSampled(t, ch); got.err != nil {
@@ -214,11 +214,11 @@ func TestSamplingSpendShownAndBounded(t *testing.T) {
 	if !errors.Is(got.err, host.ErrSamplingBudget) || !strings.Contains(got.err.Error(), "samplingBudget") {
 		t.Fatalf("past the budget: %+v, %v; want the budget refusal naming the setting", got.res, got.err)
 	}
-	if h.m.sampleD != nil || len(h.m.asks) != 0 {
+	if shown[*sampleDialog](h.m) != nil || len(h.m.asks) != 0 {
 		t.Error("a request past the budget opened a dialog")
 	}
 	ch = h.sample(context.Background(), "writer", sampleParams("hi"))
-	h.until("the other server's dialog is shown", func() bool { return h.m.sampleD != nil })
+	h.until("the other server's dialog is shown", func() bool { return shown[*sampleDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("y")
 	if got := waitSampled(t, ch); got.err != nil || resultText(got.res) != "other" {

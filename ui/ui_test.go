@@ -164,7 +164,7 @@ func TestProjectServerConsent(t *testing.T) {
 				ConsentKey: "/repo/a/.mcp.json#proj", ConsentHash: "entry-hash"}}
 			cfg.StatePath = filepath.Join(t.TempDir(), "state.json")
 			h := newHarness(t, cfg)
-			if h.m.consent == nil || h.m.mgr != nil {
+			if shown[*consentDialog](h.m) == nil || h.m.mgr != nil {
 				t.Fatal("no consent dialog before the servers start")
 			}
 			if s := h.screen(); !strings.Contains(s, "proj") {
@@ -228,10 +228,10 @@ func TestProjectConsentChangedIsPerProject(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := newHarness(t, cfg)
-			if h.m.consent == nil {
+			if shown[*consentDialog](h.m) == nil {
 				t.Fatal("no consent dialog")
 			}
-			r := h.m.consent.Request()
+			r := shown[*consentDialog](h.m).d.Request()
 			if r.Changed != c.changed {
 				t.Errorf("dialog says changed = %v, want %v", r.Changed, c.changed)
 			}
@@ -282,7 +282,7 @@ func TestGrantsPanelRevokes(t *testing.T) {
 	h.ready()
 	_, _, cmd := h.m.sendCall("tasks", "update_task", json.RawMessage(`{"id":"T-2","title":"x"}`))
 	h.run(cmd)
-	h.until("the dialog opens", func() bool { return h.m.confirm != nil })
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
 	clk.Add(time.Second)
 	h.key("s")
 	h.until("the call ends", func() bool { return len(h.m.calls) == 0 })
