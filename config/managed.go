@@ -130,7 +130,7 @@ var (
 	managedPermKeys    = []string{"deny", "ask", "autoApprove"}
 	managedMatchKeys   = []string{"command", "args", "url"}
 	managedServeKeys   = []string{"http"}
-	managedTelemetryKs = []string{"endpoint", "headers"}
+	managedTelemetryKs = []string{"endpoint", "headers", "allowInsecureHTTP"}
 )
 
 // LoadManaged reads the managed policy at path. A missing file is no
@@ -404,6 +404,7 @@ func (p *parser) managedTelemetry(f member) (*ManagedTelemetry, error) {
 		return nil, p.errorf(v.start, `expected an object for "telemetry", got %s; write {"endpoint": "https://collector.example:4318"}`, v.kind)
 	}
 	t := &ManagedTelemetry{}
+	allowInsecure := false
 	for _, g := range p.uniq(v, where) {
 		var err error
 		switch g.key {
@@ -424,6 +425,8 @@ func (p *parser) managedTelemetry(f member) (*ManagedTelemetry, error) {
 				}
 				return h.val.str, nil
 			})
+		case "allowInsecureHTTP":
+			allowInsecure, err = p.boolean(g.val, `"allowInsecureHTTP"`, where)
 		default:
 			err = p.strictKey(g, where, managedTelemetryKs)
 		}
@@ -433,6 +436,9 @@ func (p *parser) managedTelemetry(f member) (*ManagedTelemetry, error) {
 	}
 	if t.Endpoint == "" {
 		return nil, p.errorf(v.start, `"telemetry" needs an "endpoint"`)
+	}
+	if err := p.telemetryInClear(f, t.Endpoint, len(t.Headers) > 0, allowInsecure); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -598,21 +598,46 @@ func (p *parser) server(m member) (Server, error) {
 // OAuth token are refused on such a transport (see oauth.IsLoopbackHost);
 // what the config itself carries is held to the same rule.
 func credentialsInClear(s Server) string {
-	u, err := url.Parse(s.URL)
+	return inClear(s.URL, len(s.Headers) > 0, s.written != nil && s.written.url != nil)
+}
+
+// inClear says which credentials a request to rawURL would carry over
+// plain http to a host that is not this machine: headers (when it has
+// any), the URL's user and password, values the URL read from the
+// environment (when fromEnv); "" when none goes that way.
+func inClear(rawURL string, headers, fromEnv bool) string {
+	u, err := url.Parse(rawURL)
 	if err != nil || !strings.EqualFold(u.Scheme, "http") || oauth.IsLoopbackHost(u.Hostname()) {
 		return ""
 	}
 	var what []string
-	if len(s.Headers) > 0 {
+	if headers {
 		what = append(what, `its "headers"`)
 	}
 	if u.User != nil {
 		what = append(what, "the user and password in its URL")
 	}
-	if s.written != nil && s.written.url != nil {
+	if fromEnv {
 		what = append(what, "the values its URL reads from your environment")
 	}
 	return strings.Join(what, " and ")
+}
+
+// telemetryInClear refuses an export whose credentials would cross the
+// network in clear, as a server entry's are, unless the setting says
+// "allowInsecureHTTP": true.
+func (p *parser) telemetryInClear(m member, endpoint string, headers, allowed bool) error {
+	if allowed {
+		return nil
+	}
+	if what := inClear(endpoint, headers, false); what != "" {
+		host := "another machine"
+		if u, err := url.Parse(endpoint); err == nil {
+			host = short(u.Host)
+		}
+		return p.errorf(m.val.start, `"telemetry" would send %s over plain http to %s, which is not this machine: anyone on the path could read them; use an https endpoint, or add "allowInsecureHTTP": true to "telemetry" if the network is yours`, what, host)
+	}
+	return nil
 }
 
 // shownHost names the host of s's URL in a message, unless it was read
@@ -888,6 +913,7 @@ func (p *parser) telemetry(m member) (*Telemetry, error) {
 		return nil, p.errorf(m.val.start, `expected an object for "telemetry", got %s; write {"endpoint": "http://localhost:4318"}`, m.val.kind)
 	}
 	t := &Telemetry{}
+	allowInsecure := false
 	for _, f := range p.uniq(m.val, where) {
 		var err error
 		switch f.key {
@@ -912,8 +938,10 @@ func (p *parser) telemetry(m member) (*Telemetry, error) {
 				}
 				return out, nil
 			})
+		case "allowInsecureHTTP":
+			allowInsecure, err = p.boolean(f.val, `"allowInsecureHTTP"`, where)
 		default:
-			p.unknown(f, where, []string{"endpoint", "headers"}, nil)
+			p.unknown(f, where, []string{"endpoint", "headers", "allowInsecureHTTP"}, nil)
 		}
 		if err != nil {
 			return nil, err
@@ -921,6 +949,9 @@ func (p *parser) telemetry(m member) (*Telemetry, error) {
 	}
 	if t.Endpoint == "" {
 		return nil, p.errorf(m.val.start, `"telemetry" needs an "endpoint", like "http://localhost:4318"`)
+	}
+	if err := p.telemetryInClear(m, t.Endpoint, len(t.Headers) > 0, allowInsecure); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -10,7 +10,7 @@ import (
 // ignored with a warning; a wrong shape is an error at its place.
 func TestTelemetryKey(t *testing.T) {
 	env := func(k string) string { return map[string]string{"OTEL_TOKEN": "tok-1"}[k] }
-	r, err := parse("c.json", []byte(`{"telemetry": {"endpoint": "http://collector:4318", "headers": {"Authorization": "Bearer ${OTEL_TOKEN}"}}}`), SourceUser, env)
+	r, err := parse("c.json", []byte(`{"telemetry": {"endpoint": "http://collector:4318", "allowInsecureHTTP": true, "headers": {"Authorization": "Bearer ${OTEL_TOKEN}"}}}`), SourceUser, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,10 +32,39 @@ func TestTelemetryKey(t *testing.T) {
 		{`{"telemetry": {"endpoint": "collector:4318"}}`, `must be an http or https URL`},
 		{`{"telemetry": {"endpoint": "http://c", "headers": {"A": "${NOPE}"}}}`, `NOPE`},
 		{`{"telemetry": {"endpoint": "http://c", "headers": {"A B": "x"}}}`, `invalid header name`},
+		{`{"telemetry": {"endpoint": "http://collector:4318", "headers": {"Authorization": "Bearer x"}}}`,
+			`c.json:1:15: "telemetry" would send its "headers" over plain http to collector:4318, which is not this machine`},
+		{`{"telemetry": {"endpoint": "http://u:p@collector:4318"}}`, `would send the user and password in its URL over plain http`},
+		{`{"telemetry": {"endpoint": "http://collector:4318", "allowInsecureHTTP": "yes", "headers": {"A": "x"}}}`, `"allowInsecureHTTP"`},
 	} {
 		_, err := parse("c.json", []byte(c.data), SourceUser, env)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.data, err, c.want)
 		}
+	}
+}
+
+// TestTelemetryCredentialsNotSentInClear: a telemetry setting's headers
+// cross the network in clear only where that harms no one (this machine,
+// https) or where the person's own setting says so; the same holds for a
+// team's managed policy.
+func TestTelemetryCredentialsNotSentInClear(t *testing.T) {
+	for _, ok := range []string{
+		`{"telemetry": {"endpoint": "https://collector:4318", "headers": {"A": "x"}}}`,
+		`{"telemetry": {"endpoint": "http://localhost:4318", "headers": {"A": "x"}}}`,
+		`{"telemetry": {"endpoint": "http://127.0.0.1:4318", "headers": {"A": "x"}}}`,
+		`{"telemetry": {"endpoint": "http://collector:4318"}}`,
+		`{"telemetry": {"endpoint": "http://collector:4318", "headers": {"A": "x"}, "allowInsecureHTTP": true}}`,
+	} {
+		if _, err := parse("c.json", []byte(ok), SourceUser, func(string) string { return "" }); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	_, err := ParseManaged("managed.json", []byte(`{"telemetry": {"endpoint": "http://collector:4318", "headers": {"A": "x"}}}`))
+	if err == nil || !strings.Contains(err.Error(), `over plain http to collector:4318`) {
+		t.Errorf("managed telemetry with headers in clear: %v", err)
+	}
+	if _, err := ParseManaged("managed.json", []byte(`{"telemetry": {"endpoint": "http://collector:4318", "headers": {"A": "x"}, "allowInsecureHTTP": true}}`)); err != nil {
+		t.Errorf("managed telemetry that allows it: %v", err)
 	}
 }
