@@ -180,11 +180,33 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	if s.Terminal {
 		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
 	}
+	// A signal cancels the call that runs, as in the chat, rather than
+	// waiting for it; its gate records how it ended.
+	halt := context.AfterFunc(ctx, srv.Halt)
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(s.In), Writer: nopWriteCloser{s.Out}})
+	halt()
+	drainCalls(srv, s)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}
 	return nil
+}
+
+// drainWait bounds how long serve waits, once it stops, for the calls it
+// cancelled to end and their outcomes to be recorded. A cancelled call
+// ends as soon as its server's client gives up on it, so this is only
+// reached by a call that does not.
+var drainWait = 30 * time.Second
+
+// drainCalls cancels every call that still runs and waits, bounded, for
+// each to record its outcome; the audit log is closed only after it (the
+// defers of runServe run in that order).
+func drainCalls(srv *serve.Server, s *streams) {
+	ctx, cancel := context.WithTimeout(context.Background(), drainWait)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		fmt.Fprintf(s.Err, "mcphost: warning: %v (waited %s); `mcphost audit verify` lists them as open intents\n", err, drainWait)
+	}
 }
 
 // serveInstructions tell the client what serve is and which servers wait
@@ -247,15 +269,32 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	srv.Start(ctx)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	var serr error
 	select {
-	case err := <-done:
-		return err
+	case serr = <-done:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
 	}
+	// Stop accepting at once; then cancel what runs and wait for every
+	// outcome to be recorded; then give the answers (a cancelled call's
+	// "outcome unknown") a moment to reach their clients before the
+	// connections still open (a client's listening stream) are closed.
+	shut := make(chan struct{})
+	sctx, cancel := context.WithTimeout(context.Background(), drainWait+2*time.Second)
+	defer cancel()
+	go func() {
+		_ = hs.Shutdown(sctx)
+		close(shut)
+	}()
+	drainCalls(srv, s)
+	select {
+	case <-shut:
+	case <-time.After(2 * time.Second):
+	}
+	_ = hs.Close()
+	if errors.Is(serr, http.ErrServerClosed) {
+		serr = nil
+	}
+	return serr
 }
 
 // serveLabel names this serve to the approvers that connect: how it is
