@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,10 +33,21 @@ func (s *Server) Handler(token string) http.Handler {
 	return Guard(token, s.routes())
 }
 
+// DefaultSessionTimeout is how long a 2025-11-25 HTTP session may go
+// without a request before serve closes it, its grants and taint with it.
+// Without a limit, anyone holding the token could open sessions until
+// serve's memory ran out (each costs about 17 KiB). A request that runs
+// (a long call) keeps its session open however long it takes.
+const DefaultSessionTimeout = 30 * time.Minute
+
 // routes sends each request to the handler of its protocol version.
 func (s *Server) routes() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.srv }
-	stateful := mcp.NewStreamableHTTPHandler(get, nil)
+	idle := s.o.SessionTimeout
+	if idle <= 0 {
+		idle = DefaultSessionTimeout
+	}
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: idle})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !NewProtocol(r) {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -622,5 +623,83 @@ func TestHTTPBothVersionsSeeTheSameOffer(t *testing.T) {
 	r, err := cur.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://poison/1"})
 	if err != nil || r.Contents[0].Text != "note body" {
 		t.Fatalf("2026-07-28 read: %v %+v", err, r)
+	}
+}
+
+// An HTTP session that sends nothing for SessionTimeout is closed, its
+// state with it, so that sessions opened and left cannot grow serve without
+// bound; a session that keeps sending stays.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	const idle = time.Second
+	w := newWorld(t, worldOpts{tweak: func(o *Options) { o.SessionTimeout = idle }})
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	post := func(session, body string) *http.Response {
+		t.Helper()
+		r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Authorization", "Bearer tok")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		res, err := ts.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	open := func() string {
+		t.Helper()
+		res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+		id := res.Header.Get("Mcp-Session-Id")
+		if res.StatusCode != http.StatusOK || id == "" {
+			t.Fatalf("initialize: status %d, session %q", res.StatusCode, id)
+		}
+		if res := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); res.StatusCode/100 != 2 {
+			t.Fatalf("initialized: status %d", res.StatusCode)
+		}
+		return id
+	}
+	live := func() int { return len(slices.Collect(w.srv.srv.Sessions())) }
+	left, busy := open(), open()
+	// busy pings at a tenth of the timeout until left is gone: it is
+	// never idle for long, so it must outlive left.
+	deadline := time.Now().Add(20 * time.Second) // only keeps a broken build from hanging
+	for n := 2; live() > 1; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still open long after the idle timeout of %s", live(), idle)
+		}
+		if res := post(busy, `{"jsonrpc":"2.0","id":`+strconv.Itoa(n)+`,"method":"ping"}`); res.StatusCode != http.StatusOK {
+			t.Fatalf("the busy session's ping: status %d, want 200: it was closed although it kept sending", res.StatusCode)
+		}
+		time.Sleep(idle / 10) // the pace of the busy client's requests, not a wait for a result
+	}
+	if res := post(left, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("a request of the expired session: status %d, want 404 (the session is gone)", res.StatusCode)
+	}
+	if res := post(busy, `{"jsonrpc":"2.0","id":10,"method":"ping"}`); res.StatusCode != http.StatusOK {
+		t.Fatalf("the busy session after the idle one expired: status %d, want 200", res.StatusCode)
+	}
+	// The client that stays ends its session, as a client does on leaving.
+	r, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	r.Header.Set("Authorization", "Bearer tok")
+	r.Header.Set("Mcp-Session-Id", busy)
+	if res, err := ts.Client().Do(r); err != nil || res.StatusCode/100 != 2 {
+		t.Fatalf("ending the busy session: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	for live() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the ended session is still open")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the SDK's session list
 	}
 }

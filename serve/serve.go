@@ -85,6 +85,9 @@ type Options struct {
 	// AskTimeout bounds one elicitation (default 5 minutes): no answer in
 	// time is a denial.
 	AskTimeout time.Duration
+	// SessionTimeout closes a 2025-11-25 HTTP session that sent no request
+	// for this long (default DefaultSessionTimeout; http.go).
+	SessionTimeout time.Duration
 	// Instructions are sent to the client at initialize (servers waiting
 	// for consent, for instance).
 	Instructions string
