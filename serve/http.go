@@ -199,6 +199,24 @@ func CheckListen(addr string, remote bool) error {
 	return fmt.Errorf("--http %q is not a loopback address: other machines could reach the gate; listen on 127.0.0.1, or pass --allow-remote to mean it", addr)
 }
 
+// CheckPlainHTTP refuses to serve plain HTTP on an address other machines
+// can reach: the bearer token, and every call's arguments and results,
+// would cross the network in clear. TLS (tls) or the person's explicit
+// plain (--insecure-plain-http) lets it.
+func CheckPlainHTTP(addr string, tls, plain bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+	}
+	if tls || plain || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %q is reachable from other machines, and plain HTTP would send the bearer token and every call in clear: add --tls-cert FILE --tls-key FILE, or pass --insecure-plain-http to mean it", addr)
+}
+
 // MinTokenLen is the shortest bearer token LoadToken accepts: a token
 // shorter than this could be guessed, so it is no secret. A token serve
 // makes is 26 characters of base32 (130 random bits).

@@ -104,6 +104,36 @@ func TestCheckListen(t *testing.T) {
 	}
 }
 
+// Plain HTTP is served only where no other machine can reach it, unless
+// TLS is on or the person passed --insecure-plain-http.
+func TestCheckPlainHTTP(t *testing.T) {
+	for _, c := range []struct {
+		addr       string
+		tls, plain bool
+		ok         bool
+	}{
+		{"127.0.0.1:8765", false, false, true},
+		{"[::1]:8765", false, false, true},
+		{"localhost:8765", false, false, true},
+		{"0.0.0.0:8765", false, false, false},
+		{":8765", false, false, false},
+		{"192.168.1.5:8765", false, false, false},
+		{"example.com:8765", false, false, false},
+		{"192.168.1.5:8765", true, false, true},
+		{"0.0.0.0:8765", true, false, true},
+		{"192.168.1.5:8765", false, true, true},
+		{"8765", false, false, false},
+	} {
+		err := CheckPlainHTTP(c.addr, c.tls, c.plain)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckPlainHTTP(%q, tls %v, plain %v) = %v, want ok %v", c.addr, c.tls, c.plain, err, c.ok)
+		}
+		if err != nil && c.addr != "8765" && !strings.Contains(err.Error(), "--tls-cert FILE --tls-key FILE, or pass --insecure-plain-http") {
+			t.Errorf("CheckPlainHTTP(%q): %v, want the fix named", c.addr, err)
+		}
+	}
+}
+
 // Without the token serve listens only where no other machine can reach
 // it, and never with --allow-remote.
 func TestCheckNoToken(t *testing.T) {
