@@ -3,6 +3,7 @@ package approver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 )
@@ -198,5 +200,105 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(5 * time.Millisecond) // polling another goroutine's connections
+	}
+}
+
+// A socket directory that belongs to another user is refused (that user
+// could put a socket of its own there), and so is a path too long for a
+// Unix socket, with the fix named.
+func TestSocketDirectoryOfAnotherUserRefused(t *testing.T) {
+	// The root directory is root's; as root, a directory given away.
+	dir, owner := "/", 0
+	if os.Getuid() == 0 {
+		dir, owner = SocketDir(filepath.Join(t.TempDir(), "state")), 4321
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, owner, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := privateDir(dir)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("belongs to uid %d", owner)) {
+		t.Fatalf("privateDir(%s), owned by uid %d: %v, want a refusal naming the owner", dir, owner, err)
+	}
+}
+
+func TestSocketPathTooLongRefused(t *testing.T) {
+	state := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	_, err := Listen(SocketPath(state), Options{})
+	if err == nil || !strings.Contains(err.Error(), "XDG_STATE_HOME") {
+		t.Fatalf("Listen on a %d-byte path: %v, want a refusal naming XDG_STATE_HOME", len(SocketPath(state)), err)
+	}
+}
+
+// Edited arguments approve nothing unless they are one JSON object within
+// the bound the approver is shown.
+func TestEditedArgumentsMustBeABoundedObject(t *testing.T) {
+	scopes := []decide.Scope{decide.ScopeOnce}
+	for _, tc := range []struct {
+		name, args, want string
+	}{
+		{"too large", `{"k":"` + strings.Repeat("x", MaxArguments) + `"}`, "larger than"},
+		{"an array", `[1,2]`, "not one JSON object"},
+		{"null", `null`, "not one JSON object"},
+		{"not JSON", `{"k":`, "not one JSON object"},
+	} {
+		a, problem := hostAnswer(&Answer{Approve: true, Scope: decide.ScopeOnce, Arguments: tc.args}, scopes)
+		if !strings.Contains(problem, tc.want) || a.Approve {
+			t.Errorf("%s: answer %+v, problem %q; want nothing approved and %q", tc.name, a, problem, tc.want)
+		}
+	}
+	if a, problem := hostAnswer(&Answer{Approve: true, Arguments: `{"k":"v"}`}, scopes); problem != "" || !a.Approve || string(a.Args) != `{"k":"v"}` {
+		t.Errorf("a small object: %+v %q, want it passed on to be decided again", a, problem)
+	}
+}
+
+// A connection that has not said hello is sent no question: its first line
+// from the serve is the serve's hello, then every question waiting, each
+// once.
+func TestNoQuestionBeforeHello(t *testing.T) {
+	w := newWorld(t, true, Options{})
+	w.approver() // someone to ask
+	c, sc := raw(t, w.b.Path())
+	waitFor(t, "the serve holds the new connection", func() bool {
+		w.b.mu.Lock()
+		defer w.b.mu.Unlock()
+		return len(w.b.conns) == 2
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	asked := make(chan struct{})
+	go func() {
+		close(asked)
+		_, _ = w.b.Ask(ctx, &host.Question{Server: "f", Tool: &client.Tool{Name: "x"}, Args: []byte(`{}`), Scopes: []decide.Scope{decide.ScopeOnce}})
+	}()
+	<-asked
+	waitFor(t, "the question waits", func() bool {
+		w.b.mu.Lock()
+		defer w.b.mu.Unlock()
+		return len(w.b.pending) == 1
+	})
+	if _, err := c.Write([]byte(`{"type":"hello","version":1}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for len(types) < 2 && sc.Scan() {
+		typ, err := msgType(sc.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, typ)
+	}
+	if len(types) != 2 || types[0] != TypeHello || types[1] != TypeQuestion {
+		t.Fatalf("the new approver got %v, want its hello and then the question", types)
+	}
+	cancel()
+	// The withdrawal comes next, not the question a second time.
+	if !sc.Scan() {
+		t.Fatalf("no line after the question: %v", sc.Err())
+	}
+	if typ, _ := msgType(sc.Bytes()); typ != TypeWithdrawn {
+		t.Fatalf("after the question: %q, want it withdrawn (and not sent twice)", typ)
 	}
 }

@@ -194,6 +194,9 @@ func TestLoadTokenCreatesAPrivateFileOnce(t *testing.T) {
 	if perm := fi.Mode().Perm(); perm != 0o600 {
 		t.Fatalf("token file mode %o, want 600", perm)
 	}
+	if di, err := os.Stat(filepath.Dir(path)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("the token's new directory: %v %v, want mode 700", di.Mode(), err)
+	}
 	again, created, err := LoadToken(path)
 	if err != nil || created || again != tok {
 		t.Fatalf("second load: %q %v %v, want the same token, not created", again, created, err)
