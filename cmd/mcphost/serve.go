@@ -170,7 +170,7 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	// client cannot ask about. Without it serve still runs, asking
 	// through the client's form or refusing.
 	var approve serve.Approver
-	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o)}); err != nil {
+	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o, s.WorkDir)}); err != nil {
 		if via == serve.AskApprover {
 			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
 		}
@@ -337,10 +337,15 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 }
 
 // serveLabel names this serve to the approvers that connect: how it is
-// reached.
-func serveLabel(o *serveOptions) string {
+// reached and, on standard input and output, the directory its host
+// started it in, so that an approver connected to several serves can tell
+// which host asks.
+func serveLabel(o *serveOptions, workDir string) string {
 	if o.HTTP != "" {
 		return "http " + o.HTTP
+	}
+	if workDir != "" {
+		return "stdio in " + workDir
 	}
 	return "stdio"
 }
