@@ -90,10 +90,26 @@ type pending struct {
 	fail   chan error       // buffered; receives at most one value
 }
 
-// SocketPath is where the approver socket of a state directory lives: in
-// its own 0700 directory.
+// SocketDir is the directory of the approver sockets of a state
+// directory: 0700, this user's, one socket in it for every serve running.
+func SocketDir(stateDir string) string {
+	return filepath.Join(stateDir, "approver")
+}
+
+// socketGlob matches the sockets of SocketDir.
+const socketGlob = "serve-*.sock"
+
+// SocketPath is where this process's approver socket lives, in SocketDir:
+// each serve has its own, so a second serve of the person is reached by
+// approvers as the first is.
 func SocketPath(stateDir string) string {
-	return filepath.Join(stateDir, "approver", "socket")
+	return filepath.Join(SocketDir(stateDir), "serve-"+strconv.Itoa(os.Getpid())+".sock")
+}
+
+// Sockets lists the approver sockets in dir (SocketDir), one for each
+// serve that runs or that died without removing its own.
+func Sockets(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, socketGlob))
 }
 
 // Listen opens the approver socket at path (see SocketPath): it creates

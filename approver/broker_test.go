@@ -768,3 +768,33 @@ func TestLiveSocketWithoutLockKept(t *testing.T) {
 		t.Fatalf("the live socket was removed: %v", err)
 	}
 }
+
+// A symbolic link in place of the socket's directory could lead the socket
+// (and the lock) into a directory another user controls: it is refused,
+// even when the link's target is a private directory of this user.
+func TestSocketDirectorySymlinkRefused(t *testing.T) {
+	root := t.TempDir()
+	target := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(target, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(root, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := SocketPath(state)
+	if err := os.Symlink(target, filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Listen(path, Options{})
+	if err == nil {
+		b.Close()
+		t.Fatal("Listen accepted a symbolic link as the socket's directory")
+	}
+	if !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), filepath.Dir(path)) {
+		t.Errorf("error %q: want it to name the directory and say it is a symbolic link", err)
+	}
+	if ents, _ := os.ReadDir(target); len(ents) != 0 {
+		t.Errorf("the link's target holds %d entries, want none (no lock, no socket)", len(ents))
+	}
+}

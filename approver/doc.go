@@ -5,13 +5,19 @@
 //
 // # Who may connect
 //
-// The socket lives in its own directory of the state directory
-// (SocketPath), mode 0700, and is itself mode 0600; every connection's peer
-// user is read from the kernel (SO_PEERCRED on Linux, LOCAL_PEERCRED on
-// macOS and FreeBSD) and one from another user, or one whose user cannot be
-// told, is refused with an error line. One serve owns the socket at a time,
-// by an flock on the directory's lock file: a socket file left by a serve
-// that died is replaced, a live one is never taken over (ErrBusy).
+// Each serve has its own socket (SocketPath: serve-PID.sock) in the
+// sockets' directory of the state directory (SocketDir), mode 0700, and the
+// socket is itself mode 0600; every connection's peer user is read from the
+// kernel (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS and FreeBSD) and
+// one from another user, or one whose user cannot be told, is refused with
+// an error line. A serve owns its socket by an flock on the lock file beside
+// it: a socket file left by a serve that died is removed (by the next serve
+// that starts), a live one is never taken over (ErrBusy).
+//
+// An approver reaches every serve of the person through a Mux: it connects
+// to each socket of the directory, and to new ones as they appear (Watch),
+// marks each question with the serve that asked it, and sends each answer
+// to that serve.
 //
 // # The protocol
 //

@@ -85,6 +85,9 @@ type Question struct {
 	Scopes        []decide.Scope `json:"scopes"`
 	Changed       bool           `json:"changed,omitempty"`
 	ChangedFields []string       `json:"changedFields,omitempty"`
+	// From is the serve that asked, set by Mux on the approver's side;
+	// it is never sent.
+	From *Hello `json:"-"`
 }
 
 // MarshalJSON encodes q with "tier" and "class" as their names (T2,

@@ -26,7 +26,7 @@ func listen(path string) (*net.UnixListener, func(), error) {
 	if err := privateDir(dir); err != nil {
 		return nil, nil, err
 	}
-	unlock, err := lockDir(filepath.Join(dir, "lock"))
+	unlock, err := lockDir(path + ".lock")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +47,37 @@ func listen(path string) (*net.UnixListener, func(), error) {
 		unlock()
 		return nil, nil, fmt.Errorf("approver socket: %w", err)
 	}
-	return ln, unlock, nil
+	sweep(dir, path)
+	release := func() {
+		// The socket is gone already (unlinked on close); its lock goes
+		// too, so that the directory holds only what runs.
+		_ = os.Remove(path + ".lock")
+		unlock()
+	}
+	return ln, release, nil
+}
+
+// sweep removes the sockets (and their locks) that serves which died left
+// in dir, so that approvers do not try them. A socket whose lock is held,
+// or on which a process answers, is kept.
+func sweep(dir, own string) {
+	socks, err := filepath.Glob(filepath.Join(dir, socketGlob))
+	if err != nil {
+		return
+	}
+	for _, sock := range socks {
+		if sock == own {
+			continue
+		}
+		unlock, err := lockDir(sock + ".lock")
+		if err != nil {
+			continue // its serve lives, or the lock cannot be told
+		}
+		if clearStale(sock) == nil {
+			_ = os.Remove(sock + ".lock")
+		}
+		unlock()
+	}
 }
 
 // privateDir makes dir (and its parents) exist, be a directory of this
@@ -74,7 +104,8 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// lockDir takes the lock that makes one serve the owner of the socket. It
+// lockDir takes the lock (a file beside the socket) that makes one serve
+// the owner of the socket. It
 // is held until unlock, and released by the system if the process dies,
 // which is how a socket file left behind is known to be stale.
 func lockDir(name string) (func(), error) {

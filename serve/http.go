@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,10 +33,21 @@ func (s *Server) Handler(token string) http.Handler {
 	return Guard(token, s.routes())
 }
 
+// DefaultSessionTimeout is how long a 2025-11-25 HTTP session may go
+// without a request before serve closes it, its grants and taint with it.
+// Without a limit, anyone holding the token could open sessions until
+// serve's memory ran out (each costs about 17 KiB). A request that runs
+// (a long call) keeps its session open however long it takes.
+const DefaultSessionTimeout = 30 * time.Minute
+
 // routes sends each request to the handler of its protocol version.
 func (s *Server) routes() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.srv }
-	stateful := mcp.NewStreamableHTTPHandler(get, nil)
+	idle := s.o.SessionTimeout
+	if idle <= 0 {
+		idle = DefaultSessionTimeout
+	}
+	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: idle})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !NewProtocol(r) {
@@ -187,26 +199,61 @@ func CheckListen(addr string, remote bool) error {
 	return fmt.Errorf("--http %q is not a loopback address: other machines could reach the gate; listen on 127.0.0.1, or pass --allow-remote to mean it", addr)
 }
 
+// CheckPlainHTTP refuses to serve plain HTTP on an address other machines
+// can reach: the bearer token, and every call's arguments and results,
+// would cross the network in clear. TLS (tls) or the person's explicit
+// plain (--insecure-plain-http) lets it.
+func CheckPlainHTTP(addr string, tls, plain bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+	}
+	if tls || plain || host == "localhost" {
+		return nil
+	}
+	if net.ParseIP(host).IsLoopback() { // false for a name: it could resolve anywhere
+		return nil
+	}
+	return fmt.Errorf("--http %q is reachable from other machines, and plain HTTP would send the bearer token and every call in clear: add --tls-cert FILE --tls-key FILE, or pass --insecure-plain-http to mean it", addr)
+}
+
+// MinTokenLen is the shortest bearer token LoadToken accepts: a token
+// shorter than this could be guessed, so it is no secret. A token serve
+// makes is 26 characters of base32 (130 random bits).
+const MinTokenLen = 16
+
 // LoadToken reads the bearer token from path, or creates it there (a new
 // random token in a 0600 file) when the file does not exist; created
-// reports that it was new, so the caller can print it once.
+// reports that it was new, so the caller can print it once. As ssh does
+// with a key, it refuses a file that someone else could read or replace:
+// one that other users may read or write, or that belongs to another user,
+// checked on the file path leads to (a symbolic link is followed, and what
+// counts is its target). It also refuses a token shorter than MinTokenLen.
 func LoadToken(path string) (token string, created bool, err error) {
-	b, err := os.ReadFile(path)
+	f, err := openToken(path)
 	if err == nil {
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 4096))
+		if err != nil {
+			return "", false, fmt.Errorf("read the token file %s: %w", path, err)
+		}
 		token = strings.TrimSpace(string(b))
 		if token == "" {
 			return "", false, fmt.Errorf("the token file %s is empty: delete it to have a new token made", path)
 		}
+		if len(token) < MinTokenLen {
+			return "", false, fmt.Errorf("the token in %s is %d characters, too short to be a secret (at least %d): delete the file to have a new token made, or write a longer random one", path, len(token), MinTokenLen)
+		}
 		return token, false, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return "", false, fmt.Errorf("read the token: %w", err)
+		return "", false, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", false, fmt.Errorf("create the token's directory: %w", err)
 	}
 	token = rand.Text()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", false, fmt.Errorf("create the token file: %w", err)
 	}
@@ -218,4 +265,15 @@ func LoadToken(path string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("write the token file: %w", err)
 	}
 	return token, true, nil
+}
+
+// tokenTarget names what path leads to, for a message: the file to fix
+// (the link's target when path is a symbolic link) and how to call it.
+func tokenTarget(path string) (file, name string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := filepath.EvalSymlinks(path); err == nil {
+			return t, fmt.Sprintf("%s (a link to %s)", path, t)
+		}
+	}
+	return path, path
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,6 +104,36 @@ func TestCheckListen(t *testing.T) {
 	}
 }
 
+// Plain HTTP is served only where no other machine can reach it, unless
+// TLS is on or the person passed --insecure-plain-http.
+func TestCheckPlainHTTP(t *testing.T) {
+	for _, c := range []struct {
+		addr       string
+		tls, plain bool
+		ok         bool
+	}{
+		{"127.0.0.1:8765", false, false, true},
+		{"[::1]:8765", false, false, true},
+		{"localhost:8765", false, false, true},
+		{"0.0.0.0:8765", false, false, false},
+		{":8765", false, false, false},
+		{"192.168.1.5:8765", false, false, false},
+		{"example.com:8765", false, false, false},
+		{"192.168.1.5:8765", true, false, true},
+		{"0.0.0.0:8765", true, false, true},
+		{"192.168.1.5:8765", false, true, true},
+		{"8765", false, false, false},
+	} {
+		err := CheckPlainHTTP(c.addr, c.tls, c.plain)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckPlainHTTP(%q, tls %v, plain %v) = %v, want ok %v", c.addr, c.tls, c.plain, err, c.ok)
+		}
+		if err != nil && c.addr != "8765" && !strings.Contains(err.Error(), "--tls-cert FILE --tls-key FILE, or pass --insecure-plain-http") {
+			t.Errorf("CheckPlainHTTP(%q): %v, want the fix named", c.addr, err)
+		}
+	}
+}
+
 // Without the token serve listens only where no other machine can reach
 // it, and never with --allow-remote.
 func TestCheckNoToken(t *testing.T) {
@@ -162,6 +193,9 @@ func TestLoadTokenCreatesAPrivateFileOnce(t *testing.T) {
 	}
 	if perm := fi.Mode().Perm(); perm != 0o600 {
 		t.Fatalf("token file mode %o, want 600", perm)
+	}
+	if di, err := os.Stat(filepath.Dir(path)); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("the token's new directory: %v %v, want mode 700", di.Mode(), err)
 	}
 	again, created, err := LoadToken(path)
 	if err != nil || created || again != tok {
@@ -622,5 +656,83 @@ func TestHTTPBothVersionsSeeTheSameOffer(t *testing.T) {
 	r, err := cur.ReadResource(ctx, &mcp.ReadResourceParams{URI: "note://poison/1"})
 	if err != nil || r.Contents[0].Text != "note body" {
 		t.Fatalf("2026-07-28 read: %v %+v", err, r)
+	}
+}
+
+// An HTTP session that sends nothing for SessionTimeout is closed, its
+// state with it, so that sessions opened and left cannot grow serve without
+// bound; a session that keeps sending stays.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	const idle = time.Second
+	w := newWorld(t, worldOpts{tweak: func(o *Options) { o.SessionTimeout = idle }})
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	post := func(session, body string) *http.Response {
+		t.Helper()
+		r, err := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header.Set("Authorization", "Bearer tok")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			r.Header.Set("Mcp-Session-Id", session)
+			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		res, err := ts.Client().Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	open := func() string {
+		t.Helper()
+		res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"idle","version":"1"}}}`)
+		id := res.Header.Get("Mcp-Session-Id")
+		if res.StatusCode != http.StatusOK || id == "" {
+			t.Fatalf("initialize: status %d, session %q", res.StatusCode, id)
+		}
+		if res := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); res.StatusCode/100 != 2 {
+			t.Fatalf("initialized: status %d", res.StatusCode)
+		}
+		return id
+	}
+	live := func() int { return len(slices.Collect(w.srv.srv.Sessions())) }
+	left, busy := open(), open()
+	// busy pings at a tenth of the timeout until left is gone: it is
+	// never idle for long, so it must outlive left.
+	deadline := time.Now().Add(20 * time.Second) // only keeps a broken build from hanging
+	for n := 2; live() > 1; n++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions still open long after the idle timeout of %s", live(), idle)
+		}
+		if res := post(busy, `{"jsonrpc":"2.0","id":`+strconv.Itoa(n)+`,"method":"ping"}`); res.StatusCode != http.StatusOK {
+			t.Fatalf("the busy session's ping: status %d, want 200: it was closed although it kept sending", res.StatusCode)
+		}
+		time.Sleep(idle / 10) // the pace of the busy client's requests, not a wait for a result
+	}
+	if res := post(left, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("a request of the expired session: status %d, want 404 (the session is gone)", res.StatusCode)
+	}
+	if res := post(busy, `{"jsonrpc":"2.0","id":10,"method":"ping"}`); res.StatusCode != http.StatusOK {
+		t.Fatalf("the busy session after the idle one expired: status %d, want 200", res.StatusCode)
+	}
+	// The client that stays ends its session, as a client does on leaving.
+	r, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+	r.Header.Set("Authorization", "Bearer tok")
+	r.Header.Set("Mcp-Session-Id", busy)
+	if res, err := ts.Client().Do(r); err != nil || res.StatusCode/100 != 2 {
+		t.Fatalf("ending the busy session: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	for live() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the ended session is still open")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the SDK's session list
 	}
 }

@@ -121,12 +121,13 @@ func (s *Server) runParked(ctx context.Context, p *parked, call func(context.Con
 	// receives its result.
 	callCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), parkKey{}, p))
 	p.cancel = cancel
-	go func() {
+	// Shutdown waits for it and cancels it, as for a call in its request.
+	s.outlive(callCtx, cancel, func(callCtx context.Context) {
 		defer cancel()
 		p.res = call(callCtx)
 		close(p.done)
 		p.remove()
-	}()
+	})
 	return s.wait(ctx, p)
 }
 
@@ -149,6 +150,15 @@ func (s *Server) wait(ctx context.Context, p *parked) *mcp.CallToolResult {
 		}
 		return s.ask(p, qs)
 	case <-ctx.Done():
+		if s.halted() {
+			// Serve stops: the call is cancelled with the request, and
+			// its gate says how it ended, which the client is told.
+			select {
+			case <-p.done:
+				return p.res
+			case <-time.After(haltAnswerWait):
+			}
+		}
 		// No state went out, so nothing can resume the call: what its
 		// server asks from now on is no one's to answer, and the call is
 		// cancelled, as any call whose request ends is.

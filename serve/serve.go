@@ -85,6 +85,9 @@ type Options struct {
 	// AskTimeout bounds one elicitation (default 5 minutes): no answer in
 	// time is a denial.
 	AskTimeout time.Duration
+	// SessionTimeout closes a 2025-11-25 HTTP session that sent no request
+	// for this long (default DefaultSessionTimeout; http.go).
+	SessionTimeout time.Duration
 	// Instructions are sent to the client at initialize (servers waiting
 	// for consent, for instance).
 	Instructions string
@@ -136,6 +139,8 @@ type Server struct {
 	fwd      map[string]forwarded // server → its prompts and resources (forward.go)
 	uriOwner map[string]string    // resource URI → the server that offers it
 	fx       forwardState         // templates, completions, subscriptions (forward.go)
+
+	drain *drain // what Shutdown cancels and waits for (drain.go)
 }
 
 // export is one tool as offered to clients.
@@ -165,7 +170,7 @@ func New(o Options) *Server {
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{},
-		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}}
+		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}, drain: newDrain()}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
 	// Logging: a client may set its level; servers' messages during its
@@ -180,7 +185,7 @@ func New(o Options) *Server {
 	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps}
 	s.declare(caps, sopts)
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, sopts)
-	s.srv.AddReceivingMiddleware(s.waitForList)
+	s.srv.AddReceivingMiddleware(s.tracked, s.waitForList)
 	return s
 }
 

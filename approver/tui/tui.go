@@ -31,6 +31,10 @@ var ErrDisconnected = errors.New("mcphost serve ended the connection")
 type Config struct {
 	// Serve is the serve's hello, for the status line.
 	Serve *approver.Hello
+	// Serves, if set, returns the serves connected now (an approver.Mux):
+	// the status line counts them, and names the one that asked the
+	// call shown.
+	Serves func() []*approver.Hello
 	// Answer sends the person's answer to a question.
 	Answer func(q *approver.Question, a host.Answer) error
 	// NoColor drops colour; Dark, when set, skips asking the terminal.
@@ -205,13 +209,18 @@ func (m *Model) View() tea.View {
 
 // status is the top line: where the answers go and how many calls wait.
 func (m *Model) status() string {
-	who := "mcphost serve"
-	if h := m.cfg.Serve; h != nil {
-		if h.Label != "" {
-			who += " (" + sanitize.Line(h.Label) + ")"
-		}
-		if h.PID > 0 {
-			who += ", pid " + strconv.Itoa(h.PID)
+	who, from := approver.ServeName(m.cfg.Serve), ""
+	if m.cfg.Serves != nil {
+		switch hs := m.cfg.Serves(); {
+		case len(hs) == 1:
+			who = approver.ServeName(hs[0])
+		case len(hs) > 1:
+			who = strconv.Itoa(len(hs)) + " serves"
+			if m.dlg != nil && m.queue[0].From != nil {
+				// Before the count: on a narrow terminal, which host asks
+				// matters more.
+				from = " · this call from " + strings.TrimPrefix(approver.ServeName(m.queue[0].From), "mcphost ")
+			}
 		}
 	}
 	n := len(m.queue)
@@ -219,7 +228,7 @@ func (m *Model) status() string {
 	if n == 0 {
 		waiting = "nothing waiting"
 	}
-	return clip("mcphost approve · connected to "+who+" · "+waiting, m.width)
+	return clip("mcphost approve · connected to "+who+from+" · "+waiting, m.width)
 }
 
 // outcome is the note left after the person answered q.
@@ -253,11 +262,18 @@ type Streams struct {
 	Out io.Writer
 }
 
+// Source is where the questions come from and the answers go: one serve
+// (*approver.Conn) or every serve of the person (*approver.Mux).
+type Source interface {
+	Next() (any, error)
+	Answer(q *approver.Question, a host.Answer) error
+}
+
 // Run shows the screen until the person quits (nil), ctx ends (nil), or
 // the serve ends the connection (an error wrapping ErrDisconnected, or the
-// serve's own error). It reads conn's messages and sends answers on it;
-// the caller closes conn.
-func Run(ctx context.Context, s Streams, conn *approver.Conn, cfg Config) error {
+// serve's own error; with a Mux, the last serve). It reads conn's messages
+// and sends answers on it; the caller closes conn.
+func Run(ctx context.Context, s Streams, conn Source, cfg Config) error {
 	if cfg.Answer == nil {
 		cfg.Answer = conn.Answer
 	}

@@ -201,3 +201,22 @@ func TestConnectionEnd(t *testing.T) {
 		t.Fatalf("after the end: %v", s.m.Err())
 	}
 }
+
+// With several serves connected, the status line counts them and names the
+// serve that asked the call shown, so the person knows which host's call
+// they answer.
+func TestStatusNamesTheServeThatAsked(t *testing.T) {
+	one := &approver.Hello{Version: 1, Label: "stdio", PID: 41}
+	two := &approver.Hello{Version: 1, Label: "http 127.0.0.1:8765", PID: 42}
+	serves := []*approver.Hello{one, two}
+	s := newScreen(t, nil)
+	s.m.cfg.Serves = func() []*approver.Hello { return serves }
+	s.update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	s.mustShow("connected to 2 serves · nothing waiting")
+	q := question("a", "delete_task", decide.T2, allScopes...)
+	q.From = two
+	s.update(EventMsg{q})
+	s.mustShow("connected to 2 serves · this call from serve (http 127.0.0.1:8765), pid 42 · 1 waiting")
+	serves = serves[1:]
+	s.mustShow("connected to mcphost serve (http 127.0.0.1:8765), pid 42")
+}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"github.com/mcphost/mcphost/approver"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -34,6 +36,10 @@ type serveOptions struct {
 	MaxTools   int
 	// NoToken serves HTTP without the bearer token, on loopback only.
 	NoToken bool
+	// TLSCert and TLSKey serve HTTPS; PlainHTTP lets --allow-remote serve
+	// plain HTTP without them.
+	TLSCert, TLSKey string
+	PlainHTTP       bool
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -55,7 +61,9 @@ elicitation) when the host offers one, else through a waiting approver
 On standard input and output by default; --http ADDR serves streamable HTTP
 (2025-11-25, each client its own session, and 2026-07-28, each client
 identity one gate while serve runs) on loopback unless --allow-remote, with
-a bearer token from the state directory (--token-file).
+a bearer token from the state directory (--token-file). An address other
+machines can reach is served only over TLS (--tls-cert, --tls-key), unless
+--insecure-plain-http says plain HTTP is meant.
 --insecure-no-token drops the token on a loopback address, for a client that
 cannot send one; any process on the machine can then call the tools.
 
@@ -81,6 +89,9 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 	f.Lookup("tool-search").NoOptDefVal = "auto"
 	f.IntVar(&o.MaxTools, "max-tools", 0, "the most tools the host accepts (`N`, such as 128 for OpenAI-backed hosts): --tool-search auto searches past it")
 	f.BoolVar(&o.NoToken, "insecure-no-token", false, "serve --http without the bearer token (loopback only): any local process can call the tools")
+	f.StringVar(&o.TLSCert, "tls-cert", "", "serve --http over TLS with the certificate (chain) in PEM `FILE`; needs --tls-key")
+	f.StringVar(&o.TLSKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
+	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -105,6 +116,12 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		return usageError(errors.New("--insecure-no-token is for --http: on standard input and output there is no token to drop"))
 	case o.NoToken && o.TokenFile != "":
 		return usageError(errors.New("--insecure-no-token and --token-file contradict each other: drop one"))
+	case (o.TLSCert != "" || o.TLSKey != "" || o.PlainHTTP) && o.HTTP == "":
+		return usageError(errors.New("--tls-cert, --tls-key and --insecure-plain-http are for --http: standard input and output cross no network"))
+	case (o.TLSCert == "") != (o.TLSKey == ""):
+		return usageError(errors.New("--tls-cert and --tls-key go together: give the certificate and its private key"))
+	case o.PlainHTTP && o.TLSCert != "":
+		return usageError(errors.New("--insecure-plain-http and --tls-cert contradict each other: drop one"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -153,7 +170,7 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	// client cannot ask about. Without it serve still runs, asking
 	// through the client's form or refusing.
 	var approve serve.Approver
-	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o)}); err != nil {
+	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o, s.WorkDir)}); err != nil {
 		if via == serve.AskApprover {
 			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
 		}
@@ -180,11 +197,33 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 	if s.Terminal {
 		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
 	}
+	// A signal cancels the call that runs, as in the chat, rather than
+	// waiting for it; its gate records how it ended.
+	halt := context.AfterFunc(ctx, srv.Halt)
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(s.In), Writer: nopWriteCloser{s.Out}})
+	halt()
+	drainCalls(srv, s)
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		return err
 	}
 	return nil
+}
+
+// drainWait bounds how long serve waits, once it stops, for the calls it
+// cancelled to end and their outcomes to be recorded. A cancelled call
+// ends as soon as its server's client gives up on it, so this is only
+// reached by a call that does not.
+var drainWait = 30 * time.Second
+
+// drainCalls cancels every call that still runs and waits, bounded, for
+// each to record its outcome; the audit log is closed only after it (the
+// defers of runServe run in that order).
+func drainCalls(srv *serve.Server, s *streams) {
+	ctx, cancel := context.WithTimeout(context.Background(), drainWait)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		fmt.Fprintf(s.Err, "mcphost: warning: %v (waited %s); `mcphost audit verify` lists them as open intents\n", err, drainWait)
+	}
 }
 
 // serveInstructions tell the client what serve is and which servers wait
@@ -210,13 +249,26 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
 		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
 	}
-	var handler http.Handler
-	var created bool
-	var path, token string
 	if o.NoToken {
 		if err := serve.CheckNoToken(o.HTTP, o.AllowRemote); err != nil {
 			return usageError(err)
 		}
+	}
+	if err := serve.CheckPlainHTTP(o.HTTP, o.TLSCert != "", o.PlainHTTP); err != nil {
+		return usageError(err)
+	}
+	var tlsConf *tls.Config
+	if o.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			return usageError(fmt.Errorf("--tls-cert %s --tls-key %s: %w", o.TLSCert, o.TLSKey, err))
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	var handler http.Handler
+	var created bool
+	var path, token string
+	if o.NoToken {
 		handler = srv.HandlerWithoutToken()
 	} else {
 		path = o.TokenFile
@@ -234,7 +286,14 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.HTTP, err)
 	}
-	fmt.Fprintf(s.Err, "mcphost: serving MCP on http://%s/mcp\n", ln.Addr())
+	scheme := "http"
+	if tlsConf != nil {
+		ln, scheme = tls.NewListener(ln, tlsConf), "https"
+	}
+	fmt.Fprintf(s.Err, "mcphost: serving MCP on %s://%s/mcp\n", scheme, ln.Addr())
+	if tlsConf == nil && o.PlainHTTP && serve.CheckPlainHTTP(o.HTTP, false, false) != nil {
+		fmt.Fprintln(s.Err, "mcphost: warning: --insecure-plain-http: the bearer token and every call cross the network in clear")
+	}
 	if o.NoToken {
 		fmt.Fprintln(s.Err, "mcphost: warning: --insecure-no-token: no bearer token is asked, so any process on this machine can call these tools through the gate")
 	}
@@ -243,26 +302,50 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The server's own complaints (a client speaking plain HTTP to TLS, say)
+	// go to serve's stderr like its other warnings.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(s.Err, "mcphost: http: ", 0)}
 	srv.Start(ctx)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	var serr error
 	select {
-	case err := <-done:
-		return err
+	case serr = <-done:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
 	}
+	// Stop accepting at once; then cancel what runs and wait for every
+	// outcome to be recorded; then give the answers (a cancelled call's
+	// "outcome unknown") a moment to reach their clients before the
+	// connections still open (a client's listening stream) are closed.
+	shut := make(chan struct{})
+	sctx, cancel := context.WithTimeout(context.Background(), drainWait+2*time.Second)
+	defer cancel()
+	go func() {
+		_ = hs.Shutdown(sctx)
+		close(shut)
+	}()
+	drainCalls(srv, s)
+	select {
+	case <-shut:
+	case <-time.After(2 * time.Second):
+	}
+	_ = hs.Close()
+	if errors.Is(serr, http.ErrServerClosed) {
+		serr = nil
+	}
+	return serr
 }
 
 // serveLabel names this serve to the approvers that connect: how it is
-// reached.
-func serveLabel(o *serveOptions) string {
+// reached and, on standard input and output, the directory its host
+// started it in, so that an approver connected to several serves can tell
+// which host asks.
+func serveLabel(o *serveOptions, workDir string) string {
 	if o.HTTP != "" {
 		return "http " + o.HTTP
+	}
+	if workDir != "" {
+		return "stdio in " + workDir
 	}
 	return "stdio"
 }

@@ -56,8 +56,11 @@ func TestServeAsksTheApprover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ap.Close()
-	if _, err := ap.Hello(); err != nil {
+	if h, err := ap.Hello(); err != nil {
 		t.Fatal(err)
+	} else if h.Label != "stdio in "+dir {
+		// With several serves connected, the approver tells them apart by it.
+		t.Errorf("the serve's label %q, want %q", h.Label, "stdio in "+dir)
 	}
 
 	for _, approve := range []bool{true, false} {
