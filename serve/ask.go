@@ -114,6 +114,15 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 	}
 	switch a.route() {
 	case routeElicit:
+		if a.multiRoundTrip() && host.IsOperation(q.Tool) {
+			// A read, prompts/get or subscription has no round of its
+			// own to ask in: the approver, when one waits, else no one
+			// (the refusal says how to approve it).
+			if a.s.o.AskVia != AskElicit && a.s.o.Approver != nil && a.s.o.Approver.Waiting() {
+				return a.s.o.Approver.Ask(ctx, q)
+			}
+			return host.Answer{}, host.ErrNoPerson
+		}
 		if a.multiRoundTrip() {
 			// The question went out before the call (see inputRequired);
 			// one that arises only now cannot be asked in this round.

@@ -2,12 +2,14 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,9 +17,9 @@ import (
 )
 
 // Extras is what serve forwards besides tools, when the catalog offers it
-// (*client.Manager does): prompts and resources, read from their servers
-// as data. Neither runs a tool, so neither passes the gate; their text is
-// the server's, passed on escaped and bounded.
+// (*client.Manager does): prompts and resources. Their lists are passed on
+// escaped and bounded; a read or a prompts/get passes the session's gate
+// (host.Gate.ReadResource, host.Gate.GetPrompt), as in the chat.
 type Extras interface {
 	Prompts(ctx context.Context, server string) ([]*mcp.Prompt, error)
 	GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error)
@@ -225,10 +227,18 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
+			ctx, sess, err := s.gated(ctx, req.Session)
+			if err != nil {
+				return nil, err
+			}
 			// In flight like a call: what the server asks meanwhile is not
 			// taken for another call's (relay.go).
 			defer s.begin(server, req.Session, ctx, nil, nil)()
-			return x.GetPrompt(ctx, server, raw, args)
+			res, r := sess.gate.GetPrompt(ctx, server, raw, args)
+			if res == nil {
+				return nil, s.notRead(r)
+			}
+			return res, nil
 		})
 		s.fx.prompts[name] = promptRef{server: server, raw: raw}
 		now.prompts = append(now.prompts, name)
@@ -245,8 +255,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		s.srv.AddResource(&mcp.Resource{URI: uri, Name: server + "__" + bound(r.Name, 200), Title: bound(r.Title, 200),
 			Description: sanitize.Truncate(sanitize.Text(r.Description), MaxDescription), MIMEType: bound(r.MIMEType, 100)},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				defer s.begin(server, req.Session, ctx, nil, nil)()
-				return x.ReadResource(ctx, server, uri)
+				return s.read(ctx, req.Session, server, uri)
 			})
 		now.resources = append(now.resources, uri)
 	}
@@ -300,8 +309,43 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 	if server == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	defer s.begin(server, req.Session, ctx, nil, nil)()
-	return s.o.Catalog.(Extras).ReadResource(ctx, server, uri)
+	return s.read(ctx, req.Session, server, uri)
+}
+
+// read reads uri from server through the gate of the client session ss:
+// decided, asked about, audited and tainting as the chat's and `mcphost
+// read`'s reads are.
+func (s *Server) read(ctx context.Context, ss *mcp.ServerSession, server, uri string) (*mcp.ReadResourceResult, error) {
+	ctx, sess, err := s.gated(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	defer s.begin(server, ss, ctx, nil, nil)()
+	res, r := sess.gate.ReadResource(ctx, server, uri)
+	if res == nil {
+		return nil, s.notRead(r)
+	}
+	return res, nil
+}
+
+// gated returns the gate of the client behind a request on ss, and the
+// request's context with the asker that can reach that client now.
+func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Context, *session, error) {
+	sess, a, err := s.sessionOf(ctx, ss)
+	if err != nil {
+		return ctx, nil, errors.New("mcphost: " + err.Error())
+	}
+	return context.WithValue(ctx, askerKey{}, a), sess, nil
+}
+
+// notRead is the error for a read or prompts/get that returned nothing: the
+// server's own error as it sent it (no such resource), else why the gate
+// did not let it through and how to get it approved.
+func (s *Server) notRead(r *host.Result) error {
+	if je := (*jsonrpc.Error)(nil); r.Status == host.StatusRejected && errors.As(r.Err, &je) {
+		return je
+	}
+	return errors.New(refusal(r, s.o.AskVia))
 }
 
 // templateOwner returns the server whose template, first in the order

@@ -1,0 +1,233 @@
+package serve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// filesServer is a real MCP server, in process, that reads any file under
+// a file:// template, as a file-system server's resources do; reads counts
+// what it served.
+func filesServer(reads *atomic.Int64) func(context.Context) (mcp.Transport, error) {
+	return func(context.Context) (mcp.Transport, error) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1"}, nil)
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "file"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				reads.Add(1)
+				path := strings.TrimPrefix(req.Params.URI, "file://")
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return nil, mcp.ResourceNotFoundError(req.Params.URI)
+				}
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: string(data)}}}, nil
+			})
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+}
+
+// waitForward waits until the client is offered uri (listed) or the
+// template ut.
+func (c *conn) waitForward(t *testing.T, uri, ut string) {
+	t.Helper()
+	c.until(t, "forwarded "+uri+ut, func() bool {
+		if ut != "" {
+			return c.templates(t)[ut] != nil
+		}
+		rs, err := c.cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs.Resources {
+			if r.URI == uri {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// onlyGate returns the gate of the one client session serve knows.
+func (w *world) onlyGate() *host.Gate {
+	w.t.Helper()
+	w.srv.mu.Lock()
+	defer w.srv.mu.Unlock()
+	if len(w.srv.sessions) != 1 {
+		w.t.Fatalf("%d sessions, want 1", len(w.srv.sessions))
+	}
+	for _, sess := range w.srv.sessions {
+		return sess.gate
+	}
+	return nil
+}
+
+// TestAReadThroughServePassesTheClientsGate: a resources/read or
+// prompts/get through serve is decided by the client's gate as the chat's
+// and `mcphost read`'s are: a deny rule refuses it and the refusal is
+// audited; an untrusted server's read is asked (through the client's form,
+// or, for a 2026-07-28 client, which cannot be asked within a read, through
+// a waiting approver, else refused saying how to approve it).
+func TestAReadThroughServePassesTheClientsGate(t *testing.T) {
+	ctx := context.Background()
+	const uri = "note://poison/1"
+	only := []client.Spec{{Name: "poison", Dial: poisonServer}}
+
+	t.Run("denied by rule", func(t *testing.T) {
+		w := newWorld(t, worldOpts{specs: only, rules: []string{"deny:poison/resources/read", "deny:poison/prompts/get"}})
+		c := w.connect(accepting())
+		c.waitForward(t, uri, "")
+		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "denied by the rule") {
+			t.Fatalf("a read denied by rule: %v, want it denied by the rule", err)
+		}
+		if _, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "poison__review", Arguments: map[string]string{"topic": "x"}}); err == nil {
+			t.Fatal("a prompts/get denied by rule was answered")
+		}
+		recs := w.outcomes(host.ResourceReadTool)
+		if len(recs) != 1 || recs[0].Status != audit.StatusDenied || recs[0].Server != "poison" {
+			t.Fatalf("read outcomes %+v, want one denied", recs)
+		}
+		if recs := w.outcomes(host.PromptGetTool); len(recs) != 1 || recs[0].Status != audit.StatusDenied {
+			t.Fatalf("prompts/get outcomes %+v, want one denied", recs)
+		}
+	})
+
+	t.Run("untrusted is asked", func(t *testing.T) {
+		w := newWorld(t, worldOpts{specs: only, rules: []string{}})
+		e := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowOnce, "resources/read")}}
+		c := w.connectWith(e, connOpts{version: "2025-11-25"})
+		c.waitForward(t, uri, "")
+		if got := c.read(t, uri); got != "note body" {
+			t.Fatalf("read %q after the person allowed it", got)
+		}
+		if e.count() != 1 || !strings.Contains(e.asked[0].Message, "resources/read") || !strings.Contains(e.asked[0].Message, uri) {
+			t.Fatalf("asked %d times (%+v), want once about the read of %s", e.count(), e.asked, uri)
+		}
+		if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil {
+			t.Fatal("a second read ran on an allow-once answer (the elicitor declines now)")
+		}
+		if recs := w.outcomes(host.ResourceReadTool); len(recs) != 2 || recs[0].Status != audit.StatusSuccess || recs[1].Status != audit.StatusDenied {
+			t.Fatalf("read outcomes %+v, want success then denied", recs)
+		}
+	})
+
+	t.Run("a 2026-07-28 client goes to the approver or is told how", func(t *testing.T) {
+		ap := &approver{}
+		w := newWorld(t, worldOpts{specs: only, rules: []string{}, approver: ap})
+		c := w.connect(accepting())
+		c.waitForward(t, uri, "")
+		_, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err == nil || !strings.Contains(err.Error(), "mcphost approve") || !strings.Contains(err.Error(), "poison/resources/read") {
+			t.Fatalf("an untrusted read with no one to ask: %v, want a refusal naming the approver and the rule", err)
+		}
+		ap.mu.Lock()
+		ap.waiting = true
+		ap.mu.Unlock()
+		if got := c.read(t, uri); got != "note body" || ap.asked != 1 {
+			t.Fatalf("read %q, approver asked %d times; want the note after one question", got, ap.asked)
+		}
+	})
+}
+
+// accepting is an elicitor that would allow anything, to show that a
+// refusal is not the person's.
+func accepting() *elicitor {
+	return &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowSession, "resources/read"), accept(DecisionAllowSession, "prompts/get")}}
+}
+
+// TestATemplateReadOfMcphostsOwnFilesIsNotReturnedUnasked: through a
+// server's file:// template, a read of mcphost's configuration is asked at
+// tier 3 like a tool argument naming it, even from a trusted server that an
+// allow rule covers; no one to ask, it is refused and the server never
+// sees it. Another file of the same server is read.
+func TestATemplateReadOfMcphostsOwnFilesIsNotReturnedUnasked(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config", "mcphost")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{filepath.Join(cfg, "config.json"): "SECRET-CONFIG", filepath.Join(dir, "notes.txt"): "plain notes"} {
+		if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var reads atomic.Int64
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: filesServer(&reads)}},
+		rules: []string{"allow:files/*"}, home: dir, protected: []string{cfg}})
+	c := w.connect(nil)
+	c.waitForward(t, "", "file:///{+path}")
+	if got := c.read(t, "file://"+filepath.Join(dir, "notes.txt")); got != "plain notes" {
+		t.Fatalf("an ordinary file read %q", got)
+	}
+	res, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "file://" + filepath.Join(cfg, "config.json")})
+	if err == nil || (res != nil && len(res.Contents) > 0) || reads.Load() != 1 {
+		t.Fatalf("mcphost's config read through a template: %v %+v (%d reads served), want refused before the server", err, res, reads.Load())
+	}
+	if !strings.Contains(err.Error(), "T3") {
+		t.Errorf("refusal %q, want it asked at tier 3", err)
+	}
+}
+
+// TestAReadThroughServeTaintsTheSession: what a read returns adds to the
+// client's taint, as a call's output does: a trusted server's resource is
+// a private read, an untrusted one's open-world content.
+func TestAReadThroughServeTaintsTheSession(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("plain notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int64
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: filesServer(&reads)}, {Name: "poison", Dial: poisonServer}}})
+	c := w.connect(nil)
+	c.waitForward(t, "", "file:///{+path}")
+	c.waitForward(t, "note://poison/1", "")
+	c.read(t, "file://"+filepath.Join(dir, "notes.txt"))
+	g := w.onlyGate() // made by the first request
+	if open, priv := g.Taint(); open || !priv {
+		t.Fatalf("after a trusted read: open %v private %v, want a private read", open, priv)
+	}
+	c.read(t, "note://poison/1")
+	if open, _ := g.Taint(); !open {
+		t.Fatal("after an untrusted server's read the session has seen no open-world content")
+	}
+}
+
+// TestSubscriptionsAndCompletionsFollowTheReadDecision: a client may not
+// watch what it may not read (the subscription is never made at the
+// server), and a completion is sent only for a prompt or template the
+// client may use unasked.
+func TestSubscriptionsAndCompletionsFollowTheReadDecision(t *testing.T) {
+	tasks := &liveFixture{}
+	w := newWorld(t, worldOpts{specs: []client.Spec{tasks.spec(t, "tasks", "tasks", fixtures.Options{Resources: true}, nil)},
+		rules: []string{"deny:tasks/resources/read", "deny:tasks/prompts/get"}})
+	c := w.connectWith(nil, connOpts{version: "2025-11-25"})
+	c.waitForward(t, fixtures.BoardURI, "")
+	ctx := context.Background()
+	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: fixtures.BoardURI}); err == nil {
+		t.Fatal("a subscription to a resource the client may not read was made")
+	}
+	if got := tasks.get().Subscriptions(); len(got) != 0 || w.srv.holders(fixtures.BoardURI) != 0 {
+		t.Fatalf("tasks holds %q, serve %d holders: want none", got, w.srv.holders(fixtures.BoardURI))
+	}
+	for _, ref := range []*mcp.CompleteReference{{Type: "ref/prompt", Name: "tasks__triage"}, {Type: "ref/resource", URI: fixtures.TaskTemplate}} {
+		res, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "T-"}})
+		if err != nil || len(res.Completion.Values) != 0 {
+			t.Fatalf("completion of %s %s: %v %+v, want no values", ref.Type, ref.Name+ref.URI, err, res)
+		}
+	}
+	if recs := w.outcomes(host.ResourceReadTool); len(recs) != 1 || recs[0].Status != audit.StatusDenied {
+		t.Fatalf("outcomes %+v, want the subscription's refusal audited", recs)
+	}
+}
