@@ -101,6 +101,7 @@ type answerKey struct{}
 // provided is an answer that came with the call, or why none counts.
 type provided struct {
 	res    *mcp.ElicitResult
+	def    string // the definition hash the answer was given about
 	reason string // set when the answer cannot be used
 }
 
@@ -109,6 +110,11 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 	if p, ok := ctx.Value(answerKey{}).(*provided); ok {
 		if p.reason != "" {
 			return host.Answer{Reason: p.reason}, nil
+		}
+		if q.Tool == nil || q.Tool.Hash != p.def {
+			// The server listed the tool anew since the question: the
+			// answer was about another definition.
+			return host.Answer{Reason: "the tool's definition changed since the question was answered; call again to be asked about it as it is now"}, nil
 		}
 		return Judge(q, p.res), nil
 	}

@@ -30,7 +30,11 @@ type callState struct {
 	Server   string `json:"v"`
 	Tool     string `json:"t"`
 	ArgsHash string `json:"a"`
-	Expires  int64  `json:"e"` // unix seconds
+	// Def is the definition hash of the tool as it was asked about: an
+	// answer approves that definition only, never one the server listed
+	// since.
+	Def     string `json:"d,omitempty"`
+	Expires int64  `json:"e"` // unix seconds
 	// Nonce makes each question's state unique, so that its answer is
 	// used once: a replay of the same answer is another call.
 	Nonce string `json:"n"`
@@ -84,7 +88,7 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 		q.ChangedFields = ch.Fields
 	}
 	state := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: e.server, Tool: e.tool,
-		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
+		ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
 }
 
@@ -133,7 +137,23 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 	case !s.spend(st):
 		pr.reason = "that answer was used already; call again to be asked"
 	default:
-		pr.res = res
+		pr.res, pr.def = res, st.Def
 	}
 	return context.WithValue(ctx, answerKey{}, pr)
+}
+
+// redefined returns, for an answer sealed for this very call but about a
+// definition of the tool other than the one listed now, a new first round
+// about the definition as it is now (what changed included): the answer
+// approves nothing, and the person is asked about what would run. Nil when
+// the answer is about the current definition (or is not for this call, which
+// answered refuses).
+func (s *Server) redefined(sess *session, e *export, args json.RawMessage, st callState, sealed bool) *mcp.CallToolResult {
+	if !sealed || st.Kind != stateApprove || !st.boundTo(sess, e, args) {
+		return nil
+	}
+	if t, ok := s.o.Catalog.Tool(e.server, e.tool); ok && t.Hash == st.Def {
+		return nil
+	}
+	return s.inputRequired(sess, e, args)
 }

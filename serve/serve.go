@@ -442,6 +442,9 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					return res, nil
 				}
 			} else {
+				if res := s.redefined(sess, e, args, st, sealed); res != nil {
+					return res, nil
+				}
 				ctx = s.answered(ctx, sess, e, args, st, sealed, p.InputResponses)
 			}
 		}
