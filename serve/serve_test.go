@@ -303,6 +303,7 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
+	silent  bool // never answers mcphost's questions (until the question's context ends)
 	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
@@ -334,6 +335,12 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	}
 	if e != nil {
 		opts.ElicitationHandler = e.handle
+	}
+	if co.silent {
+		opts.ElicitationHandler = func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
 	}
 	if co.byHand {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
@@ -807,6 +814,8 @@ func TestJudge(t *testing.T) {
 	}{
 		{"nil", t2, nil, false, 0},
 		{"decline", t2, &mcp.ElicitResult{Action: "decline"}, false, 0},
+		{"decline carrying allow-session", t2, &mcp.ElicitResult{Action: "decline", Content: map[string]any{"decision": DecisionAllowSession}}, false, 0},
+		{"cancel carrying allow-once", t2, &mcp.ElicitResult{Action: "cancel", Content: map[string]any{"decision": DecisionAllowOnce}}, false, 0},
 		{"cancel", t2, &mcp.ElicitResult{Action: "cancel"}, false, 0},
 		{"deny", t2, accept(DecisionDeny, ""), false, 0},
 		{"unknown decision", t2, accept("allow-always", ""), false, 0},
