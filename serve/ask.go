@@ -1,10 +1,10 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"

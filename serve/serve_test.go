@@ -303,7 +303,7 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
-	silent  bool // never answers mcphost's questions (until the question's context ends)
+	silent  bool          // never answers mcphost's questions (until the question's context ends)
 	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
