@@ -2,10 +2,13 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
@@ -154,8 +157,8 @@ func (s *Server) reforward(ctx context.Context, server string) {
 	})
 }
 
-// forward offers server's prompts (as server__name, or the raw name with
-// Options.NoPrefix), resources (under their own URIs; the server that
+// forward offers server's prompts (as promptName names them, or the raw
+// name with Options.NoPrefix), resources (under their own URIs; the server that
 // offered a URI first keeps it) and resource templates (the server that
 // offered a URI template first keeps it, and a URI that no listed resource
 // has goes to the first-forwarded server whose template matches it) to
@@ -206,7 +209,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		if p == nil || !safeName(p.Name) {
 			continue
 		}
-		name := server + "__" + p.Name
+		name := promptName(server, p.Name)
 		if s.o.NoPrefix {
 			name = p.Name
 		}
@@ -374,6 +377,26 @@ func (s *Server) resourceOwner(uri string) string {
 		return owner
 	}
 	return s.templateOwner(uri)
+}
+
+// promptName is the name a server's prompt is offered under:
+// server__prompt when that splits back into this server and prompt only
+// (neither holds "__" at the join, as a_ + _b or a__b + c would), else
+// that cut and suffixed with a hash of the pair. So, as with tools'
+// names, no server can take another's prompt name, whichever started
+// first: the pairs that could meet under one plain name get distinct
+// hashed ones.
+func promptName(server, prompt string) string {
+	name := server + "__" + prompt
+	if strings.Index(name, "__") == len(server) && strings.LastIndex(name, "__") == len(server) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(server + "/" + prompt))
+	suffix := "_" + hex.EncodeToString(sum[:])[:8]
+	if len(name) > 128-len(suffix) {
+		name = name[:128-len(suffix)]
+	}
+	return name + suffix
 }
 
 // safeName reports whether a server's name for a prompt or argument can be
