@@ -320,3 +320,89 @@ func TestListsAreCachedPrivately(t *testing.T) {
 		t.Errorf("resources/read cacheScope %q, want private", res.CacheScope)
 	}
 }
+
+// resourceServer is a real MCP server, in process, that lists each of
+// uris and answers its read with body.
+func resourceServer(body string, uris ...string) func(context.Context) (mcp.Transport, error) {
+	return func(context.Context) (mcp.Transport, error) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
+		for _, uri := range uris {
+			srv.AddResource(&mcp.Resource{URI: uri, Name: "r"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: body}}}, nil
+			})
+		}
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+}
+
+// TestTheServerThatOfferedAURIFirstKeepsIt: a server that starts later
+// and lists a URI another server offers does not take its reads.
+func TestTheServerThatOfferedAURIFirstKeepsIt(t *testing.T) {
+	hold := make(chan struct{})
+	later := resourceServer("the later server's", "note://shared/1", "note://later/2")
+	w := newWorld(t, worldOpts{specs: []client.Spec{
+		{Name: "files", Dial: resourceServer("the first server's", "note://shared/1")},
+		{Name: "tasks", Dial: func(ctx context.Context) (mcp.Transport, error) {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return later(ctx)
+		}},
+	}})
+	c := w.connect(nil)
+	c.waitForward(t, "note://shared/1", "")
+	close(hold)
+	c.waitForward(t, "note://later/2", "")
+	if got := c.read(t, "note://shared/1"); got != "the first server's" {
+		t.Fatalf("the shared URI read %q, want the first server's", got)
+	}
+}
+
+// TestAForwardedPromptIsEscaped: a prompt's description and its
+// arguments' descriptions reach the client escaped.
+func TestAForwardedPromptIsEscaped(t *testing.T) {
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: promptServer("review", "Review\x1b[2J\u202e now\u009b", "x")}}})
+	c := w.connect(nil)
+	var got []*mcp.Prompt
+	c.until(t, "the prompt", func() bool {
+		res, err := c.cs.ListPrompts(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = res.Prompts
+		return len(got) == 1
+	})
+	if d := got[0].Description; strings.ContainsAny(d, "\x1b\u202e\u009b") || !strings.Contains(d, "Review") {
+		t.Fatalf("description %q, want the server's words escaped", d)
+	}
+}
+
+// TestAServersURLQuestionIsNeverSentToTheClient: a server's URL-mode
+// question (open this address) is answered by the headless rule, even
+// with one client connected that answers forms: a client is shown only
+// questions it can answer in the form.
+func TestAServersURLQuestionIsNeverSentToTheClient(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	e := &elicitor{answers: []*mcp.ElicitResult{{Action: "accept"}, {Action: "accept"}}}
+	w.connectWith(e, connOpts{version: "2025-11-25"})
+	headless := &mcp.ElicitResult{Action: "decline"}
+	fallback := func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return headless, nil }
+	for _, p := range []*mcp.ElicitParams{
+		{Mode: "url", URL: "https://example.invalid/login", ElicitationID: "1", Message: "log in"},
+		{URL: "https://example.invalid/login", ElicitationID: "2", Message: "log in"},
+	} {
+		res, err := w.srv.ServerElicitation(fallback)(context.Background(), "flaky", &mcp.ElicitRequest{Params: p})
+		if err != nil || res != headless {
+			t.Fatalf("a URL question (mode %q): %+v %v, want the headless answer", p.Mode, res, err)
+		}
+	}
+	if e.count() != 0 {
+		t.Fatalf("the client was sent %d URL questions", e.count())
+	}
+}
