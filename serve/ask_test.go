@@ -115,7 +115,9 @@ func TestTheFormEscapesArguments(t *testing.T) {
 // refused, and nothing runs.
 func TestAFormNoOneAnswersTimesOut(t *testing.T) {
 	w := newWorld(t, worldOpts{tweak: func(o *Options) { o.AskTimeout = 100 * time.Millisecond }})
-	c := w.connectWith(&elicitor{}, connOpts{version: "2025-11-25", silent: true})
+	silent := make(chan struct{})
+	c := w.connectWith(&elicitor{}, connOpts{version: "2025-11-25", silent: silent})
+	t.Cleanup(func() { close(silent) }) // before the client closes: a question still waiting ends
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__set_value", Arguments: json.RawMessage(`{"key":"k","value":"v"}`)})
@@ -129,7 +131,7 @@ func TestAFormNoOneAnswersTimesOut(t *testing.T) {
 		if !res.IsError || !strings.Contains(text(res), "no answer came in time") || w.execs("flaky", "set_value") != 0 {
 			t.Fatalf("a question no one answers: %q, %d runs; want it refused for want of an answer", text(res), w.execs("flaky", "set_value"))
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("a question no one answers held the call")
 	}
 }

@@ -236,10 +236,11 @@ func TestSubscriptionsAndCompletionsFollowTheReadDecision(t *testing.T) {
 func promptServer(prompt, desc, body string) func(context.Context) (mcp.Transport, error) {
 	return func(context.Context) (mcp.Transport, error) {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "prompts", Version: "1"}, nil)
-		srv.AddPrompt(&mcp.Prompt{Name: prompt, Description: desc},
-			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: body}}}}, nil
-			})
+		get := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: body}}}}, nil
+		}
+		srv.AddPrompt(&mcp.Prompt{Name: prompt, Title: desc, Description: desc, Arguments: []*mcp.PromptArgument{{Name: "topic", Title: desc, Description: desc}}}, get)
+		srv.AddPrompt(&mcp.Prompt{Name: "bad\x1b[2Jname", Description: "unsafe name"}, get)
 		st, ct := mcp.NewInMemoryTransports()
 		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
 			return nil, err
@@ -278,7 +279,7 @@ func TestAPromptCannotTakeAnotherServersName(t *testing.T) {
 	}
 	c.until(t, "the squatter's prompt", func() bool { return len(prompts()) == 1 })
 	close(hold)
-	c.until(t, "both prompts", func() bool { return len(prompts()) == 2 })
+	c.until(t, "both prompts", func() bool { return len(prompts()) == 2 }) // a name that is no identifier is not offered
 	var name string
 	for _, p := range prompts() {
 		if p.Description == "the trusted review" {
@@ -364,10 +365,12 @@ func TestTheServerThatOfferedAURIFirstKeepsIt(t *testing.T) {
 	}
 }
 
-// TestAForwardedPromptIsEscaped: a prompt's description and its
-// arguments' descriptions reach the client escaped.
+// TestAForwardedPromptIsEscaped: a prompt's title and description and its
+// arguments' reach the client escaped, and a prompt whose name is no
+// identifier (an escape in it) is not offered at all.
 func TestAForwardedPromptIsEscaped(t *testing.T) {
-	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: promptServer("review", "Review\x1b[2J\u202e now\u009b", "x")}}})
+	hostile := "Review\x1b[2J\u202e now\u009b"
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: promptServer("review", hostile, "x")}}})
 	c := w.connect(nil)
 	var got []*mcp.Prompt
 	c.until(t, "the prompt", func() bool {
@@ -376,10 +379,47 @@ func TestAForwardedPromptIsEscaped(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = res.Prompts
-		return len(got) == 1
+		return len(got) > 0
 	})
-	if d := got[0].Description; strings.ContainsAny(d, "\x1b\u202e\u009b") || !strings.Contains(d, "Review") {
-		t.Fatalf("description %q, want the server's words escaped", d)
+	if len(got) != 1 || got[0].Name != "files__review" || len(got[0].Arguments) != 1 {
+		t.Fatalf("prompts %+v, want files__review alone, with its argument", got)
+	}
+	p, a := got[0], got[0].Arguments[0]
+	for field, v := range map[string]string{"title": p.Title, "description": p.Description, "argument title": a.Title, "argument description": a.Description} {
+		if strings.ContainsAny(v, "\x1b\u202e\u009b") || !strings.Contains(v, "Review") {
+			t.Errorf("%s %q, want the server's words escaped", field, v)
+		}
+	}
+}
+
+// TestAResourcesTextIsEscaped: a listed resource's name, title,
+// description and MIME type reach the client escaped.
+func TestAResourcesTextIsEscaped(t *testing.T) {
+	hostile := "Notes\x1b[2J\u202e now\u009b"
+	dial := func(context.Context) (mcp.Transport, error) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
+		srv.AddResource(&mcp.Resource{URI: "note://files/1", Name: hostile, Title: hostile, Description: hostile, MIMEType: "text/plain\x1b[2J"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
+			})
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: dial}}})
+	c := w.connect(nil)
+	c.waitForward(t, "note://files/1", "")
+	res, err := c.cs.ListResources(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Resources[0]
+	for field, v := range map[string]string{"name": r.Name, "title": r.Title, "description": r.Description, "mimeType": r.MIMEType} {
+		if strings.ContainsAny(v, "\x1b\u202e\u009b") {
+			t.Errorf("%s %q, want the server's words escaped", field, v)
+		}
 	}
 }
 
@@ -404,5 +444,39 @@ func TestAServersURLQuestionIsNeverSentToTheClient(t *testing.T) {
 	}
 	if e.count() != 0 {
 		t.Fatalf("the client was sent %d URL questions", e.count())
+	}
+}
+
+// TestAServersQuestionGoesOnlyWhereItCanBeAnswered: with no call running
+// on the server, its question (or sampling request) goes to the one
+// connected client only if that client declared the capability, and to no
+// client when two are connected (it could be either's): the headless rule
+// answers it then.
+func TestAServersQuestionGoesOnlyWhereItCanBeAnswered(t *testing.T) {
+	q := &mcp.ElicitRequest{Params: &mcp.ElicitParams{Message: "may I?", RequestedSchema: map[string]any{"type": "object"}}}
+	s := &mcp.CreateMessageRequest{Params: &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}}
+	headless := &mcp.ElicitResult{Action: "decline"}
+	noModel := &mcp.CreateMessageResult{Model: "headless"}
+	elicitFallback := func(context.Context, string, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return headless, nil }
+	sampleFallback := func(context.Context, string, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return noModel, nil
+	}
+	ctx := context.Background()
+
+	w := newWorld(t, worldOpts{})
+	w.connectWith(nil, connOpts{version: "2025-11-25"}) // declares neither
+	if res, err := w.srv.ServerElicitation(elicitFallback)(ctx, "flaky", q); err != nil || res != headless {
+		t.Fatalf("a question for a client that cannot answer forms: %+v %v, want the headless answer", res, err)
+	}
+	if res, err := w.srv.ServerSampling(sampleFallback)(ctx, "flaky", s); err != nil || res != noModel {
+		t.Fatalf("a sampling request for a client that offers no sampling: %+v %v, want the headless answer", res, err)
+	}
+
+	w2 := newWorld(t, worldOpts{})
+	a, b := &elicitor{answers: []*mcp.ElicitResult{{Action: "accept"}}}, &elicitor{answers: []*mcp.ElicitResult{{Action: "accept"}}}
+	w2.connectWith(a, connOpts{version: "2025-11-25"})
+	w2.connectWith(b, connOpts{version: "2025-11-25"})
+	if res, err := w2.srv.ServerElicitation(elicitFallback)(ctx, "flaky", q); err != nil || res != headless || a.count()+b.count() != 0 {
+		t.Fatalf("a question with two clients and no call: %+v %v, asked %d and %d; want the headless answer and neither asked", res, err, a.count(), b.count())
 	}
 }

@@ -303,7 +303,7 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
-	silent  bool          // never answers mcphost's questions (until the question's context ends)
+	silent  chan struct{} // if set, mcphost's questions get no answer until it is closed
 	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
@@ -336,10 +336,14 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	if e != nil {
 		opts.ElicitationHandler = e.handle
 	}
-	if co.silent {
+	if co.silent != nil {
 		opts.ElicitationHandler = func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-co.silent:
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
 		}
 	}
 	if co.byHand {
