@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,8 @@ func TestAFormNoOneAnswersTimesOut(t *testing.T) {
 	w := newWorld(t, worldOpts{tweak: func(o *Options) { o.AskTimeout = 100 * time.Millisecond }})
 	silent := make(chan struct{})
 	c := w.connectWith(&elicitor{}, connOpts{version: "2025-11-25", silent: silent})
-	t.Cleanup(func() { close(silent) }) // before the client closes: a question still waiting ends
+	release := sync.OnceFunc(func() { close(silent) })
+	t.Cleanup(release)
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__set_value", Arguments: json.RawMessage(`{"key":"k","value":"v"}`)})
@@ -132,6 +134,8 @@ func TestAFormNoOneAnswersTimesOut(t *testing.T) {
 			t.Fatalf("a question no one answers: %q, %d runs; want it refused for want of an answer", text(res), w.execs("flaky", "set_value"))
 		}
 	case <-time.After(10 * time.Second):
+		release() // the question ends now, so that the call and the test can
+		<-done
 		t.Fatal("a question no one answers held the call")
 	}
 }
