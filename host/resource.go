@@ -86,7 +86,7 @@ func promptTool(server string) *client.Tool {
 // ended; its Result field is unused, the contents are returned instead (nil
 // unless the status is StatusSuccess).
 func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
-	args, _ := json.Marshal(map[string]string{"uri": uri})
+	args := ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
 	r := g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
@@ -115,10 +115,7 @@ func readURI(args json.RawMessage) string {
 // "arguments": args}: decided, asked, audited and tainting exactly as
 // ReadResource is (a prompt is the server's text, as a resource is).
 func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
-	if args == nil {
-		args = map[string]string{}
-	}
-	raw, _ := json.Marshal(promptArgs{Name: name, Arguments: args})
+	raw := PromptArgs(name, args)
 	getter, _ := g.o.Catalog.(PromptGetter)
 	var res *mcp.GetPromptResult
 	r := g.operation(ctx, server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
@@ -162,17 +159,47 @@ func (g *Gate) Subscribe(ctx context.Context, server, uri string, subscribe func
 // They run nothing, ask no one and write no audit record (what a
 // completion may be sent for: completion.go in package serve).
 func (g *Gate) ExplainRead(server, uri string) (decide.Decision, error) {
-	args, _ := json.Marshal(map[string]string{"uri": uri})
-	return g.explainOperation(server, resourceTool(server), args)
+	return g.explainOperation(server, resourceTool(server), ReadArgs(uri))
 }
 
 // ExplainPrompt: see ExplainRead.
 func (g *Gate) ExplainPrompt(server, name string, args map[string]string) (decide.Decision, error) {
+	return g.explainOperation(server, promptTool(server), PromptArgs(name, args))
+}
+
+// ExplainOperation returns the decision the gate would make now for the
+// request op (ResourceReadTool or PromptGetTool) of server with args, as
+// ReadResource and GetPrompt would decide it, and the stand-in tool a
+// question about it names. It runs nothing and asks no one.
+func (g *Gate) ExplainOperation(server, op string, args json.RawMessage) (decide.Decision, *client.Tool, error) {
+	var t *client.Tool
+	switch op {
+	case ResourceReadTool:
+		t = resourceTool(server)
+	case PromptGetTool:
+		t = promptTool(server)
+	default:
+		return decide.Decision{}, nil, fmt.Errorf("no request %q but a tool call", op)
+	}
+	d, err := g.explainOperation(server, t, args)
+	return d, t, err
+}
+
+// ReadArgs and PromptArgs are the arguments the gate decides a read of uri
+// and a prompts/get of name with args on, as ReadResource and GetPrompt
+// build them.
+func ReadArgs(uri string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"uri": uri})
+	return b
+}
+
+// PromptArgs: see ReadArgs.
+func PromptArgs(name string, args map[string]string) json.RawMessage {
 	if args == nil {
 		args = map[string]string{}
 	}
-	raw, _ := json.Marshal(promptArgs{Name: name, Arguments: args})
-	return g.explainOperation(server, promptTool(server), raw)
+	b, _ := json.Marshal(promptArgs{Name: name, Arguments: args})
+	return b
 }
 
 func (g *Gate) explainOperation(server string, t *client.Tool, args json.RawMessage) (decide.Decision, error) {

@@ -94,10 +94,12 @@
 // so its updates reach no one); each decided, asked about, audited and,
 // but for a subscription, tainting like a call. A completion/complete is
 // sent only when the gate would allow, unasked, the prompts/get or read it
-// leads to (completion.go), else its values are none. A read that needs a
-// person is asked through a 2025-11-25 client's form, else a waiting
-// approver; a 2026-07-28 client's, which has no round to ask in, goes to a
-// waiting approver or is refused saying how to approve it. Prompts go out
+// leads to (completion.go), else its values are none. A read or prompts/get
+// that needs a person is asked through a 2025-11-25 client's form, a
+// 2026-07-28 client's own input-required round (operationRound, sealed as a
+// call's is), else a waiting approver; a 2026-07-28 client's subscription,
+// which has no round, goes to a waiting approver or is refused saying how
+// to approve it. Prompts go out
 // under promptName's names (raw with NoPrefix), which no server can take
 // from another; resources under their URIs and templates under their URI
 // templates, each kept by the server that offered it first; a URI that no

@@ -230,9 +230,21 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
-			ctx, sess, err := s.gated(ctx, req.Session)
+			ctx, sess, a, err := s.gated(ctx, req.Session)
 			if err != nil {
 				return nil, err
+			}
+			var state string
+			var answers mcp.InputResponseMap
+			if req.Params != nil {
+				state, answers = req.Params.RequestState, req.Params.InputResponses
+			}
+			ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.PromptGetTool, host.PromptArgs(raw, args), state, answers)
+			if err != nil {
+				return nil, err
+			}
+			if ask != nil {
+				return &mcp.GetPromptResult{InputRequests: ask, RequestState: state}, nil
 			}
 			// In flight like a call: what the server asks meanwhile is not
 			// taken for another call's (relay.go).
@@ -258,7 +270,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		s.srv.AddResource(&mcp.Resource{URI: uri, Name: server + "__" + bound(r.Name, 200), Title: bound(r.Title, 200),
 			Description: sanitize.Truncate(sanitize.Text(r.Description), MaxDescription), MIMEType: bound(r.MIMEType, 100)},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return s.read(ctx, req.Session, server, uri)
+				return s.read(ctx, req, server, uri)
 			})
 		now.resources = append(now.resources, uri)
 	}
@@ -312,18 +324,27 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 	if server == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	return s.read(ctx, req.Session, server, uri)
+	return s.read(ctx, req, server, uri)
 }
 
-// read reads uri from server through the gate of the client session ss:
-// decided, asked about, audited and tainting as the chat's and `mcphost
+// read reads uri from server through the gate of the client behind req:
+// decided, asked about (for a 2026-07-28 client, in an input-required
+// round of its own), audited and tainting as the chat's and `mcphost
 // read`'s reads are.
-func (s *Server) read(ctx context.Context, ss *mcp.ServerSession, server, uri string) (*mcp.ReadResourceResult, error) {
-	ctx, sess, err := s.gated(ctx, ss)
+func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	ctx, sess, a, err := s.gated(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
-	defer s.begin(server, ss, ctx, nil, nil)()
+	ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.ResourceReadTool, host.ReadArgs(uri),
+		req.Params.RequestState, req.Params.InputResponses)
+	if err != nil {
+		return nil, err
+	}
+	if ask != nil {
+		return &mcp.ReadResourceResult{InputRequests: ask, RequestState: state}, nil
+	}
+	defer s.begin(server, req.Session, ctx, nil, nil)()
 	res, r := sess.gate.ReadResource(ctx, server, uri)
 	if res == nil {
 		return nil, s.notRead(r)
@@ -331,14 +352,14 @@ func (s *Server) read(ctx context.Context, ss *mcp.ServerSession, server, uri st
 	return res, nil
 }
 
-// gated returns the gate of the client behind a request on ss, and the
-// request's context with the asker that can reach that client now.
-func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Context, *session, error) {
+// gated returns the gate of the client behind a request on ss, the asker
+// that can reach that client now, and the request's context carrying it.
+func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Context, *session, *asker, error) {
 	sess, a, err := s.sessionOf(ctx, ss)
 	if err != nil {
-		return ctx, nil, errors.New("mcphost: " + err.Error())
+		return ctx, nil, nil, errors.New("mcphost: " + err.Error())
 	}
-	return context.WithValue(ctx, askerKey{}, a), sess, nil
+	return context.WithValue(ctx, askerKey{}, a), sess, a, nil
 }
 
 // notRead is the error for a read or prompts/get that returned nothing: the

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,8 +62,8 @@ func (c *conn) waitForward(t *testing.T, uri, ut string) {
 	})
 }
 
-// onlyGate returns the gate of the one client session serve knows.
-func (w *world) onlyGate() *host.Gate {
+// onlySession returns the one client session serve knows.
+func (w *world) onlySession() *session {
 	w.t.Helper()
 	w.srv.mu.Lock()
 	defer w.srv.mu.Unlock()
@@ -69,10 +71,13 @@ func (w *world) onlyGate() *host.Gate {
 		w.t.Fatalf("%d sessions, want 1", len(w.srv.sessions))
 	}
 	for _, sess := range w.srv.sessions {
-		return sess.gate
+		return sess
 	}
 	return nil
 }
+
+// onlyGate returns the gate of the one client session serve knows.
+func (w *world) onlyGate() *host.Gate { return w.onlySession().gate }
 
 // TestAReadThroughServePassesTheClientsGate: a resources/read or
 // prompts/get through serve is decided by the client's gate as the chat's
@@ -123,21 +128,63 @@ func TestAReadThroughServePassesTheClientsGate(t *testing.T) {
 		}
 	})
 
-	t.Run("a 2026-07-28 client goes to the approver or is told how", func(t *testing.T) {
-		ap := &approver{}
-		w := newWorld(t, worldOpts{specs: only, rules: []string{}, approver: ap})
-		c := w.connect(accepting())
+	t.Run("a 2026-07-28 client is asked in a round of its own", func(t *testing.T) {
+		w := newWorld(t, worldOpts{specs: only, rules: []string{}})
+		e := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowOnce, "resources/read"), accept(DecisionAllowOnce, "prompts/get")}}
+		c := w.connect(e)
 		c.waitForward(t, uri, "")
-		_, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		if err == nil || !strings.Contains(err.Error(), "mcphost approve") || !strings.Contains(err.Error(), "poison/resources/read") {
-			t.Fatalf("an untrusted read with no one to ask: %v, want a refusal naming the approver and the rule", err)
+		if got := c.read(t, uri); got != "note body" {
+			t.Fatalf("read %q after the person allowed it in the round", got)
 		}
-		ap.mu.Lock()
-		ap.waiting = true
-		ap.mu.Unlock()
-		if got := c.read(t, uri); got != "note body" || ap.asked != 1 {
-			t.Fatalf("read %q, approver asked %d times; want the note after one question", got, ap.asked)
+		p, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "poison__review", Arguments: map[string]string{"topic": "gates"}})
+		if err != nil {
+			t.Fatal(err)
 		}
+		if tc, _ := p.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "Review gates" {
+			t.Fatalf("prompt %+v after the person allowed it", p.Messages[0].Content)
+		}
+		if e.count() != 2 || !strings.Contains(e.asked[0].Message, uri) || !strings.Contains(e.asked[1].Message, "prompts/get") {
+			t.Fatalf("asked %d times, want once about the read and once about the prompt", e.count())
+		}
+	})
+
+	t.Run("a round's answer is bound to its read", func(t *testing.T) {
+		w := newWorld(t, worldOpts{specs: only, rules: []string{}})
+		c := w.connectWith(&elicitor{}, connOpts{byHand: true})
+		c.waitForward(t, uri, "")
+		first, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || !first.NeedsInput() || first.RequestState == "" || len(first.Contents) != 0 {
+			t.Fatalf("first round: %v %+v, want mcphost's question and no contents", err, first)
+		}
+		yes := mcp.InputResponseMap{approvalInput: accept(DecisionAllowSession, "resources/read")}
+		other := callState{Kind: stateApprove, Session: w.onlySession().client.Session, Server: "poison", Tool: host.ResourceReadTool,
+			ArgsHash: decide.ArgsHash(host.ReadArgs("note://poison/2")), Def: "resources/read@1", Expires: time.Now().Add(time.Minute).Unix(), Nonce: "n"}
+		for name, state := range map[string]string{"forged": first.RequestState + "x", "another read's": w.srv.seal(other)} {
+			res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri, RequestState: state, InputResponses: yes})
+			if err == nil && res != nil && len(res.Contents) > 0 {
+				t.Fatalf("a %s state read the resource", name)
+			}
+		}
+		res, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri, RequestState: first.RequestState, InputResponses: yes})
+		if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "note body" {
+			t.Fatalf("the answer to this read: %v %+v, want the note", err, res)
+		}
+	})
+
+	t.Run("a 2026-07-28 client's subscription goes to the approver", func(t *testing.T) {
+		ap := &approver{waiting: true}
+		board := &liveFixture{}
+		w := newWorld(t, worldOpts{specs: []client.Spec{board.spec(t, "board", "tasks", fixtures.Options{Resources: true}, nil)}, rules: []string{}, approver: ap})
+		c := w.connect(accepting())
+		c.waitForward(t, fixtures.BoardURI, "")
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: fixtures.BoardURI}); err != nil {
+			t.Fatal(err)
+		}
+		c.until(t, "the subscription made once the approver allowed it", func() bool {
+			ap.mu.Lock()
+			defer ap.mu.Unlock()
+			return ap.asked == 1 && w.srv.holders(fixtures.BoardURI) == 1
+		})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -156,4 +157,35 @@ func (s *Server) redefined(sess *session, e *export, args json.RawMessage, st ca
 		return nil
 	}
 	return s.inputRequired(sess, e, args)
+}
+
+// operationRound is, for a read or a prompts/get (op: host.ResourceReadTool
+// or host.PromptGetTool) of a 2026-07-28 client whose questions go to its
+// form, the input-required round trip a call has (inputRequired,
+// answered): a first request the gate would ask about gets the question as
+// an input request (requests) with a sealed state bound to this session,
+// server, request and exact arguments; the retry's answer goes into the
+// returned context for the gate's question, or, when its state is not
+// mcphost's, refuses (err). Otherwise ctx is returned as it is and the gate
+// decides as for any client.
+func (s *Server) operationRound(ctx context.Context, sess *session, a *asker, server, op string, args json.RawMessage, state string, responses mcp.InputResponseMap) (_ context.Context, requests mcp.InputRequestMap, sealedState string, err error) {
+	if a == nil || !a.multiRoundTrip() || a.route() != routeElicit {
+		return ctx, nil, "", nil
+	}
+	e := &export{server: server, tool: op}
+	if state == "" && responses == nil {
+		d, t, err := sess.gate.ExplainOperation(server, op, args)
+		if err != nil || d.Verdict != decide.Ask {
+			return ctx, nil, "", nil
+		}
+		q := &host.Question{Server: server, Trusted: s.o.Trusted(server), Tool: t, Args: args, Decision: d, Scopes: decide.AllowedScopes(d)}
+		st := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: server, Tool: op,
+			ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
+		return ctx, mcp.InputRequestMap{approvalInput: Elicitation(q)}, st, nil
+	}
+	st, sealed := s.unseal(state)
+	if state != "" && !sealed {
+		return ctx, nil, "", errors.New("mcphost: the request state is not one mcphost gave, so nothing was read; ask again without it to be asked")
+	}
+	return s.answered(ctx, sess, e, args, st, sealed, responses), nil, "", nil
 }
