@@ -139,3 +139,16 @@ func TestAFormNoOneAnswersTimesOut(t *testing.T) {
 		t.Fatal("a question no one answers held the call")
 	}
 }
+
+// TestAClientThatTakesNoFormsIsNotAskedWithOne: a client that declared
+// only URL elicitation is not sent mcphost's form: the call is refused as
+// one no one could be asked about, saying how to get it approved.
+func TestAClientThatTakesNoFormsIsNotAskedWithOne(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	e := &elicitor{answers: []*mcp.ElicitResult{accept(DecisionAllowOnce, "")}}
+	c := w.connectWith(e, connOpts{version: "2025-11-25", urlOnly: true})
+	res := c.call(t, "flaky__set_value", `{"key":"k","value":"v"}`)
+	if !res.IsError || !strings.Contains(text(res), "needs a person's approval") || e.count() != 0 || w.execs("flaky", "set_value") != 0 {
+		t.Fatalf("a URL-only client: %q, asked %d times; want the call refused for want of someone to ask, and no form sent", text(res), e.count())
+	}
+}

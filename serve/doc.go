@@ -186,6 +186,10 @@
 // description is escaped (TestAForwardedPromptIsEscaped); a URI stays with
 // the server that offered it first
 // (TestTheServerThatOfferedAURIFirstKeepsIt); lists are cached privately
-// (TestListsAreCachedPrivately); a server's URL question never reaches a
-// client (TestAServersURLQuestionIsNeverSentToTheClient).
+// (TestListsAreCachedPrivately); a resource's text is escaped
+// (TestAResourcesTextIsEscaped); a server's URL question never reaches a
+// client (TestAServersURLQuestionIsNeverSentToTheClient), nor does a
+// question a client cannot answer or that could be either of two clients'
+// (TestAServersQuestionGoesOnlyWhereItCanBeAnswered); a client that takes
+// no forms is not sent one (TestAClientThatTakesNoFormsIsNotAskedWithOne).
 package serve

@@ -304,6 +304,7 @@ type connOpts struct {
 	version string
 	byHand  bool
 	silent  chan struct{} // if set, mcphost's questions get no answer until it is closed
+	urlOnly bool          // declares URL elicitation only (no forms)
 	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
@@ -348,6 +349,9 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	}
 	if co.byHand {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
+	if co.urlOnly {
+		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "9.9"}, opts)
 	st, ct := mcp.NewInMemoryTransports()
