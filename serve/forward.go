@@ -363,11 +363,12 @@ func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Cont
 }
 
 // notRead is the error for a read or prompts/get that returned nothing: the
-// server's own error as it sent it (no such resource), else why the gate
-// did not let it through and how to get it approved.
+// server's own error with its code (no such resource) and its message
+// escaped and bounded, else why the gate did not let it through and how to
+// get it approved.
 func (s *Server) notRead(r *host.Result) error {
 	if je := (*jsonrpc.Error)(nil); r.Status == host.StatusRejected && errors.As(r.Err, &je) {
-		return je
+		return &jsonrpc.Error{Code: je.Code, Message: bound(je.Message, 500)}
 	}
 	return errors.New(refusal(r, s.o.AskVia))
 }

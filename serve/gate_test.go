@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/host"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -525,5 +527,32 @@ func TestAServersQuestionGoesOnlyWhereItCanBeAnswered(t *testing.T) {
 	w2.connectWith(b, connOpts{version: "2025-11-25"})
 	if res, err := w2.srv.ServerElicitation(elicitFallback)(ctx, "flaky", q); err != nil || res != headless || a.count()+b.count() != 0 {
 		t.Fatalf("a question with two clients and no call: %+v %v, asked %d and %d; want the headless answer and neither asked", res, err, a.count(), b.count())
+	}
+}
+
+// TestAServersReadErrorIsPassedOnEscaped: a server's own error for a read
+// keeps its code and reaches the client escaped and bounded.
+func TestAServersReadErrorIsPassedOnEscaped(t *testing.T) {
+	dial := func(context.Context) (mcp.Transport, error) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "res", Version: "1"}, nil)
+		srv.AddResource(&mcp.Resource{URI: "note://files/gone", Name: "gone"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return nil, &jsonrpc.Error{Code: -32002, Message: "gone\x1b[2J\u202e" + strings.Repeat("x", 4096)}
+		})
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	w := newWorld(t, worldOpts{specs: []client.Spec{{Name: "files", Dial: dial}}})
+	c := w.connect(nil)
+	c.waitForward(t, "note://files/gone", "")
+	_, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "note://files/gone"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != -32002 || !strings.Contains(je.Message, "gone") {
+		t.Fatalf("a server's read error: %v, want its code and words", err)
+	}
+	if strings.ContainsAny(je.Message, "\x1b\u202e") || len(je.Message) > 1024 {
+		t.Fatalf("a server's read error (%d bytes) %q is not escaped and bounded", len(je.Message), bound(je.Message, 80))
 	}
 }
