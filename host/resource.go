@@ -49,34 +49,219 @@ func resourceTool(server string) *client.Tool {
 	return t
 }
 
+// PromptGetTool is the tool name under which the gate decides, asks about
+// and audits a prompts/get of a server's prompt, as ResourceReadTool is
+// for reads: rules name it SERVER/prompts/get.
+const PromptGetTool = "prompts/get"
+
+// PromptGetter is the part of the catalog that gets prompts
+// (client.Manager has it).
+type PromptGetter interface {
+	GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// errNoPrompts: the gate's catalog cannot get prompts.
+var errNoPrompts = errors.New("this catalog cannot get prompts")
+
+// promptTool is the stand-in the engine decides on for prompts/get of
+// server's prompts: like a read, it returns the server's own text and
+// changes nothing.
+func promptTool(server string) *client.Tool {
+	t := &client.Tool{Server: server, Name: PromptGetTool, Title: "get a prompt",
+		Description: "Gets one prompt of the server, filled with arguments (MCP prompts/get).", Annotations: resourceHints,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)}
+	t.Hash = "prompts/get@1"
+	return t
+}
+
 // ReadResource reads the resource uri of server through the gate, as a call
 // of SERVER/resources/read with the arguments {"uri": uri}: it is decided
 // with the same policy, trust, grants, taint and mode as a tool call, asked
 // about when the decision says so, audited (an intent before the read, an
 // outcome after), and it adds to the session's taint. A trusted server's
 // read is a closed-world read; an untrusted server's counts as the worst
-// case, as its tools' hints do. The Result says how the call ended; its
-// Result field is unused, the contents are returned instead (nil unless the
-// status is StatusSuccess).
+// case, as its tools' hints do. A file:// URI is examined as a path, as a
+// tool's arguments are, so a read of mcphost's own configuration or state
+// is asked at tier 3 whatever the rules say. The Result says how the call
+// ended; its Result field is unused, the contents are returned instead (nil
+// unless the status is StatusSuccess).
 func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
-	args, _ := json.Marshal(map[string]string{"uri": uri})
+	args := ReadArgs(uri)
+	reader, _ := g.o.Catalog.(ResourceReader)
+	var res *mcp.ReadResourceResult
+	r := g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
+		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
+		do: func(ctx context.Context, args json.RawMessage) (err error) {
+			res, err = reader.ReadResource(ctx, server, readURI(args))
+			return err
+		}})
+	if r.Status != StatusSuccess {
+		return nil, r
+	}
+	return res, r
+}
+
+// readURI is the URI a read's arguments name, "" if none.
+func readURI(args json.RawMessage) string {
+	var a struct {
+		URI string `json:"uri"`
+	}
+	_ = json.Unmarshal(args, &a)
+	return a.URI
+}
+
+// GetPrompt gets the prompt name of server filled with args through the
+// gate, as a call of SERVER/prompts/get with the arguments {"name": name,
+// "arguments": args}: decided, asked, audited and tainting exactly as
+// ReadResource is (a prompt is the server's text, as a resource is).
+func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
+	raw := PromptArgs(name, args)
+	getter, _ := g.o.Catalog.(PromptGetter)
+	var res *mcp.GetPromptResult
+	r := g.operation(ctx, server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
+		valid: func(raw json.RawMessage) bool {
+			var a promptArgs
+			return json.Unmarshal(raw, &a) == nil && a.Name != ""
+		},
+		do: func(ctx context.Context, raw json.RawMessage) error {
+			var a promptArgs
+			_ = json.Unmarshal(raw, &a)
+			var err error
+			res, err = getter.GetPrompt(ctx, server, a.Name, a.Arguments)
+			return err
+		}})
+	if r.Status != StatusSuccess {
+		return nil, r
+	}
+	return res, r
+}
+
+// Subscribe decides a subscription to the resource uri of server as a read
+// of it (SERVER/resources/read, with the arguments {"subscribe": true,
+// "uri": uri}): decided, asked about and audited as a read is, so that
+// what a client may not read it may not watch either. subscribe makes the
+// subscription once it is allowed. It adds nothing to the taint: an update
+// says only that the URI changed, and its contents are read (and decided)
+// on their own.
+func (g *Gate) Subscribe(ctx context.Context, server, uri string, subscribe func(context.Context) error) *Result {
+	args, _ := json.Marshal(struct {
+		Subscribe bool   `json:"subscribe"`
+		URI       string `json:"uri"`
+	}{true, uri})
+	return g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true,
+		valid: func(args json.RawMessage) bool { return readURI(args) == uri },
+		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }})
+}
+
+// ExplainRead returns the decision the gate would make now for a read of
+// uri of server, and ExplainPrompt for a prompts/get of name with args:
+// the same policy, trust, grants, taint and mode as the request itself.
+// They run nothing, ask no one and write no audit record (what a
+// completion may be sent for: completion.go in package serve).
+func (g *Gate) ExplainRead(server, uri string) (decide.Decision, error) {
+	return g.explainOperation(server, resourceTool(server), ReadArgs(uri))
+}
+
+// ExplainPrompt: see ExplainRead.
+func (g *Gate) ExplainPrompt(server, name string, args map[string]string) (decide.Decision, error) {
+	return g.explainOperation(server, promptTool(server), PromptArgs(name, args))
+}
+
+// ExplainOperation returns the decision the gate would make now for the
+// request op (ResourceReadTool or PromptGetTool) of server with args, as
+// ReadResource and GetPrompt would decide it, and the stand-in tool a
+// question about it names. It runs nothing and asks no one.
+func (g *Gate) ExplainOperation(server, op string, args json.RawMessage) (decide.Decision, *client.Tool, error) {
+	var t *client.Tool
+	switch op {
+	case ResourceReadTool:
+		t = resourceTool(server)
+	case PromptGetTool:
+		t = promptTool(server)
+	default:
+		return decide.Decision{}, nil, fmt.Errorf("no request %q but a tool call", op)
+	}
+	d, err := g.explainOperation(server, t, args)
+	return d, t, err
+}
+
+// ReadArgs and PromptArgs are the arguments the gate decides a read of uri
+// and a prompts/get of name with args on, as ReadResource and GetPrompt
+// build them.
+func ReadArgs(uri string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"uri": uri})
+	return b
+}
+
+// PromptArgs: see ReadArgs.
+func PromptArgs(name string, args map[string]string) json.RawMessage {
+	if args == nil {
+		args = map[string]string{}
+	}
+	b, _ := json.Marshal(promptArgs{Name: name, Arguments: args})
+	return b
+}
+
+func (g *Gate) explainOperation(server string, t *client.Tool, args json.RawMessage) (decide.Decision, error) {
+	spec, ok := g.o.Catalog.Spec(server)
+	if !ok {
+		return decide.Decision{}, fmt.Errorf("no server named %q", server)
+	}
+	return g.decide(spec, g.o.Trusted(server), t, t.Hash, args), nil
+}
+
+// IsOperation reports whether t is the gate's stand-in for a request that
+// is not a tool call (a read, a prompts/get, a subscription), which a front
+// may have to ask about differently from a call.
+func IsOperation(t *client.Tool) bool {
+	return t != nil && (t.Hash == resourceTool(t.Server).Hash || t.Hash == promptTool(t.Server).Hash)
+}
+
+// promptArgs are the arguments the gate decides a prompts/get on.
+type promptArgs struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
+}
+
+// request is one request to a server that is not a tool call, as the gate
+// decides it.
+type request struct {
+	tool   *client.Tool    // the stand-in decided on (resourceTool, promptTool)
+	args   json.RawMessage // the arguments decided on, shown and audited
+	can    bool            // the catalog can make the request at all
+	cannot error           // why not, when it cannot
+	// valid reports whether arguments a person edited name something to
+	// request; do makes the request with the arguments finally approved.
+	valid func(json.RawMessage) bool
+	do    func(context.Context, json.RawMessage) error
+	// noTaint: what the request returns is not the server's text (a
+	// subscription), so it adds nothing to the session's taint.
+	noTaint bool
+}
+
+// operation runs one request to server that is not a tool call (a read of
+// a resource, a prompts/get) through the gate as a call of req.tool with
+// req.args: the one path for every such request, so that each is decided
+// with the same policy, trust, grants, taint and mode as a call, asked
+// about, audited (an intent before, an outcome after) and added to the
+// session's taint once it returned the server's text.
+func (g *Gate) operation(ctx context.Context, server string, req request) *Result {
+	t := req.tool
 	callID := g.NewCallID()
-	c := Call{ID: callID, Server: server, Tool: ResourceReadTool, Args: args}
-	r := &Result{CallID: callID, Server: server, Tool: ResourceReadTool, Args: args}
+	c := Call{ID: callID, Server: server, Tool: t.Name, Args: req.args}
+	r := &Result{CallID: callID, Server: server, Tool: t.Name, Args: req.args}
 	obs, def := g.observer(), ""
-	ctx = obs.CallStarted(ctx, callID, server, ResourceReadTool, args)
+	ctx = obs.CallStarted(ctx, callID, server, t.Name, req.args)
 	defer func() { obs.CallDone(ctx, r, def) }()
 	spec, ok := g.o.Catalog.Spec(server)
 	if !ok {
 		r.Status, r.Err = StatusError, fmt.Errorf("no server named %q", server)
-		return nil, r
+		return r
 	}
-	reader, ok := g.o.Catalog.(ResourceReader)
-	if !ok {
-		r.Status, r.Err = StatusError, errNoReader
-		return nil, r
+	if !req.can {
+		r.Status, r.Err = StatusError, req.cannot
+		return r
 	}
-	t := resourceTool(server)
 	def = t.Hash
 	ident, trusted := spec.Identity(), g.o.Trusted(server)
 	for edits := 0; ; edits++ {
@@ -86,7 +271,7 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 		case decide.Deny:
 			r.Status, r.DecidedBy = refusedBy(d)
 			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-			return nil, r
+			return r
 		case decide.Allow:
 			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
@@ -98,22 +283,18 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 				r.Status, r.DecidedBy = notApprovedBy(err)
 				r.DenyReason = ans.Reason
 				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-				return nil, r
+				return r
 			}
 			if ans.Args != nil {
-				// An edited read is another read: decide it again, and
-				// never read a URI other than the one just shown.
-				var edited struct {
-					URI string `json:"uri"`
-				}
-				if edits >= 3 || json.Unmarshal(ans.Args, &edited) != nil || edited.URI == "" {
+				// An edited request is another request: decide it again,
+				// and never make one other than the one just shown.
+				if edits >= 3 || !req.valid(ans.Args) {
 					r.Status, r.DecidedBy = StatusDenied, "user"
-					r.DenyReason = "the edited arguments name no resource (want {\"uri\": \"...\"})"
+					r.DenyReason = "the edited arguments name nothing to request (a read wants {\"uri\": \"...\"}, a prompt {\"name\": \"...\"})"
 					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-					return nil, r
+					return r
 				}
-				uri = edited.URI
-				c.Args, _ = json.Marshal(map[string]string{"uri": uri})
+				c.Args = ans.Args
 				continue
 			}
 			if !allowed(q.Scopes, ans.Scope) {
@@ -126,10 +307,10 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	}
 	if err := g.intent(callID, 1, c, ident, trusted, t, r); err != nil && r.Decision.Class != decide.Read {
 		r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
-		return nil, r
+		return r
 	}
 	start := g.o.Now()
-	res, err := reader.ReadResource(ctx, server, uri)
+	err := req.do(ctx, c.Args)
 	dur := g.o.Now().Sub(start)
 	outcome := client.OutcomeSuccess
 	if err != nil {
@@ -145,9 +326,9 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	r.Status = Status(outcome)
 	r.Attempts = []Attempt{{N: 1, Outcome: outcome, Duration: max(dur, time.Duration(0))}}
 	g.record(callID, 1, c, ident, trusted, t, r, nil, dur)
-	if err != nil {
-		return nil, r
+	if err != nil || req.noTaint {
+		return r
 	}
 	g.taint(r.Decision)
-	return res, r
+	return r
 }

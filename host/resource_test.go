@@ -208,3 +208,97 @@ func TestAQuestionNoOneCouldAnswerIsBlocked(t *testing.T) {
 		}
 	}
 }
+
+// promptManager is a manager over an in-process server with one prompt
+// and a file-like template; gets counts the requests the server served.
+func promptManager(t *testing.T, gets *atomic.Int64) *client.Manager {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs", Version: "1"}, nil)
+	srv.AddPrompt(&mcp.Prompt{Name: "review", Arguments: []*mcp.PromptArgument{{Name: "topic"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			gets.Add(1)
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Review " + req.Params.Arguments["topic"]}}}}, nil
+		})
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "file:///{+path}", Name: "files"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			gets.Add(1)
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "secret"}}}, nil
+		})
+	spec := client.Spec{Name: "docs", Dial: func(context.Context) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}
+	m := client.New([]client.Spec{spec}, client.Options{})
+	t.Cleanup(func() { m.Close() })
+	m.Start(context.Background())
+	return m
+}
+
+// TestGetPromptIsGatedLikeARead: prompts/get passes the same gate path as
+// a read, under SERVER/prompts/get: a trusted server's prompt is got
+// silently and taints the session, an untrusted one's asks, a deny rule
+// stops it before the server sees it, and each is audited.
+func TestGetPromptIsGatedLikeARead(t *testing.T) {
+	deny := decide.RuleSpec{Effect: decide.Deny, Source: "test", Raw: json.RawMessage(`"docs/prompts/get"`)}
+	for _, c := range []struct {
+		name    string
+		trusted bool
+		rules   []decide.RuleSpec
+		status  Status
+		asked   int64
+	}{
+		{"trusted", true, nil, StatusSuccess, 0},
+		{"untrusted asks", false, nil, StatusSuccess, 1},
+		{"denied by rule", true, []decide.RuleSpec{deny}, StatusDenied, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var gets atomic.Int64
+			m := promptManager(t, &gets)
+			p, err := decide.Compile(c.rules, decide.Options{AutoApprove: decide.ApproveAdditive})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, asker := &recLog{}, &approveAsker{}
+			g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return c.trusted }, Asker: asker, Mode: decide.Interactive, Audit: log})
+			res, r := g.GetPrompt(context.Background(), "docs", "review", map[string]string{"topic": "gates"})
+			if r.Status != c.status || asker.asked.Load() != c.asked {
+				t.Fatalf("status %s (%v), asked %d; want %s, %d", r.Status, r.Err, asker.asked.Load(), c.status, c.asked)
+			}
+			ran := c.status == StatusSuccess
+			if ran != (gets.Load() == 1) || ran != (res != nil) {
+				t.Fatalf("the server served %d gets, result %v, for status %s", gets.Load(), res, r.Status)
+			}
+			recs := log.records()
+			if len(recs) == 0 || recs[len(recs)-1].Tool != PromptGetTool || string(recs[len(recs)-1].Args) != `{"name":"review","arguments":{"topic":"gates"}}` {
+				t.Fatalf("audit records %+v, want an outcome of %s with the prompt's name and arguments", recs, PromptGetTool)
+			}
+			if open, priv := g.Taint(); ran != (open || priv) {
+				t.Errorf("taint open %v private %v after %s", open, priv, r.Status)
+			}
+		})
+	}
+}
+
+// TestAReadOfAProtectedFileIsAsked: a read whose file:// URI leads into
+// mcphost's own configuration is asked at tier 3 even from a trusted
+// server that an allow rule covers, like a tool's argument naming it.
+func TestAReadOfAProtectedFileIsAsked(t *testing.T) {
+	var gets atomic.Int64
+	m := promptManager(t, &gets)
+	allow := decide.RuleSpec{Effect: decide.Allow, Source: "test", Raw: json.RawMessage(`"docs/*"`)}
+	p, err := decide.Compile([]decide.RuleSpec{allow}, decide.Options{AutoApprove: decide.ApproveAdditive, Home: "/home/u", ProtectedPaths: []string{"/home/u/.config/mcphost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Asker: errAsker{ErrNoPerson}, Mode: decide.Interactive, Audit: &recLog{}})
+	if _, r := g.ReadResource(context.Background(), "docs", "file:///home/u/notes.md"); r.Status != StatusSuccess {
+		t.Fatalf("an ordinary file: %s by %s (%v), want it read", r.Status, r.DecidedBy, r.Err)
+	}
+	_, r := g.ReadResource(context.Background(), "docs", "file:///home/u/.config/mcphost/config.json")
+	if r.Status == StatusSuccess || !r.Decision.Has(decide.CodeProtectedPath) || r.Decision.Tier != decide.T3 || gets.Load() != 1 {
+		t.Fatalf("mcphost's config: %s, reasons %v, tier %s, %d served; want it asked at T3 for a protected path and not read", r.Status, r.Decision.Reasons, r.Decision.Tier, gets.Load())
+	}
+}

@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -13,8 +16,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxShownArgs bounds the arguments written into a question, in bytes.
-const MaxShownArgs = 16 << 10
+// Bounds of the arguments written into a question. A form shows every
+// argument or approves nothing: each value is cut at MaxShownValue with its
+// full size named, and arguments with more than MaxShownMembers values,
+// nested deeper than MaxShownDepth, or over MaxShownArgs once cut, can only
+// be denied there.
+const (
+	MaxShownArgs    = 16 << 10
+	MaxShownValue   = 512
+	MaxShownMembers = 64
+	MaxShownDepth   = 8
+	maxShownKey     = 256
+)
 
 // The answers of the elicitation form's "decision" property.
 const (
@@ -101,6 +114,7 @@ type answerKey struct{}
 // provided is an answer that came with the call, or why none counts.
 type provided struct {
 	res    *mcp.ElicitResult
+	def    string // the definition hash the answer was given about
 	reason string // set when the answer cannot be used
 }
 
@@ -110,10 +124,24 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 		if p.reason != "" {
 			return host.Answer{Reason: p.reason}, nil
 		}
+		if q.Tool == nil || q.Tool.Hash != p.def {
+			// The server listed the tool anew since the question: the
+			// answer was about another definition.
+			return host.Answer{Reason: "the tool's definition changed since the question was answered; call again to be asked about it as it is now"}, nil
+		}
 		return Judge(q, p.res), nil
 	}
 	switch a.route() {
 	case routeElicit:
+		if a.multiRoundTrip() && host.IsOperation(q.Tool) {
+			// A read, prompts/get or subscription has no round of its
+			// own to ask in: the approver, when one waits, else no one
+			// (the refusal says how to approve it).
+			if a.s.o.AskVia != AskElicit && a.s.o.Approver != nil && a.s.o.Approver.Waiting() {
+				return a.s.o.Approver.Ask(ctx, q)
+			}
+			return host.Answer{}, host.ErrNoPerson
+		}
 		if a.multiRoundTrip() {
 			// The question went out before the call (see inputRequired);
 			// one that arises only now cannot be asked in this round.
@@ -143,13 +171,16 @@ func (a *asker) elicit(ctx context.Context, q *host.Question) (host.Answer, erro
 
 // Elicitation is the question about q as an elicitation/create form: the
 // message names the server, the raw tool name, class and tier, every reason
-// and the full arguments (escaped, bounded); the form has a required enum
-// "decision" and, at tier 3, a required "confirm" that must be the raw tool
-// name.
+// and every argument (showArgs: escaped, the shortest first, each long
+// value cut with its size named); the form has a required enum "decision"
+// and, at tier 3, a required "confirm" that must be the raw tool name. When
+// the arguments cannot all be shown, the only decision offered is deny, and
+// the message says where the call can be approved in full.
 func Elicitation(q *host.Question) *mcp.ElicitParams {
 	enum := []string{}
+	shown := showArgs(q.Args).whole == ""
 	for _, d := range decisionScopes {
-		if allows(q.Scopes, d.scope) {
+		if shown && allows(q.Scopes, d.scope) {
 			enum = append(enum, d.answer)
 		}
 	}
@@ -161,7 +192,7 @@ func Elicitation(q *host.Question) *mcp.ElicitParams {
 		},
 	}
 	required := []string{"decision"}
-	if q.Decision.Tier == decide.T3 {
+	if q.Decision.Tier == decide.T3 && shown {
 		props["confirm"] = map[string]any{
 			"type": "string", "title": "Type the tool name to allow",
 			"description": "To allow this elevated call, type the tool's raw name exactly: " + sanitize.Name(q.Tool.Name),
@@ -209,25 +240,126 @@ func message(q *host.Question) string {
 		// The model was not shown this text; the person decides on it.
 		b.WriteString("Its description now (the server's words):\n" + sanitize.Truncate(sanitize.Text(q.Tool.Description), MaxDescription) + "\n")
 	}
-	b.WriteString("Arguments (argument hash " + decide.ArgsHash(q.Args)[:12] + "):\n")
-	b.WriteString(sanitize.Truncate(sanitize.Text(indent(q.Args)), MaxShownArgs))
-	if d.Tier == decide.T3 {
+	args := showArgs(q.Args)
+	hash := decide.ArgsHash(q.Args)
+	b.WriteString("Arguments (argument hash " + hash[:min(len(hash), 12)] + "), the shortest first:\n")
+	b.WriteString(args.text)
+	if args.whole == "" && d.Tier == decide.T3 {
 		b.WriteString("\nThis call is elevated: to allow it, type the tool name " + sanitize.Name(q.Tool.Name) + " in confirm.")
+	}
+	if args.whole != "" {
+		b.WriteString("\nThis form cannot show every argument (" + args.whole + "), so it can only deny the call. " + approveInFull)
 	}
 	return b.String()
 }
 
-// indent shows arguments one member a line when they are JSON.
-func indent(args json.RawMessage) string {
+// approveInFull says where a call whose arguments a form cannot show can
+// be approved: the approver shows arguments in full.
+const approveInFull = "To allow it, approve it where the arguments are shown in full: run `mcphost approve` in a terminal " +
+	"and serve with --ask-via approver, or add an allow rule for it to mcphost's configuration."
+
+// shownArgs are a question's arguments as the form shows them; whole is
+// why they cannot all be shown ("" when they are).
+type shownArgs struct {
+	text, whole string
+}
+
+// leaf is one value of the arguments: where it is and its JSON text.
+type leaf struct{ path, value string }
+
+// showArgs writes every value of args on a line of its own, as its path
+// ("user.name", "items[2]") and its JSON, escaped to one line, the shortest
+// first so that a long value cannot push a short, decisive one out of
+// sight; a value longer than MaxShownValue is cut with its full size named.
+// Arguments that are not JSON are shown as text, cut at MaxShownArgs.
+func showArgs(args json.RawMessage) shownArgs {
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	dec.UseNumber()
 	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return string(args)
+	if dec.Decode(&v) != nil || dec.More() {
+		out := shownArgs{text: "  " + sanitize.Truncate(sanitize.Line(string(args)), MaxShownArgs) + "\n"}
+		if len(args) > MaxShownArgs {
+			out.whole = fmt.Sprintf("they are not JSON and %d bytes long", len(args))
+		}
+		return out
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return string(args)
+	var leaves []leaf
+	var whole string
+	var walk func(path string, v any, depth int)
+	walk = func(path string, v any, depth int) {
+		if whole != "" {
+			return
+		}
+		if depth > MaxShownDepth {
+			whole = fmt.Sprintf("they are nested deeper than %d levels", MaxShownDepth)
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 0 {
+				break
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				if len(k) > maxShownKey {
+					whole = fmt.Sprintf("a name is %d bytes long", len(k))
+					return
+				}
+				name := k
+				if path != "" {
+					name = path + "." + k
+				}
+				walk(name, x[k], depth+1)
+			}
+			return
+		case []any:
+			if len(x) == 0 {
+				break
+			}
+			for i, e := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), e, depth+1)
+			}
+			return
+		}
+		if len(leaves) == MaxShownMembers {
+			whole = fmt.Sprintf("they hold more than %d values", MaxShownMembers)
+			return
+		}
+		j, _ := json.Marshal(v)
+		leaves = append(leaves, leaf{path: path, value: string(j)})
 	}
-	return string(out)
+	walk("", v, 0)
+	slices.SortStableFunc(leaves, func(a, b leaf) int {
+		return cmp.Or(cmp.Compare(len(a.value), len(b.value)), strings.Compare(a.path, b.path))
+	})
+	var b strings.Builder
+	for _, l := range leaves {
+		val := sanitize.Line(l.value)
+		if len(val) > MaxShownValue {
+			cut := MaxShownValue
+			for cut > 0 && !utf8.RuneStart(val[cut]) {
+				cut--
+			}
+			val = fmt.Sprintf("%s… (%d bytes; %d shown)", val[:cut], len(l.value), cut)
+		}
+		if l.path == "" {
+			b.WriteString("  " + val + "\n")
+		} else {
+			name, _ := json.Marshal(l.path)
+			b.WriteString("  " + sanitize.Line(string(name)) + ": " + val + "\n")
+		}
+	}
+	if whole == "" && b.Len() > MaxShownArgs {
+		whole = fmt.Sprintf("they take %d bytes even with each value cut, over %d", b.Len(), MaxShownArgs)
+	}
+	if whole != "" {
+		return shownArgs{text: sanitize.Truncate(b.String(), MaxShownArgs), whole: whole}
+	}
+	return shownArgs{text: b.String()}
 }
 
 // ErrWrongConfirm is the denial of a tier-3 call whose confirmation was not
@@ -236,7 +368,8 @@ var ErrWrongConfirm = errors.New("the confirmation was not the tool's name")
 
 // Judge turns the client's answer into the gate's. Anything but an
 // accepted form with a known decision (and, at tier 3, the exact raw tool
-// name in confirm) denies. The answer carries no arguments: it can only
+// name in confirm) denies, and so does any answer to a question whose
+// arguments the form could not show in full. The answer carries no arguments: it can only
 // approve the call it was asked about.
 func Judge(q *host.Question, res *mcp.ElicitResult) host.Answer {
 	if res == nil || res.Action != "accept" {
@@ -247,6 +380,13 @@ func Judge(q *host.Question, res *mcp.ElicitResult) host.Answer {
 		return host.Answer{Reason: "the person did not allow it (" + action + ")"}
 	}
 	decision, _ := res.Content["decision"].(string)
+	if decision != DecisionDeny {
+		if why := showArgs(q.Args).whole; why != "" {
+			// The form could not show every argument, so it offered
+			// only deny: an allow approves what the person never saw.
+			return host.Answer{Reason: "denied: the form could not show every argument (" + why + "). " + approveInFull}
+		}
+	}
 	if q.Decision.Tier == decide.T3 && decision != DecisionDeny {
 		if confirm, _ := res.Content["confirm"].(string); confirm != q.Tool.Name {
 			return host.Answer{Reason: "denied: " + ErrWrongConfirm.Error()}

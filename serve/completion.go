@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mcphost/mcphost/decide"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // Bounds on a completion answer passed to a client: the spec's count,
@@ -57,6 +59,9 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	if p.Context != nil {
 		others = p.Context.Arguments
 	}
+	if !s.mayComplete(ctx, req.Session, server, &ref, p.Argument, others) {
+		return res, nil
+	}
 	got, err := c.Completion(ctx, server, &ref, p.Argument.Name, p.Argument.Value, others)
 	if err != nil {
 		return nil, errors.New("mcphost: " + bound(err.Error(), 500))
@@ -85,4 +90,48 @@ func completions(c *mcp.CompletionResultDetails) mcp.CompletionResultDetails {
 		out.Total = c.Total
 	}
 	return out
+}
+
+// mayComplete reports whether the client's gate would let it make, now and
+// without asking anyone, the request a completion is for: the prompts/get
+// with these arguments, or the read of the template or URI. A completion
+// sends the client's words to the server and returns the server's, so it
+// is not sent for what the client may not read unasked; no one is asked
+// about it (a completion comes at each keystroke), its values are simply
+// none.
+func (s *Server) mayComplete(ctx context.Context, ss *mcp.ServerSession, server string, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, others map[string]string) bool {
+	sess, _, err := s.sessionOf(ctx, ss)
+	if err != nil {
+		return false
+	}
+	args := make(map[string]string, len(others)+1)
+	for k, v := range others {
+		args[k] = v
+	}
+	args[arg.Name] = arg.Value
+	var d decide.Decision
+	if ref.Type == "ref/prompt" {
+		d, err = sess.gate.ExplainPrompt(server, ref.Name, args)
+	} else {
+		d, err = sess.gate.ExplainRead(server, expand(ref.URI, args))
+	}
+	return err == nil && d.Verdict == decide.Allow
+}
+
+// expand fills the URI template ut with args, as the read the completion
+// leads to would name it; ut itself when it is no template.
+func expand(ut string, args map[string]string) string {
+	t, err := uritemplate.New(ut)
+	if err != nil {
+		return ut
+	}
+	vals := uritemplate.Values{}
+	for k, v := range args {
+		vals.Set(k, uritemplate.String(v))
+	}
+	uri, err := t.Expand(vals)
+	if err != nil {
+		return ut
+	}
+	return uri
 }

@@ -49,9 +49,13 @@
 // dropped (its taint would go with it): one more is refused
 // (ErrTooManyClients). Its elicitation capability is read per request, and
 // a question's sealed state binds the identity's session id. A call that needs a person is asked, in this order,
-// through the client's own elicitation (a form bound to that one call;
-// decline, cancel, a timeout or a tier-3 confirmation that is not the raw
-// tool name all deny), through an Approver that is waiting, or not at all:
+// through the client's own elicitation (a form bound to that one call,
+// showing every argument, the shortest first, each long value cut with its
+// size named, and offering only deny when it cannot show them all; decline,
+// cancel, a timeout or a tier-3 confirmation that is not the raw tool name
+// all deny; a 2026-07-28 client's answer is bound by its sealed state to
+// the tool's definition as asked, and one about a definition since
+// replaced brings a new question instead), through an Approver that is waiting, or not at all:
 // then the call is refused as a tool error that says what needed approval
 // and how to get it, with reason needs-approval in the audit log.
 //
@@ -79,18 +83,34 @@
 //
 // # Prompts, resources, templates, completions and subscriptions
 //
-// These are forwarded as data (forward.go): they run no tool and do not
-// pass the gate. Prompts go out as server__name (raw with NoPrefix),
-// resources under their URIs and templates under their URI templates,
-// each kept by the server that offered it first; a URI that no listed
-// resource has is read from the first-forwarded server whose template
-// matches it. completion/complete goes to the server that offers the
-// prompt or template, its values bounded (completion.go). Subscriptions
-// are declared up front and refused, saying so, when the URI's server has
+// Their lists are forwarded escaped and bounded (forward.go); every request
+// that reaches a server passes the client's gate, the one path the chat
+// and `mcphost read` take too (host.Gate.ReadResource, GetPrompt and
+// Subscribe, one function in the gate): a resources/read, listed or
+// through a template, as SERVER/resources/read with {"uri": ...} (a
+// file:// URI examined as a path, so mcphost's own files are asked at tier
+// 3); a prompts/get as SERVER/prompts/get with its name and arguments; a
+// resources/subscribe as a read of its URI (a refused one is never made,
+// so its updates reach no one); each decided, asked about, audited and,
+// but for a subscription, tainting like a call. A completion/complete is
+// sent only when the gate would allow, unasked, the prompts/get or read it
+// leads to (completion.go), else its values are none. A read or prompts/get
+// that needs a person is asked through a 2025-11-25 client's form, a
+// 2026-07-28 client's own input-required round (operationRound, sealed as a
+// call's is), else a waiting approver; a 2026-07-28 client's subscription,
+// which has no round, goes to a waiting approver or is refused saying how
+// to approve it. Prompts go out
+// under promptName's names (raw with NoPrefix), which no server can take
+// from another; resources under their URIs and templates under their URI
+// templates, each kept by the server that offered it first; a URI that no
+// listed resource has is read from the first-forwarded server whose
+// template matches it. Completion values are bounded. Subscriptions are
+// declared up front and refused, saying so, when the URI's server has
 // none; serve holds one per URI at that server while a client session
 // does, and relays the server's updates only to the sessions subscribed
 // (subscribe.go). A server's list_changed for prompts or resources makes
-// serve list them again.
+// serve list them again. Every cacheable result is marked private: the
+// lists differ per client and a read passed that client's gate.
 //
 // # Guarantees and the tests that hold them
 //
@@ -147,5 +167,29 @@
 // and made again when its server restarts
 // (TestSubscriptionsAreMadeAgainAfterARestart); an update is relayed only
 // from the server the subscription was made at
-// (TestAnUpdateIsRelayedOnlyFromTheURIsServer).
+// (TestAnUpdateIsRelayedOnlyFromTheURIsServer); a read, prompts/get,
+// subscription or completion passes the client's gate
+// (TestAReadThroughServePassesTheClientsGate,
+// TestSubscriptionsAndCompletionsFollowTheReadDecision), a template read of
+// mcphost's own files is not returned unasked
+// (TestATemplateReadOfMcphostsOwnFilesIsNotReturnedUnasked) and a read
+// taints (TestAReadThroughServeTaintsTheSession); an answer approves only
+// the definition it was asked about
+// (TestAnAnswerApprovesOnlyTheDefinitionItWasAskedAbout,
+// TestAProvidedAnswerApprovesOnlyItsDefinition), its tool
+// (TestAnAnswerNamesItsTool), until it expires (TestAnAnswerExpires); the
+// form shows every argument (TestTheFormShowsEveryArgumentTheShortestFirst),
+// escaped (TestTheFormEscapesArguments), or only denies
+// (TestArgumentsAFormCannotShowCanOnlyBeDenied), and a silent client's
+// question times out (TestAFormNoOneAnswersTimesOut); a prompt cannot take
+// another server's name (TestAPromptCannotTakeAnotherServersName) and its
+// description is escaped (TestAForwardedPromptIsEscaped); a URI stays with
+// the server that offered it first
+// (TestTheServerThatOfferedAURIFirstKeepsIt); lists are cached privately
+// (TestListsAreCachedPrivately); a resource's text is escaped
+// (TestAResourcesTextIsEscaped); a server's URL question never reaches a
+// client (TestAServersURLQuestionIsNeverSentToTheClient), nor does a
+// question a client cannot answer or that could be either of two clients'
+// (TestAServersQuestionGoesOnlyWhereItCanBeAnswered); a client that takes
+// no forms is not sent one (TestAClientThatTakesNoFormsIsNotAskedWithOne).
 package serve

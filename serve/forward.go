@@ -2,12 +2,17 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,9 +20,9 @@ import (
 )
 
 // Extras is what serve forwards besides tools, when the catalog offers it
-// (*client.Manager does): prompts and resources, read from their servers
-// as data. Neither runs a tool, so neither passes the gate; their text is
-// the server's, passed on escaped and bounded.
+// (*client.Manager does): prompts and resources. Their lists are passed on
+// escaped and bounded; a read or a prompts/get passes the session's gate
+// (host.Gate.ReadResource, host.Gate.GetPrompt), as in the chat.
 type Extras interface {
 	Prompts(ctx context.Context, server string) ([]*mcp.Prompt, error)
 	GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error)
@@ -152,8 +157,8 @@ func (s *Server) reforward(ctx context.Context, server string) {
 	})
 }
 
-// forward offers server's prompts (as server__name, or the raw name with
-// Options.NoPrefix), resources (under their own URIs; the server that
+// forward offers server's prompts (as promptName names them, or the raw
+// name with Options.NoPrefix), resources (under their own URIs; the server that
 // offered a URI first keeps it) and resource templates (the server that
 // offered a URI template first keeps it, and a URI that no listed resource
 // has goes to the first-forwarded server whose template matches it) to
@@ -204,7 +209,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		if p == nil || !safeName(p.Name) {
 			continue
 		}
-		name := server + "__" + p.Name
+		name := promptName(server, p.Name)
 		if s.o.NoPrefix {
 			name = p.Name
 		}
@@ -225,10 +230,30 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
+			ctx, sess, a, err := s.gated(ctx, req.Session)
+			if err != nil {
+				return nil, err
+			}
+			var state string
+			var answers mcp.InputResponseMap
+			if req.Params != nil {
+				state, answers = req.Params.RequestState, req.Params.InputResponses
+			}
+			ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.PromptGetTool, host.PromptArgs(raw, args), state, answers)
+			if err != nil {
+				return nil, err
+			}
+			if ask != nil {
+				return &mcp.GetPromptResult{InputRequests: ask, RequestState: state}, nil
+			}
 			// In flight like a call: what the server asks meanwhile is not
 			// taken for another call's (relay.go).
 			defer s.begin(server, req.Session, ctx, nil, nil)()
-			return x.GetPrompt(ctx, server, raw, args)
+			res, r := sess.gate.GetPrompt(ctx, server, raw, args)
+			if res == nil {
+				return nil, s.notRead(r)
+			}
+			return res, nil
 		})
 		s.fx.prompts[name] = promptRef{server: server, raw: raw}
 		now.prompts = append(now.prompts, name)
@@ -245,8 +270,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 		s.srv.AddResource(&mcp.Resource{URI: uri, Name: server + "__" + bound(r.Name, 200), Title: bound(r.Title, 200),
 			Description: sanitize.Truncate(sanitize.Text(r.Description), MaxDescription), MIMEType: bound(r.MIMEType, 100)},
 			func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				defer s.begin(server, req.Session, ctx, nil, nil)()
-				return x.ReadResource(ctx, server, uri)
+				return s.read(ctx, req, server, uri)
 			})
 		now.resources = append(now.resources, uri)
 	}
@@ -300,8 +324,53 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 	if server == "" {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
+	return s.read(ctx, req, server, uri)
+}
+
+// read reads uri from server through the gate of the client behind req:
+// decided, asked about (for a 2026-07-28 client, in an input-required
+// round of its own), audited and tainting as the chat's and `mcphost
+// read`'s reads are.
+func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
+	ctx, sess, a, err := s.gated(ctx, req.Session)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.ResourceReadTool, host.ReadArgs(uri),
+		req.Params.RequestState, req.Params.InputResponses)
+	if err != nil {
+		return nil, err
+	}
+	if ask != nil {
+		return &mcp.ReadResourceResult{InputRequests: ask, RequestState: state}, nil
+	}
 	defer s.begin(server, req.Session, ctx, nil, nil)()
-	return s.o.Catalog.(Extras).ReadResource(ctx, server, uri)
+	res, r := sess.gate.ReadResource(ctx, server, uri)
+	if res == nil {
+		return nil, s.notRead(r)
+	}
+	return res, nil
+}
+
+// gated returns the gate of the client behind a request on ss, the asker
+// that can reach that client now, and the request's context carrying it.
+func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Context, *session, *asker, error) {
+	sess, a, err := s.sessionOf(ctx, ss)
+	if err != nil {
+		return ctx, nil, nil, errors.New("mcphost: " + err.Error())
+	}
+	return context.WithValue(ctx, askerKey{}, a), sess, a, nil
+}
+
+// notRead is the error for a read or prompts/get that returned nothing: the
+// server's own error with its code (no such resource) and its message
+// escaped and bounded, else why the gate did not let it through and how to
+// get it approved.
+func (s *Server) notRead(r *host.Result) error {
+	if je := (*jsonrpc.Error)(nil); r.Status == host.StatusRejected && errors.As(r.Err, &je) {
+		return &jsonrpc.Error{Code: je.Code, Message: bound(je.Message, 500)}
+	}
+	return errors.New(refusal(r, s.o.AskVia))
 }
 
 // templateOwner returns the server whose template, first in the order
@@ -330,6 +399,26 @@ func (s *Server) resourceOwner(uri string) string {
 		return owner
 	}
 	return s.templateOwner(uri)
+}
+
+// promptName is the name a server's prompt is offered under:
+// server__prompt when that splits back into this server and prompt only
+// (neither holds "__" at the join, as a_ + _b or a__b + c would), else
+// that cut and suffixed with a hash of the pair. So, as with tools'
+// names, no server can take another's prompt name, whichever started
+// first: the pairs that could meet under one plain name get distinct
+// hashed ones.
+func promptName(server, prompt string) string {
+	name := server + "__" + prompt
+	if strings.Index(name, "__") == len(server) && strings.LastIndex(name, "__") == len(server) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(server + "/" + prompt))
+	suffix := "_" + hex.EncodeToString(sum[:])[:8]
+	if len(name) > 128-len(suffix) {
+		name = name[:128-len(suffix)]
+	}
+	return name + suffix
 }
 
 // safeName reports whether a server's name for a prompt or argument can be

@@ -47,10 +47,12 @@ func resourceWorld(t *testing.T) (*world, *liveFixture, *conn) {
 	t.Helper()
 	tasks := &liveFixture{}
 	hold := make(chan struct{})
+	// The untrusted hostile's reads are allowed by rule, so that what is
+	// tested here is where a read goes, not whether it is asked.
 	w := newWorld(t, worldOpts{specs: []client.Spec{
 		tasks.spec(t, "tasks", "tasks", fixtures.Options{Resources: true}, nil),
 		fixtureSpec("hostile", "hostile", fixtures.Options{Hostile: fixtures.HostileNone | fixtures.HostileTemplates}, hold),
-	}})
+	}, rules: []string{"allow:hostile/resources/read"}})
 	c := w.connect(nil)
 	c.until(t, "tasks' template listed", func() bool { return c.templates(t)[fixtures.TaskTemplate] != nil })
 	close(hold)

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -30,7 +31,11 @@ type callState struct {
 	Server   string `json:"v"`
 	Tool     string `json:"t"`
 	ArgsHash string `json:"a"`
-	Expires  int64  `json:"e"` // unix seconds
+	// Def is the definition hash of the tool as it was asked about: an
+	// answer approves that definition only, never one the server listed
+	// since.
+	Def     string `json:"d,omitempty"`
+	Expires int64  `json:"e"` // unix seconds
 	// Nonce makes each question's state unique, so that its answer is
 	// used once: a replay of the same answer is another call.
 	Nonce string `json:"n"`
@@ -84,7 +89,7 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 		q.ChangedFields = ch.Fields
 	}
 	state := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: e.server, Tool: e.tool,
-		ArgsHash: decide.ArgsHash(args), Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
+		ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
 }
 
@@ -133,7 +138,54 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 	case !s.spend(st):
 		pr.reason = "that answer was used already; call again to be asked"
 	default:
-		pr.res = res
+		pr.res, pr.def = res, st.Def
 	}
 	return context.WithValue(ctx, answerKey{}, pr)
+}
+
+// redefined returns, for an answer sealed for this very call but about a
+// definition of the tool other than the one listed now, a new first round
+// about the definition as it is now (what changed included): the answer
+// approves nothing, and the person is asked about what would run. Nil when
+// the answer is about the current definition (or is not for this call, which
+// answered refuses).
+func (s *Server) redefined(sess *session, e *export, args json.RawMessage, st callState, sealed bool) *mcp.CallToolResult {
+	if !sealed || st.Kind != stateApprove || !st.boundTo(sess, e, args) {
+		return nil
+	}
+	if t, ok := s.o.Catalog.Tool(e.server, e.tool); ok && t.Hash == st.Def {
+		return nil
+	}
+	return s.inputRequired(sess, e, args)
+}
+
+// operationRound is, for a read or a prompts/get (op: host.ResourceReadTool
+// or host.PromptGetTool) of a 2026-07-28 client whose questions go to its
+// form, the input-required round trip a call has (inputRequired,
+// answered): a first request the gate would ask about gets the question as
+// an input request (requests) with a sealed state bound to this session,
+// server, request and exact arguments; the retry's answer goes into the
+// returned context for the gate's question, or, when its state is not
+// mcphost's, refuses (err). Otherwise ctx is returned as it is and the gate
+// decides as for any client.
+func (s *Server) operationRound(ctx context.Context, sess *session, a *asker, server, op string, args json.RawMessage, state string, responses mcp.InputResponseMap) (_ context.Context, requests mcp.InputRequestMap, sealedState string, err error) {
+	if a == nil || !a.multiRoundTrip() || a.route() != routeElicit {
+		return ctx, nil, "", nil
+	}
+	e := &export{server: server, tool: op}
+	if state == "" && responses == nil {
+		d, t, err := sess.gate.ExplainOperation(server, op, args)
+		if err != nil || d.Verdict != decide.Ask {
+			return ctx, nil, "", nil
+		}
+		q := &host.Question{Server: server, Trusted: s.o.Trusted(server), Tool: t, Args: args, Decision: d, Scopes: decide.AllowedScopes(d)}
+		st := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: server, Tool: op,
+			ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
+		return ctx, mcp.InputRequestMap{approvalInput: Elicitation(q)}, st, nil
+	}
+	st, sealed := s.unseal(state)
+	if state != "" && !sealed {
+		return ctx, nil, "", errors.New("mcphost: the request state is not one mcphost gave, so nothing was read; ask again without it to be asked")
+	}
+	return s.answered(ctx, sess, e, args, st, sealed, responses), nil, "", nil
 }

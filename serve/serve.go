@@ -182,12 +182,19 @@ func New(o Options) *Server {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
-	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps}
+	sopts := &mcp.ServerOptions{Instructions: o.Instructions, Capabilities: caps, SetCacheable: private}
 	s.declare(caps, sopts)
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "mcphost", Title: "mcphost gate", Version: o.Version}, sopts)
 	s.srv.AddReceivingMiddleware(s.tracked, s.waitForList)
 	return s
 }
+
+// private marks every cacheable result serve sends (the lists, a read)
+// for the requesting client only: what serve lists differs per client (the
+// effective hints, changed-tool notes, what a search found) and a read
+// passes that client's gate, so no intermediary or other client may serve
+// it from a cache.
+func private(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }
 
 // Start starts the servers in the background and keeps the exported tools
 // in step with them until ctx ends or Close is called. It returns at once:
@@ -447,6 +454,9 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					return res, nil
 				}
 			} else {
+				if res := s.redefined(sess, e, args, st, sealed); res != nil {
+					return res, nil
+				}
 				ctx = s.answered(ctx, sess, e, args, st, sealed, p.InputResponses)
 			}
 		}

@@ -65,7 +65,19 @@ type worldOpts struct {
 	// askers adds two askerServers, ask1 and ask2 (trusted), and relays
 	// servers' log messages (RelayLog).
 	askers bool
+	// rules are the policy's rules, "effect:pattern" each; nil is
+	// defaultRules.
+	rules []string
+	// home and protected are the policy's home directory and protected
+	// paths (mcphost's own configuration and state).
+	home      string
+	protected []string
 }
+
+// defaultRules let the untrusted poison server's prompt and resource be
+// got and read unasked, so that the forwarding tests need no person: a
+// read passes the gate like a call.
+var defaultRules = []string{"allow:poison/resources/read", "allow:poison/prompts/get"}
 
 func fixtureSpec(name, fixture string, fo fixtures.Options, hold chan struct{}) client.Spec {
 	return client.Spec{Name: name, Dial: fixtureDial(fixture, fo, hold, nil)}
@@ -119,7 +131,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if o.only != "" {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
 	}
-	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true, "ask1": true, "ask2": true}
+	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true, "ask1": true, "ask2": true, "files": true}
 	pins := host.NewPins(nil)
 	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
@@ -152,7 +164,16 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := decide.Compile(nil, decide.Options{AutoApprove: auto})
+	if o.rules == nil {
+		o.rules = defaultRules
+	}
+	var rules []decide.RuleSpec
+	for i, r := range o.rules {
+		effect, pattern, _ := strings.Cut(r, ":")
+		e := map[string]decide.Verdict{"allow": decide.Allow, "ask": decide.Ask, "deny": decide.Deny}[effect]
+		rules = append(rules, decide.RuleSpec{Effect: e, Source: "test", Index: i, Raw: mustJSON(t, pattern)})
+	}
+	p, err := decide.Compile(rules, decide.Options{AutoApprove: auto, Home: o.home, ProtectedPaths: o.protected})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,6 +303,8 @@ func (w *world) connect(e *elicitor) *conn {
 type connOpts struct {
 	version string
 	byHand  bool
+	silent  chan struct{} // if set, mcphost's questions get no answer until it is closed
+	urlOnly bool          // declares URL elicitation only (no forms)
 	changed chan struct{} // over HTTP: told of each resources/list_changed
 }
 
@@ -314,8 +337,21 @@ func (w *world) connectWith(e *elicitor, co connOpts) *conn {
 	if e != nil {
 		opts.ElicitationHandler = e.handle
 	}
+	if co.silent != nil {
+		opts.ElicitationHandler = func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-co.silent:
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+		}
+	}
 	if co.byHand {
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
+	if co.urlOnly {
+		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "9.9"}, opts)
 	st, ct := mcp.NewInMemoryTransports()
@@ -786,6 +822,8 @@ func TestJudge(t *testing.T) {
 	}{
 		{"nil", t2, nil, false, 0},
 		{"decline", t2, &mcp.ElicitResult{Action: "decline"}, false, 0},
+		{"decline carrying allow-session", t2, &mcp.ElicitResult{Action: "decline", Content: map[string]any{"decision": DecisionAllowSession}}, false, 0},
+		{"cancel carrying allow-once", t2, &mcp.ElicitResult{Action: "cancel", Content: map[string]any{"decision": DecisionAllowOnce}}, false, 0},
 		{"cancel", t2, &mcp.ElicitResult{Action: "cancel"}, false, 0},
 		{"deny", t2, accept(DecisionDeny, ""), false, 0},
 		{"unknown decision", t2, accept("allow-always", ""), false, 0},

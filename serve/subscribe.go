@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -52,8 +53,10 @@ func (t *subscriptions) init() {
 }
 
 // subscribe forwards resources/subscribe to the server a read of the URI
-// would go to. A URI no server offers is not found; one whose server
-// offers no subscriptions is refused, saying so.
+// would go to, once the client's gate allows it as a read of that URI
+// (host.Gate.Subscribe): what a client may not read it may not watch. A
+// URI no server offers is not found; one whose server offers no
+// subscriptions is refused, saying so.
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	owner := s.resourceOwner(uri)
@@ -64,6 +67,23 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	if sub == nil || !sub.CanSubscribe(owner) {
 		return invalidParams("mcphost: the server %s, which offers this resource, does not offer subscriptions", sanitize.Name(owner))
 	}
+	ctx, sess, _, err := s.gated(ctx, req.Session)
+	if err != nil {
+		return err
+	}
+	r := sess.gate.Subscribe(ctx, owner, uri, func(ctx context.Context) error { return s.hold(ctx, sub, req.Session, owner, uri) })
+	if r.Status != host.StatusSuccess {
+		if r.Err != nil { // allowed, and the server refused it
+			return errors.New("mcphost: " + bound(r.Err.Error(), 500))
+		}
+		return errors.New(refusal(r, s.o.AskVia))
+	}
+	return nil
+}
+
+// hold adds ss to the holders of the subscription to uri at owner, making
+// it at the server when ss is the first.
+func (s *Server) hold(ctx context.Context, sub Subscriber, ss *mcp.ServerSession, owner, uri string) error {
 	t := &s.fx.subs
 	t.op.Lock()
 	defer t.op.Unlock()
@@ -75,11 +95,10 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 		err := sub.SubscribeResource(ctx, owner, uri)
 		cancel()
 		if err != nil {
-			return errors.New("mcphost: " + bound(err.Error(), 500))
+			return err
 		}
 		e = &subscription{server: owner, sessions: map[*mcp.ServerSession]bool{}}
 	}
-	ss := req.Session
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.byURI[uri] = e

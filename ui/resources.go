@@ -457,10 +457,18 @@ func (p *promptsPanel) resize(m *Model) {
 // get fetches the prompt with args.
 func (p *promptsPanel) get(m *Model, r promptRow, args map[string]string) tea.Cmd {
 	p.getting, p.err = true, ""
-	mgr := m.mgr
+	gate := m.gate
 	return m.fetch(func(ctx context.Context) tea.Msg {
-		res, err := mgr.GetPrompt(ctx, r.server, r.p.Name, args)
-		return promptGotMsg{p: p, res: res, err: err}
+		// A prompt is the server's text, got through the gate as a read
+		// is: decided (SERVER/prompts/get), asked about, audited.
+		res, r := gate.GetPrompt(ctx, r.server, r.p.Name, args)
+		if r.Status == host.StatusSuccess {
+			return promptGotMsg{p: p, res: res}
+		}
+		if r.Err != nil && r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
+			return promptGotMsg{p: p, err: r.Err}
+		}
+		return promptGotMsg{p: p, err: errors.New(r.Message())}
 	})
 }
 
