@@ -147,6 +147,7 @@ func load(path string) ([]mutant, error) {
 	defer f.Close()
 	var ms []mutant
 	var cur *mutant
+	var seen map[string]bool // the keys of cur so far
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -164,7 +165,15 @@ func load(path string) ([]mutant, error) {
 		if cur == nil {
 			ms = append(ms, mutant{line: n})
 			cur = &ms[len(ms)-1]
+			seen = map[string]bool{}
 		}
+		k := strings.TrimSpace(key)
+		if seen[k] {
+			// A merge can leave two versions of a line in one entry; the
+			// last would win silently.
+			return nil, fmt.Errorf("%s:%d: %q given twice in one entry", path, n, k)
+		}
+		seen[k] = true
 		val = strings.ReplaceAll(strings.TrimSpace(val), `\n`, "\n")
 		switch strings.TrimSpace(key) {
 		case "guarantee":
