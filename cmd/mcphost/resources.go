@@ -138,10 +138,19 @@ func newPromptsCmd(g *globalOptions, s *streams) *cobra.Command {
 
 func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 	o := &listOptions{}
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "prompt SERVER/NAME ['{\"arg\": \"value\"}']",
 		Short: "Get one prompt with its arguments filled in",
-		Args:  cobra.RangeArgs(1, 2),
+		Long: `Get one prompt with its arguments filled in and print its messages (escaped
+for the terminal). A prompt's messages are the server's words: untrusted,
+like a tool result.
+
+The get passes the gate as a call of SERVER/prompts/get, as a resource read
+passes it as SERVER/resources/read: decided by the same rules and trust,
+audited, and refused (exit 3) when it needs approval, as an untrusted
+server's does, unless --yes approves it once.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, name, err := splitRef(args[0])
 			if err != nil {
@@ -157,17 +166,20 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := startOne(cmd, st, server)
+			sess, err := st.gatedOne(cmd, g, s, server, yes, func(m *client.Manager) error {
+				return checkPromptArgs(cmd.Context(), m, server, name, pargs)
+			})
 			if err != nil {
 				return err
 			}
-			defer m.Close()
-			if err := checkPromptArgs(cmd.Context(), m, server, name, pargs); err != nil {
-				return err
-			}
-			res, err := m.GetPrompt(cmd.Context(), server, name, pargs)
-			if err != nil {
-				return withCode(exitError, fmt.Errorf("prompt %s: %s", sanitize.Line(args[0]), sanitize.Text(err.Error())))
+			defer sess.Close()
+			res, r := sess.gate.GetPrompt(cmd.Context(), server, name, pargs)
+			if r.Status != host.StatusSuccess {
+				msg := callMessage(r)
+				if r.Status != host.StatusBlocked && r.Err != nil {
+					msg += " (" + r.Err.Error() + ")"
+				}
+				return withCode(exitFor(r), fmt.Errorf("prompt %s: %s", sanitize.Line(args[0]), sanitize.Text(msg)))
 			}
 			if o.JSON {
 				return writeJSON(s, res)
@@ -186,6 +198,7 @@ func newPromptCmd(g *globalOptions, s *streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve this one get if it needs approval (never overrides a deny rule)")
 	return cmd
 }
 
