@@ -370,7 +370,7 @@ func (s *Server) notRead(r *host.Result) error {
 	if je := (*jsonrpc.Error)(nil); r.Status == host.StatusRejected && errors.As(r.Err, &je) {
 		return &jsonrpc.Error{Code: je.Code, Message: bound(je.Message, 500)}
 	}
-	return errors.New(refusal(r, s.o.AskVia))
+	return errors.New(s.refusal(r))
 }
 
 // templateOwner returns the server whose template, first in the order

@@ -493,7 +493,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
 				s.sync() // approving the call accepted the new definition: show it
 			}
-			return result(r, s.o.AskVia)
+			return s.result(r)
 		}
 		if pk != nil {
 			return s.runParked(ctx, pk, run), nil
@@ -504,7 +504,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 
 // result is what the client gets for a call: the server's own result when
 // it ran, else a tool error that says why not.
-func result(r *host.Result, via AskVia) *mcp.CallToolResult {
+func (s *Server) result(r *host.Result) *mcp.CallToolResult {
 	switch r.Status {
 	case host.StatusSuccess, host.StatusToolError:
 		if r.Result != nil && (r.Result.InputRequests != nil || r.Result.RequestState != "") {
@@ -516,7 +516,7 @@ func result(r *host.Result, via AskVia) *mcp.CallToolResult {
 			return r.Result
 		}
 	}
-	return errorResult(refusal(r, via))
+	return errorResult(s.refusal(r))
 }
 
 func errorResult(text string) *mcp.CallToolResult {
@@ -525,8 +525,10 @@ func errorResult(text string) *mcp.CallToolResult {
 
 // refusal says how a call that did not run (or whose outcome is unknown)
 // ended, and, when it needed a person, what needed approval and how to get
-// approval from here.
-func refusal(r *host.Result, via AskVia) string {
+// approval from here: `mcphost approve` only when this serve has an
+// approver socket it could reach.
+func (s *Server) refusal(r *host.Result) string {
+	via := s.o.AskVia
 	if r.Status != host.StatusBlocked {
 		return "mcphost: " + sanitize.Text(r.Message())
 	}
@@ -561,6 +563,15 @@ func refusal(r *host.Result, via AskVia) string {
 			b.WriteString("; to let it run, " + rule)
 		}
 	default:
+		if s.o.Approver == nil {
+			// No socket (it could not be made): an approver would connect
+			// to some other serve and never see this call.
+			b.WriteString("this client cannot show mcphost's question itself, and this mcphost serve has no approver socket (see the warning it printed when it started), so `mcphost approve` cannot reach it")
+			if rule != "" {
+				b.WriteString("; to let it run, " + rule)
+			}
+			break
+		}
 		b.WriteString("To approve it: run `mcphost approve` in a terminal and call it again (this client cannot show mcphost's question itself)")
 		if rule != "" {
 			b.WriteString(", or " + rule)

@@ -760,6 +760,32 @@ func TestAsksGoToTheApproverWhenTheClientCannotAsk(t *testing.T) {
 	}
 }
 
+// TestRefusalAdvisesOnlyWhatCanReachThisServe: `mcphost approve` is
+// advised only by a serve that has an approver socket; one without (the
+// socket could not be made) says so instead of sending the person to an
+// approver that would never see the call.
+func TestRefusalAdvisesOnlyWhatCanReachThisServe(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		approver  Approver
+		want, not string
+	}{
+		{"with a socket", &approver{}, "To approve it: run `mcphost approve`", "no approver socket"},
+		{"without one", nil, "has no approver socket", "To approve it: run `mcphost approve`"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, worldOpts{approver: c.approver})
+			res := w.connect(nil).call(t, "flaky__set_value", `{"key":"k","value":"v"}`)
+			if !res.IsError || !strings.Contains(text(res), c.want) || strings.Contains(text(res), c.not) {
+				t.Fatalf("refusal %q: want %q and not %q", text(res), c.want, c.not)
+			}
+			if !strings.Contains(text(res), "allow rule") {
+				t.Errorf("refusal %q no longer names the allow rule", text(res))
+			}
+		})
+	}
+}
+
 func TestAskViaForcesOnePath(t *testing.T) {
 	for _, c := range []struct {
 		via              AskVia

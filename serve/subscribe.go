@@ -76,7 +76,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 		if r.Err != nil { // allowed, and the server refused it
 			return errors.New("mcphost: " + bound(r.Err.Error(), 500))
 		}
-		return errors.New(refusal(r, s.o.AskVia))
+		return errors.New(s.refusal(r))
 	}
 	return nil
 }
