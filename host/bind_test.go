@@ -246,6 +246,9 @@ func TestSchemaRefusalIsAudited(t *testing.T) {
 	if msg := res.Message(); !strings.Contains(msg, "/properties/id") {
 		t.Errorf("message %q does not name the field", msg)
 	}
+	if d, err := w.gate.Explain("f", "get_task", []byte(`{"id": 3}`)); err != nil || d.Verdict != decide.Deny || !d.Has(decide.CodeSchemaRejected) {
+		t.Errorf("Explain of the same call: %v %v, want the refusal Call makes", d.Reasons, err)
+	}
 	intents, outcomes := w.records("get_task")
 	if len(intents) != 0 || len(outcomes) != 1 || outcomes[0].Status != audit.StatusDenied || outcomes[0].DecidedBy != DecidedBySchema {
 		t.Fatalf("audit: %d intents, outcomes %+v; want one denied outcome decided by %s", len(intents), outcomes, DecidedBySchema)

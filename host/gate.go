@@ -613,8 +613,10 @@ func (g *Gate) Changed(t *client.Tool) bool {
 
 // Explain returns the decision the gate would make now for a call of tool
 // on server with args: the same policy, trust, pins, grants, taint and mode
-// as Call. It runs nothing, asks no one, writes no audit record and sets no
-// pin. It fails when the tool is not listed now (it does not wait for a
+// as Call, and the same check of the arguments against the tool's input
+// schema (a call Call would refuse for them is decided schemaRejected:
+// Deny with the reason schema-rejected). It runs nothing, asks no one,
+// writes no audit record and sets no pin. It fails when the tool is not listed now (it does not wait for a
 // restarting server).
 func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decision, error) {
 	t, ok := g.o.Catalog.Tool(server, tool)
@@ -624,6 +626,9 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 		}
 		return decide.Decision{}, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
 	}
+	if g.checkArgs(t, Call{Args: args}) != "" {
+		return schemaRejected, nil // as Call refuses them, before deciding
+	}
 	spec, _ := g.o.Catalog.Spec(server)
 	trusted := g.o.Trusted(server)
 	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
@@ -631,6 +636,20 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 		pinned = t.Hash // what the first call would pin
 	}
 	return g.decide(spec, trusted, t, pinned, args), nil
+}
+
+// ChangedFields names what changed in the tool's definition since a person
+// accepted it, as a question about a call of it shows (Question.
+// ChangedFields): NewToolField for a tool held as new, the fields the
+// client saw change in this run, or nil when it did not change or the
+// change happened between runs. It sets no pin.
+func (g *Gate) ChangedFields(t *client.Tool) []string {
+	spec, ok := g.o.Catalog.Spec(t.Server)
+	if !ok {
+		return nil
+	}
+	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
+	return g.changedFields(t.Server, t, pinned, ok && pinned != t.Hash)
 }
 
 func (g *Gate) setPin(ident string, t *client.Tool, trusted bool) {
@@ -769,7 +788,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Before a retry: the same definition, and no rule that now denies.
-			t2, err := g.lookup(ctx, c.Server, c.Tool)
+			t2, err := g.current(ctx, c.Server, c.Tool) // after any re-list the server announced
 			if err != nil {
 				r.Err = err
 				return

@@ -249,7 +249,10 @@ func TestPinnedOnFirstSightAtRelist(t *testing.T) {
 	// only once a person approved a call of it, which pins it.
 	r.define(&mcp.Tool{Name: "peek", Description: "Reads.", InputSchema: map[string]any{"type": "object"},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: bptr(false)}})
-	rn.waitTool(t, "peek", "Reads.")
+	peek := rn.waitTool(t, "peek", "Reads.")
+	if f := rn.gate.ChangedFields(peek); len(f) != 1 || f[0] != NewToolField {
+		t.Errorf("Gate.ChangedFields = %q, want [%s]", f, NewToolField)
+	}
 	res = rn.call("peek")
 	if res.Status != StatusBlocked || !res.Decision.Has(decide.CodeDefinitionChanged) || r.runs("peek") != 0 {
 		t.Fatalf("a read that appeared at a re-list: %s %v, ran %d times; want blocked as changed, never run", res.Status, res.Decision.Reasons, r.runs("peek"))
