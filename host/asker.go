@@ -22,13 +22,17 @@ type Question struct {
 	// ScopeAlways.
 	Scopes []decide.Scope
 	// Changed reports that the tool's definition differs from the one the
-	// person approved or first saw: approving the call accepts the new one.
+	// person approved or first saw, or that the tool is new (it appeared
+	// after its server's first listing): approving the call accepts the
+	// definition shown, Tool.Hash, and nothing else.
 	Changed bool
-	// PinnedHash is the definition hash that was pinned, when Changed.
+	// PinnedHash is the definition hash that was pinned, when Changed
+	// (NewToolPin for a new tool).
 	PinnedHash string
 	// ChangedFields name the parts of the definition that changed
 	// (description, inputSchema, annotations …) when the change happened
-	// while this session ran; empty when it happened between runs.
+	// while this session ran; [NewToolField] for a new tool; empty when it
+	// happened between runs.
 	ChangedFields []string
 }
 

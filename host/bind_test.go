@@ -258,3 +258,40 @@ func TestSchemaRefusalIsAudited(t *testing.T) {
 		t.Errorf("with NoArgsCheck: %s after %d attempts, want the call sent", sent.Status, len(sent.Attempts))
 	}
 }
+
+// An approval for these arguments lets exactly these arguments run unasked
+// again; other arguments are asked about.
+func TestArgsGrantIsBoundToTheArguments(t *testing.T) {
+	asker := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Approve: true, Scope: decide.ScopeArgs}},
+		ScriptedAnswer{Tool: "f/set_value", Answer: Answer{Reason: "not that value"}})
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: asker})
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusSuccess || r.DecidedBy != "user:args" {
+		t.Fatalf("first call: %s by %s, want success by user:args", r.Status, r.DecidedBy)
+	}
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusSuccess || len(asker.Asked()) != 1 {
+		t.Fatalf("the same arguments again: %s after %d questions, want success unasked", r.Status, len(asker.Asked()))
+	}
+	if r := w.call("set_value", `{"key":"a","value":"2"}`); r.Status != StatusDenied {
+		t.Errorf("other arguments: %s, want asked again and denied", r.Status)
+	}
+	asker.Done()
+}
+
+// A tool of a server the gate does not know counts as changed: the model
+// is never offered its definition.
+func TestToolOfAnUnknownServerCountsAsChanged(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, headless: true})
+	tl, ok := w.m.Tool("f", "mark")
+	if !ok {
+		t.Fatal("no mark")
+	}
+	if w.gate.Changed(tl) {
+		t.Fatal("a listed, unchanged tool counts as changed")
+	}
+	stray := *tl
+	stray.Server = "gone"
+	if !w.gate.Changed(&stray) {
+		t.Error("a tool of a server the gate does not know counts as unchanged")
+	}
+}

@@ -271,9 +271,15 @@ func TestPinnedOnFirstSightAtRelist(t *testing.T) {
 	if q := asker.Asked(); len(q) != 1 || !q[0].Changed || len(q[0].ChangedFields) != 1 || q[0].ChangedFields[0] != NewToolField {
 		t.Fatalf("questions %+v; want one showing the tool as new", q)
 	}
-	// Accepted: the next call is decided on its own claims, unasked.
+	// Accepted: the next call is decided on its own claims, unasked, also
+	// after later listings (only a person moves a pin).
 	if res := rn.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "auto" {
 		t.Fatalf("peek after approval: %s by %s, want success by auto", res.Status, res.DecidedBy)
+	}
+	r.define(destructiveTool("later"))
+	rn.waitTool(t, "later", "Deletes every record.")
+	if res := rn.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "auto" {
+		t.Fatalf("peek after another re-list: %s by %s, want success by auto", res.Status, res.DecidedBy)
 	}
 	asker.Done()
 }
@@ -352,4 +358,30 @@ func TestUnchangedToolOfferedInFull(t *testing.T) {
 
 func openAuditForTest(path string) (*audit.Log, error) {
 	return audit.Open(path, audit.Options{NoSync: true})
+}
+
+// Pins of a server whose pins are kept in memory (not trusted): the first
+// listing pins, a later one holds a new tool as new and moves no pin, and
+// only a person's acceptance (Set) pins the new tool.
+func TestListingNeverMovesAPin(t *testing.T) {
+	p := NewPins(nil)
+	a := &client.Tool{Name: "a", Hash: "h-a"}
+	p.Listed("id", false, []*client.Tool{a})
+	if h, ok := p.Get("id", "a"); !ok || h != "h-a" {
+		t.Fatalf("after the first listing a is pinned to %q (%v), want h-a", h, ok)
+	}
+	a2 := &client.Tool{Name: "a", Hash: "h-a2"}
+	b := &client.Tool{Name: "b", Hash: "h-b"}
+	p.Listed("id", false, []*client.Tool{a2, b})
+	if h, _ := p.Get("id", "a"); h != "h-a" {
+		t.Errorf("a later listing moved a's pin to %q, want h-a", h)
+	}
+	if pinned, changed := p.Check("id", b, false); pinned != NewToolPin || !changed {
+		t.Errorf("b, first listed later: pinned %q changed %v; want %s, changed", pinned, changed, NewToolPin)
+	}
+	p.Set("id", b, false)
+	p.Listed("id", false, []*client.Tool{a2, b})
+	if pinned, changed := p.Check("id", b, false); pinned != "h-b" || changed {
+		t.Errorf("b once accepted, after another listing: pinned %q changed %v; want h-b, unchanged", pinned, changed)
+	}
 }
