@@ -430,7 +430,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 			if stale := g.staleAnswer(ctx, c, t, ans); stale != "" {
 				if redefined >= maxRedefinitions {
 					r.Status, r.DecidedBy = StatusDenied, DecidedByStale
-					r.DenyReason = stale + "; it changed " + strconv.Itoa(redefined+1) + " times while this call was asked about, so the call was refused: call it again"
+					r.DenyReason = stale + "; after " + strconv.Itoa(redefined+1) + " answers that did not apply to the definition listed, the call was refused: call it again"
 					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 					return r
 				}
