@@ -249,6 +249,9 @@ func TestSchemaRefusalIsAudited(t *testing.T) {
 	if d, err := w.gate.Explain("f", "get_task", []byte(`{"id": 3}`)); err != nil || d.Verdict != decide.Deny || !d.Has(decide.CodeSchemaRejected) {
 		t.Errorf("Explain of the same call: %v %v, want the refusal Call makes", d.Reasons, err)
 	}
+	if d, err := w.gate.Explain("f", "get_task", nil); err != nil || d.Has(decide.CodeSchemaRejected) || d.Class != decide.Read {
+		t.Errorf("Explain of the tool alone (no arguments): %s %v %v, want its own class, read", d.Class, d.Reasons, err)
+	}
 	intents, outcomes := w.records("get_task")
 	if len(intents) != 0 || len(outcomes) != 1 || outcomes[0].Status != audit.StatusDenied || outcomes[0].DecidedBy != DecidedBySchema {
 		t.Fatalf("audit: %d intents, outcomes %+v; want one denied outcome decided by %s", len(intents), outcomes, DecidedBySchema)

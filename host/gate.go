@@ -613,10 +613,11 @@ func (g *Gate) Changed(t *client.Tool) bool {
 
 // Explain returns the decision the gate would make now for a call of tool
 // on server with args: the same policy, trust, pins, grants, taint and mode
-// as Call, and the same check of the arguments against the tool's input
-// schema (a call Call would refuse for them is decided schemaRejected:
-// Deny with the reason schema-rejected). It runs nothing, asks no one,
-// writes no audit record and sets no pin. It fails when the tool is not listed now (it does not wait for a
+// as Call, and, when args are given, the same check of them against the
+// tool's input schema (arguments Call would refuse are decided
+// schemaRejected: Deny with the reason schema-rejected); with no args it
+// decides on the tool alone, as for its effective hints. It runs nothing,
+// asks no one, writes no audit record and sets no pin. It fails when the tool is not listed now (it does not wait for a
 // restarting server).
 func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decision, error) {
 	t, ok := g.o.Catalog.Tool(server, tool)
@@ -626,7 +627,7 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 		}
 		return decide.Decision{}, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
 	}
-	if g.checkArgs(t, Call{Args: args}) != "" {
+	if len(args) > 0 && g.checkArgs(t, Call{Args: args}) != "" {
 		return schemaRejected, nil // as Call refuses them, before deciding
 	}
 	spec, _ := g.o.Catalog.Spec(server)
