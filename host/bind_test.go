@@ -298,3 +298,28 @@ func TestToolOfAnUnknownServerCountsAsChanged(t *testing.T) {
 		t.Error("a tool of a server the gate does not know counts as unchanged")
 	}
 }
+
+// The schema check of a tool is its own: cached by definition hash, never
+// shared by tools with no hash.
+func TestArgsCheckIsPerDefinition(t *testing.T) {
+	g := NewGate(GateOptions{})
+	strict := func(hash, field string) *client.Tool {
+		return &client.Tool{Name: "t", Hash: hash, InputSchema: []byte(`{"type":"object","properties":{"` + field + `":{"type":"string"}},"additionalProperties":false}`)}
+	}
+	args := Call{Args: []byte(`{"a":"x"}`)}
+	for _, c := range []struct {
+		tool   *client.Tool
+		reject bool
+	}{
+		{strict("h1", "a"), false},
+		{strict("h2", "b"), true},
+		{strict("h1", "a"), false},
+		{strict("", "a"), false},
+		{strict("", "b"), true},
+		{&client.Tool{Name: "t", InputSchema: []byte(`{"type":"object"}`)}, false},
+	} {
+		if why := g.checkArgs(c.tool, args); (why != "") != c.reject {
+			t.Errorf("hash %q schema %s: %q; want rejected: %v", c.tool.Hash, c.tool.InputSchema, why, c.reject)
+		}
+	}
+}

@@ -491,12 +491,14 @@ func (g *Gate) checkArgs(t *client.Tool, c Call) string {
 	}
 	g.checksMu.Lock()
 	ck, ok := g.checks[t.Hash]
-	if !ok {
+	if !ok || t.Hash == "" { // no hash (a tool not from a listing): nothing to key it by
 		if len(g.checks) >= maxChecks || g.checks == nil {
 			g.checks = map[string]client.ArgsChecker{}
 		}
 		ck = client.NewArgsChecker(t.InputSchema)
-		g.checks[t.Hash] = ck
+		if t.Hash != "" {
+			g.checks[t.Hash] = ck
+		}
 	}
 	g.checksMu.Unlock()
 	err := ck.Validate(obj)
