@@ -619,8 +619,9 @@ func (g *Gate) Changed(t *client.Tool) bool {
 // tool's input schema (arguments Call would refuse are decided
 // schemaRejected: Deny with the reason schema-rejected); with no args it
 // decides on the tool alone, as for its effective hints. It runs nothing,
-// asks no one, writes no audit record and sets no pin. It fails when the tool is not listed now (it does not wait for a
-// restarting server).
+// asks no one, writes no audit record and sets no pin. It fails when the
+// tool is not listed now (it does not wait for a restarting server, nor for
+// a re-list).
 func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decision, error) {
 	t, ok := g.o.Catalog.Tool(server, tool)
 	if !ok {

@@ -223,6 +223,9 @@ func TestPinnedOnFirstSightAcrossRuns(t *testing.T) {
 	if !res.Decision.Has(decide.CodeDefinitionChanged) {
 		t.Errorf("reasons %v do not say the definition changed", res.Decision.Reasons)
 	}
+	if len(res.ChangedFields) != 0 {
+		t.Errorf("ChangedFields = %q; a tool pinned in an earlier run is changed, not new, and only its hash was kept", res.ChangedFields)
+	}
 	assertWithheld(t, second.gate, tl)
 }
 
