@@ -51,14 +51,22 @@ func (c ArgsChecker) Check(args json.RawMessage) error {
 	} else {
 		shape = map[string]any{}
 	}
-	if _, ok := shape.(map[string]any); !ok {
+	obj, ok := shape.(map[string]any)
+	if !ok {
 		return fmt.Errorf("the arguments must be a JSON object")
 	}
-	if c.resolved == nil {
-		return nil
-	}
-	if err := c.resolved.Validate(shape); err != nil {
+	if err := c.Validate(obj); err != nil {
 		return fmt.Errorf("does not match the input schema: %v", err)
 	}
 	return nil
+}
+
+// Validate reports why args, decoded already, do not match the schema, or
+// nil; nil too when the schema is not checked (Unchecked). It does not
+// modify args, and is safe for concurrent use.
+func (c ArgsChecker) Validate(args map[string]any) error {
+	if c.resolved == nil {
+		return nil
+	}
+	return c.resolved.Validate(args)
 }

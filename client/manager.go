@@ -288,6 +288,18 @@ func (m *Manager) LastChange(server, tool string) (Change, bool) {
 	return c, ok
 }
 
+// Relisting reports whether the named server said its tools changed
+// (notifications/tools/list_changed) and the re-list that follows has not
+// completed yet: until it has, the catalog holds definitions the server
+// itself called stale. A completed re-list publishes an event (EventTools
+// or EventToolsRelisted) after Relisting turned false, so a caller can
+// wait for it with Subscribe. A re-list that fails leaves it true until a
+// later one (another notification, or a restart) succeeds.
+func (m *Manager) Relisting(server string) bool {
+	s := m.byName[server]
+	return s != nil && s.relisting()
+}
+
 // Spec returns the specification of the named server.
 func (m *Manager) Spec(name string) (Spec, bool) {
 	s := m.byName[name]

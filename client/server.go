@@ -61,6 +61,10 @@ type server struct {
 	crashes  []time.Time
 	restarts int
 	relister bool // the relist goroutine runs
+	// relistAsked counts the server's notifications/tools/list_changed;
+	// relistDone is the count the last completed re-list answered. While
+	// they differ the server has said its listing is stale (Relisting).
+	relistAsked, relistDone uint64
 	// log keeps the server's last log messages (notifications/message).
 	log []string
 	// recent keeps the last messages exchanged with the server (recent.go).
@@ -238,7 +242,7 @@ func (s *server) clientOptions(untapped bool) *mcp.ClientOptions {
 	}
 	o := &mcp.ClientOptions{
 		Capabilities:                caps,
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.requestRelist() },
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.listChanged() },
 		ProgressNotificationHandler: s.m.onProgress,
 		LoggingMessageHandler:       s.onLog,
 		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
@@ -332,7 +336,13 @@ func (s *server) install(l *live, lst *listing, gen int) {
 	s.lastErr = ""
 	startRelister := !s.relister
 	s.relister = true
+	// A re-list asked for on the connection this one replaces still has to
+	// be made, on this one: the listing above may predate the notification.
+	pending := s.relistAsked != s.relistDone
 	s.mu.Unlock()
+	if pending {
+		s.requestRelist()
+	}
 	s.m.publish(Event{Kind: EventState, Server: s.spec.Name, State: StateReady})
 	if old != nil {
 		s.changed(diffListings(old, lst))
@@ -477,6 +487,24 @@ func (s *server) recordCrash() int {
 	return len(s.crashes)
 }
 
+// listChanged notes the server's word that its tools changed
+// (notifications/tools/list_changed): from now until a re-list made after
+// it completes, Relisting reports the server.
+func (s *server) listChanged() {
+	s.mu.Lock()
+	s.relistAsked++
+	s.mu.Unlock()
+	s.requestRelist()
+}
+
+// relisting reports whether the server said its tools changed and they
+// have not been listed again since.
+func (s *server) relisting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.relistAsked != s.relistDone
+}
+
 func (s *server) requestRelist() {
 	select {
 	case s.relist <- struct{}{}:
@@ -496,6 +524,7 @@ func (s *server) relistLoop() {
 		}
 		s.mu.Lock()
 		l := s.conn
+		asked := s.relistAsked // what a listing that starts now answers
 		s.mu.Unlock()
 		if l != nil {
 			ctx, cancel := context.WithTimeout(s.m.ctx, s.startTimeout())
@@ -513,6 +542,11 @@ func (s *server) relistLoop() {
 			if err == nil && current {
 				old = s.listing
 				s.listing = lst
+				// Before the events below, so that a call waiting for
+				// the re-list (Manager.Relisting) sees it done when woken.
+				// A listing that failed leaves it pending: no call is
+				// decided on a listing the server said is stale.
+				s.relistDone = asked
 			}
 			s.mu.Unlock()
 			if old != nil {

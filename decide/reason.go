@@ -22,6 +22,7 @@ const (
 	CodePoisonedPrefix       = "poisoned-description:" // followed by a PoisonFlags heuristic: other-tool, secrets, conceal or instruction-block
 	CodeAutoApprove          = "auto-approve"
 	CodeInvalidArguments     = "invalid-arguments"
+	CodeSchemaRejected       = "schema-rejected" // never from Decide: the host refuses such a call before deciding
 	CodeProtectedPath        = "protected-path"
 	CodeRulePrefix           = "rule:" // followed by the rule's id
 	CodeAllowNeedsServerName = "allow-needs-server-name"
@@ -55,6 +56,7 @@ var reasonTable = []Reason{
 	{CodePoisonedPrefix + PoisonInstructionBlock, "The tool's description carries an instruction block aimed at the model (such as <IMPORTANT> or \"ignore previous instructions\"), so the call always asks; allow rules do not apply, only a person's approval."},
 	{CodeAutoApprove, "Your auto-approve setting asks before this kind of call."},
 	{CodeInvalidArguments, "The call's arguments are not a valid JSON object, so they cannot be checked and a person must confirm the call."},
+	{CodeSchemaRejected, "The call's arguments do not match the tool's input schema, so it was refused before anything was decided, asked or sent."},
 	{CodeProtectedPath, "The call's arguments lead to mcphost's own configuration, state, tokens or audit files (by name, by a relative path or through a link), so a person must confirm it as the riskiest kind of call; no rule or earlier approval can skip this."},
 	{CodeRulePrefix + "<id>", "A rule from your own configuration or command line matched this call; its id follows the colon."},
 	{CodeAllowNeedsServerName, "An allow rule matched only through a wildcard server name; allow rules apply to an untrusted server only when they name it exactly."},

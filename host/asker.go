@@ -22,17 +22,27 @@ type Question struct {
 	// ScopeAlways.
 	Scopes []decide.Scope
 	// Changed reports that the tool's definition differs from the one the
-	// person approved or first saw: approving the call accepts the new one.
+	// person approved or first saw, or that the tool is new (it appeared
+	// after its server's first listing): approving the call accepts the
+	// definition shown, Tool.Hash, and nothing else.
 	Changed bool
-	// PinnedHash is the definition hash that was pinned, when Changed.
+	// PinnedHash is the definition hash that was pinned, when Changed
+	// (NewToolPin for a new tool).
 	PinnedHash string
 	// ChangedFields name the parts of the definition that changed
 	// (description, inputSchema, annotations …) when the change happened
-	// while this session ran; empty when it happened between runs.
+	// while this session ran; [NewToolField] for a new tool; empty when it
+	// happened between runs.
 	ChangedFields []string
 }
 
 // Answer is the person's reply.
+//
+// An approval approves the call only under the definition of the tool it
+// was given for: the gate checks, after Ask returns, that the tool is
+// still listed with that definition, and takes an approval given for any
+// other as no approval at all — it decides the call again from the start,
+// and the next question shows the definition as changed.
 type Answer struct {
 	Approve bool
 	Scope   decide.Scope // how far the approval reaches; must be one of Question.Scopes
@@ -41,6 +51,15 @@ type Answer struct {
 	// Args, when set, replaces the call's arguments: the edited call is
 	// decided again from the start.
 	Args json.RawMessage
+	// Definition is the definition hash (client.Tool.Hash) of the tool as
+	// the person was shown it when they answered; "" means the one of the
+	// question Ask was given. An asker whose answer comes back out of band
+	// — from a sealed request state, the approver, a web page — sets it to
+	// the hash of the question the person actually saw, which is not
+	// necessarily the question this Ask is about: an approval whose
+	// Definition differs from the question's Tool.Hash is never taken as
+	// one.
+	Definition string
 }
 
 // Asker asks a person about a call. Ask must honour ctx; an error (or a

@@ -120,3 +120,18 @@ func BenchmarkLoopPerCall(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*turns), "ns/call")
 	b.ReportMetric(float64(heap)/(1<<20), "MiB/1000-turns")
 }
+
+// BenchmarkArgsCheck is the gate's check of a call's arguments against the
+// tool's input schema, resolved once per definition: compare with
+// gate-nosync in BenchmarkGateOverhead for its share of a call.
+func BenchmarkArgsCheck(b *testing.B) {
+	g := NewGate(GateOptions{})
+	t := &client.Tool{Server: "f", Name: "get", Hash: "h", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"id":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["id"],"additionalProperties":false}`)}
+	c := Call{Args: json.RawMessage(`{"id":"T-1","tags":["a","b"]}`)}
+	for b.Loop() {
+		if why := g.checkArgs(t, c); why != "" {
+			b.Fatal(why)
+		}
+	}
+}

@@ -10,6 +10,10 @@ import "strings"
 // rule: none applies to a changed definition.
 func ChangeNote(server, tool string, fields []string) string {
 	ref := server + "/" + tool
+	if len(fields) == 1 && fields[0] == NewToolField {
+		return ref + " is new: it appeared after the server's first listing (as a renamed tool would), so until a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
+			"Accept it with mcphost pin accept " + shellWord(ref) + ", or by approving a call to it"
+	}
 	what := "which part is not known: only a hash of the accepted definition is kept"
 	if len(fields) > 0 {
 		what = "what changed: " + strings.Join(fields, ", ")

@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,6 +28,10 @@ type Catalog interface {
 	Subscribe() (<-chan client.Event, func())
 	Call(ctx context.Context, server, tool string, args json.RawMessage, opts client.CallOptions) *client.CallResult
 	LastChange(server, tool string) (client.Change, bool)
+	// Relisting reports that the server said its tools changed and they
+	// have not been listed again yet (client.Manager.Relisting); a
+	// completed re-list is published to Subscribe.
+	Relisting(server string) bool
 }
 
 // AuditLog receives the gate's records. Append must not return before the
@@ -47,6 +52,9 @@ type Store interface {
 	// PinNew pins, in one write, every tool of tools (name → hash) that
 	// has no pin for this identity yet; it never moves an existing pin.
 	PinNew(identity string, tools map[string]string) error
+	// HasPins reports whether any tool of the server with this identity
+	// is pinned.
+	HasPins(identity string) bool
 	// AlwaysGrants returns the persisted grants.
 	AlwaysGrants() []decide.Grant
 	AddAlwaysGrant(g decide.Grant, serverName string) error
@@ -117,6 +125,11 @@ type Gate struct {
 	o GateOptions
 
 	seq atomic.Int64
+
+	// checks holds the input-schema check of each definition (by hash),
+	// resolved once: resolving a schema per call would be costly.
+	checksMu sync.Mutex
+	checks   map[string]client.ArgsChecker
 
 	mu      sync.Mutex
 	grants  []decide.Grant // session and args grants, plus always grants once loaded
@@ -191,6 +204,10 @@ type Call struct {
 	// OnTask, if set, learns of each step of a call that runs as an MCP
 	// task (created, status, result), after the gate has recorded it.
 	OnTask func(client.TaskEvent)
+	// NoArgsCheck sends arguments the tool's input schema rejects instead
+	// of refusing them: only for a person who asked for exactly that on the
+	// command line (mcphost call --no-check), never for a model's call.
+	NoArgsCheck bool
 }
 
 // Status is how a call through the gate ended.
@@ -344,7 +361,21 @@ func settle(r *Result) {
 // errAuditUnavailable: with no durable intent record, only reads run.
 var errAuditUnavailable = errors.New("the audit log cannot be written, so only read-only calls run")
 
+// maxRedefinitions bounds how many times one call is decided again because
+// the tool's definition changed while a person was being asked, so that a
+// server that keeps changing it cannot hold a call (and a person) in a loop.
+const maxRedefinitions = 3
+
 // Call runs c through the gate.
+//
+// An approval applies only to the definition it was given for: the one in
+// the question (Question.Tool.Hash), or Answer.Definition when the asker
+// sets it. If the tool's definition is another one when the answer comes
+// back — the server listed it anew while the person was asked, or the
+// answer was given for an older question — the answer approves nothing:
+// the call is decided again from the start, and the next question shows
+// the definition as changed. After maxRedefinitions such rounds the call is
+// refused (DecidedBy "stale-answer").
 func (g *Gate) Call(ctx context.Context, c Call) *Result {
 	callID := c.ID
 	if callID == "" {
@@ -354,8 +385,9 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 	obs, def := g.observer(), ""
 	ctx = obs.CallStarted(ctx, callID, c.Server, c.Tool, c.Args)
 	defer func() { obs.CallDone(ctx, r, def) }()
-	for edits := 0; ; edits++ {
-		t, err := g.lookup(ctx, c.Server, c.Tool)
+	edits, redefined := 0, 0
+	for {
+		t, err := g.current(ctx, c.Server, c.Tool)
 		if err != nil {
 			r.Status, r.Err = StatusError, err
 			return r
@@ -364,13 +396,17 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		spec, _ := g.o.Catalog.Spec(c.Server)
 		ident := spec.Identity()
 		trusted := g.o.Trusted(c.Server)
+		r.Args = c.Args
+		if why := g.checkArgs(t, c); why != "" {
+			r.Decision = schemaRejected
+			r.Status, r.DecidedBy, r.DenyReason = StatusDenied, DecidedBySchema, why
+			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
+			return r
+		}
 		pinned, changed := g.pin(ident, t, trusted)
 		d := g.decide(spec, trusted, t, pinned, c.Args)
-		r.Decision, r.Args = d, c.Args
-		r.ChangedFields = nil
-		if ch, ok := g.o.Catalog.LastChange(c.Server, c.Tool); changed && ok && ch.NewHash == t.Hash {
-			r.ChangedFields = ch.Fields
-		}
+		r.Decision = d
+		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
 
 		switch d.Verdict {
 		case decide.Deny:
@@ -391,6 +427,16 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 				return r
 			}
+			if stale := g.staleAnswer(ctx, c, t, ans); stale != "" {
+				if redefined >= maxRedefinitions {
+					r.Status, r.DecidedBy = StatusDenied, DecidedByStale
+					r.DenyReason = stale + "; after " + strconv.Itoa(redefined+1) + " answers that did not apply to the definition listed, the call was refused: call it again"
+					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
+					return r
+				}
+				redefined++ // the answer approves nothing: decide again on what is listed now
+				continue
+			}
 			if ans.Args != nil {
 				if edits >= 3 {
 					// Never run arguments other than the ones just shown.
@@ -399,6 +445,7 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
 					return r
 				}
+				edits++
 				c.Args = ans.Args // the edited call is a new call: decide again
 				continue
 			}
@@ -417,6 +464,105 @@ func (g *Gate) Call(ctx context.Context, c Call) *Result {
 		g.execute(ctx, callID, c, spec, ident, trusted, t, r)
 		return r
 	}
+}
+
+// maxChecks bounds the cached input-schema checks; past it the cache
+// starts again, so a server that keeps changing its definitions cannot grow
+// it without end.
+const maxChecks = 4096
+
+// checkArgs says why the tool's input schema rejects c's arguments, or ""
+// when it accepts them, cannot be used (too large, unreadable: then only
+// the server judges), or c asks to send them anyway. Arguments that are not
+// a JSON object are left to the decision (invalid-arguments: a person
+// confirms). The words are partly the schema's, the server's: escaped and
+// bounded.
+func (g *Gate) checkArgs(t *client.Tool, c Call) string {
+	if c.NoArgsCheck || openSchema(t.InputSchema) {
+		return ""
+	}
+	var obj map[string]any
+	if len(c.Args) > 0 {
+		if json.Unmarshal(c.Args, &obj) != nil || obj == nil {
+			return ""
+		}
+	} else {
+		obj = map[string]any{}
+	}
+	g.checksMu.Lock()
+	ck, ok := g.checks[t.Hash]
+	if !ok || t.Hash == "" { // no hash (a tool not from a listing): nothing to key it by
+		if len(g.checks) >= maxChecks || g.checks == nil {
+			g.checks = map[string]client.ArgsChecker{}
+		}
+		ck = client.NewArgsChecker(t.InputSchema)
+		if t.Hash != "" {
+			g.checks[t.Hash] = ck
+		}
+	}
+	g.checksMu.Unlock()
+	err := ck.Validate(obj)
+	if err == nil {
+		return ""
+	}
+	why := strings.TrimPrefix(err.Error(), "validating root: ")
+	return "the arguments do not match the tool's input schema (" + sanitize.Truncate(sanitize.Line(why), 300) + "); nothing was sent: call it again with arguments the schema accepts"
+}
+
+// openSchema reports whether an input schema accepts every JSON object as
+// it is written, so that checking against it is skipped: the common empty
+// schemas, byte for byte.
+func openSchema(s json.RawMessage) bool {
+	switch string(s) {
+	case "", "{}", `{"type":"object"}`, `{"type": "object"}`, `{"type":"object","properties":{}}`:
+		return true
+	}
+	return false
+}
+
+// Who refused a call other than a rule or a person (Result.DecidedBy).
+const (
+	// DecidedBySchema: the tool's input schema rejected the arguments.
+	DecidedBySchema = "input-schema"
+	// DecidedByStale: approvals kept coming for definitions of the tool
+	// other than the one listed.
+	DecidedByStale = "stale-answer"
+)
+
+// schemaRejected is the decision of a call whose arguments the tool's
+// input schema rejects: refused before anything is decided.
+var schemaRejected = decide.Decision{Verdict: decide.Deny,
+	Reasons: []decide.Reason{{Code: decide.CodeSchemaRejected, Text: decide.ReasonText(decide.CodeSchemaRejected)}}}
+
+// staleAnswer says why an approval does not apply to t, the definition the
+// gate asked about, or "" when it does: the answer names another
+// definition (Answer.Definition), or the catalog lists another one now.
+func (g *Gate) staleAnswer(ctx context.Context, c Call, t *client.Tool, ans Answer) string {
+	ref := c.Server + "/" + c.Tool
+	if ans.Definition != "" && ans.Definition != t.Hash {
+		return "the answer was given for another definition of " + ref + ": its definition changed since the answer was given"
+	}
+	now, err := g.current(ctx, c.Server, c.Tool)
+	if err != nil || now.Hash != t.Hash {
+		return "the definition of " + ref + " changed while the call was asked about"
+	}
+	return ""
+}
+
+// changedFields names what changed in t's definition when the decision
+// says it changed: NewToolField for a tool held as new, else the fields
+// the client saw change in this run (nil when it did not see the change).
+func (g *Gate) changedFields(server string, t *client.Tool, pinned string, changed bool) []string {
+	if !changed {
+		return nil
+	}
+	if pinned == NewToolPin {
+		return []string{NewToolField}
+	}
+	if ch, ok := g.o.Catalog.LastChange(server, t.Name); ok && ch.NewHash == t.Hash {
+		return ch.Fields
+	}
+	return nil
 }
 
 func allowed(scopes []decide.Scope, s decide.Scope) bool {
@@ -469,9 +615,13 @@ func (g *Gate) Changed(t *client.Tool) bool {
 
 // Explain returns the decision the gate would make now for a call of tool
 // on server with args: the same policy, trust, pins, grants, taint and mode
-// as Call. It runs nothing, asks no one, writes no audit record and sets no
-// pin. It fails when the tool is not listed now (it does not wait for a
-// restarting server).
+// as Call, and, when args are given, the same check of them against the
+// tool's input schema (arguments Call would refuse are decided
+// schemaRejected: Deny with the reason schema-rejected); with no args it
+// decides on the tool alone, as for its effective hints. It runs nothing,
+// asks no one, writes no audit record and sets no pin. It fails when the
+// tool is not listed now (it does not wait for a restarting server, nor for
+// a re-list).
 func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decision, error) {
 	t, ok := g.o.Catalog.Tool(server, tool)
 	if !ok {
@@ -480,6 +630,9 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 		}
 		return decide.Decision{}, fmt.Errorf("server %q has no tool %q (or it is not ready)", server, tool)
 	}
+	if len(args) > 0 && g.checkArgs(t, Call{Args: args}) != "" {
+		return schemaRejected, nil // as Call refuses them, before deciding
+	}
 	spec, _ := g.o.Catalog.Spec(server)
 	trusted := g.o.Trusted(server)
 	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
@@ -487,6 +640,20 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 		pinned = t.Hash // what the first call would pin
 	}
 	return g.decide(spec, trusted, t, pinned, args), nil
+}
+
+// ChangedFields names what changed in the tool's definition since a person
+// accepted it, as a question about a call of it shows (Question.
+// ChangedFields): NewToolField for a tool held as new, the fields the
+// client saw change in this run, or nil when it did not change or the
+// change happened between runs. It sets no pin.
+func (g *Gate) ChangedFields(t *client.Tool) []string {
+	spec, ok := g.o.Catalog.Spec(t.Server)
+	if !ok {
+		return nil
+	}
+	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
+	return g.changedFields(t.Server, t, pinned, ok && pinned != t.Hash)
 }
 
 func (g *Gate) setPin(ident string, t *client.Tool, trusted bool) {
@@ -508,6 +675,41 @@ func (g *Gate) grant(scope decide.Scope, ident, server string, t *client.Tool, a
 	g.mu.Lock()
 	g.grants = append(g.grants, gr)
 	g.mu.Unlock()
+}
+
+// current finds the tool as the server defines it now: after any re-list
+// the server asked for (notifications/tools/list_changed) has completed,
+// so that no call is decided on a definition the server already called
+// stale.
+func (g *Gate) current(ctx context.Context, server, tool string) (*client.Tool, error) {
+	if err := g.waitRelisted(ctx, server); err != nil {
+		return nil, err
+	}
+	return g.lookup(ctx, server, tool)
+}
+
+// waitRelisted waits, at most ReadyWait, while the server has a re-list
+// pending (Catalog.Relisting). When it does not complete in time the call
+// is not decided at all: the definition the catalog holds is one the
+// server said is stale.
+func (g *Gate) waitRelisted(ctx context.Context, server string) error {
+	if !g.o.Catalog.Relisting(server) {
+		return nil
+	}
+	events, unsub := g.o.Catalog.Subscribe()
+	defer unsub()
+	timeout := time.NewTimer(g.o.ReadyWait)
+	defer timeout.Stop()
+	for g.o.Catalog.Relisting(server) {
+		select {
+		case <-events:
+		case <-timeout.C:
+			return fmt.Errorf("server %q said its tools changed and they were not listed again within %s, so the call was not decided on the definition it called stale; try again", server, g.o.ReadyWait)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // lookup finds the tool, waiting for its server to be listed again if it is
@@ -590,7 +792,7 @@ func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.S
 	for n := 1; ; n++ {
 		if n > 1 {
 			// Before a retry: the same definition, and no rule that now denies.
-			t2, err := g.lookup(ctx, c.Server, c.Tool)
+			t2, err := g.current(ctx, c.Server, c.Tool) // after any re-list the server announced
 			if err != nil {
 				r.Err = err
 				return

@@ -16,16 +16,37 @@ import (
 // change within the session is still caught without the state file growing
 // with every server someone tried once. A pin in the Store wins over one in
 // memory. Pins is safe for concurrent use.
+//
+// Only the first listing of a server is first sight: a tool that appears in
+// a later listing (in this run, or in the first listing of a run when the
+// Store already holds pins for the server) is a change to the server — a
+// pinned tool retired and offered again under a new name looks just so —
+// and is held as new (NewToolPin) until a person accepts it.
 type Pins struct {
 	store Store // nil: every pin is kept in memory
 
-	mu  sync.Mutex
-	mem map[string]string // identity + "\x00" + tool → hash
+	// lmu makes one listing at a time first sight or not; it is taken
+	// before mu.
+	lmu    sync.Mutex
+	mu     sync.Mutex
+	mem    map[string]string // identity + "\x00" + tool → hash, or NewToolPin
+	listed map[string]bool   // identities listed in this run
 }
+
+// NewToolPin is the pin Pins holds for a tool that appeared after its
+// server's first listing and that no person has accepted yet. It is never a
+// definition hash, so the tool counts as changed (its hints the riskiest,
+// every call asked) until a call of it is approved, which pins its
+// definition.
+const NewToolPin = "new-tool"
+
+// NewToolField is what Question.ChangedFields and Result.ChangedFields hold
+// for a tool held as new (NewToolPin): the whole tool is what changed.
+const NewToolField = "new tool"
 
 // NewPins returns pins kept in store (nil: in memory only).
 func NewPins(store Store) *Pins {
-	return &Pins{store: store, mem: map[string]string{}}
+	return &Pins{store: store, mem: map[string]string{}, listed: map[string]bool{}}
 }
 
 // Get returns the definition hash pinned for a tool of the server with
@@ -62,19 +83,44 @@ func (p *Pins) Set(ident string, t *client.Tool, persist bool) {
 	p.mu.Unlock()
 }
 
-// Listed pins every tool of a listing that has no pin yet (first sight),
-// and leaves every existing pin as it is: only a person moves a pin. The
-// pins of a trusted server go to the Store in one write.
+// Listed takes a listing of the server with this identity. At the
+// server's first listing (none before in this run, and no pin in the Store)
+// it pins every tool (first sight); at any later one, a tool with no pin is
+// held as new (NewToolPin). It leaves every existing pin as it is: only a
+// person moves a pin. The pins of a trusted server go to the Store in one
+// write.
 func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
+	p.lmu.Lock()
+	defer p.lmu.Unlock()
+	p.mu.Lock()
+	seen := p.listed[ident]
+	p.listed[ident] = true
+	p.mu.Unlock()
+	if !seen && p.store != nil && p.store.HasPins(ident) {
+		seen = true // pinned in an earlier run: this is not first sight
+	}
 	fresh := map[string]string{}
 	for _, t := range tools {
 		if t == nil || t.Name == "" || t.Hash == "" {
 			continue
 		}
-		if _, ok := p.Get(ident, t.Name); !ok {
-			fresh[t.Name] = t.Hash
+		if _, ok := p.Get(ident, t.Name); ok {
+			continue
 		}
+		if seen {
+			p.mu.Lock()
+			p.mem[ident+"\x00"+t.Name] = NewToolPin
+			p.mu.Unlock()
+			continue
+		}
+		fresh[t.Name] = t.Hash
 	}
+	p.pinFirst(ident, trusted, fresh)
+}
+
+// pinFirst pins tools (name → hash) on first sight: in the Store for a
+// trusted server, in memory otherwise or when the Store cannot be written.
+func (p *Pins) pinFirst(ident string, trusted bool, fresh map[string]string) {
 	if len(fresh) == 0 {
 		return
 	}
@@ -90,19 +136,20 @@ func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
 	}
 }
 
-// Check returns the hash a tool's definition is compared with, pinning it
-// first if it was never seen, and whether the definition differs from it.
+// Check returns the hash a tool's definition is compared with (NewToolPin
+// for a tool held as new), pinning it first if it was never seen, and
+// whether the definition differs from it. A tool no listing showed Pins (a
+// gate without the listing hook) is pinned as first sight.
 func (p *Pins) Check(ident string, t *client.Tool, trusted bool) (pinned string, changed bool) {
 	if h, ok := p.Get(ident, t.Name); ok {
 		return h, h != t.Hash
 	}
-	p.Listed(ident, trusted, []*client.Tool{t})
+	p.pinFirst(ident, trusted, map[string]string{t.Name: t.Hash})
 	return t.Hash, false
 }
 
-// Hook returns a client.Options.OnListing that pins every listed tool on
-// first sight, with trusted saying which servers' pins are kept in the
-// Store.
+// Hook returns a client.Options.OnListing that gives Listed every listing,
+// with trusted saying which servers' pins are kept in the Store.
 func (p *Pins) Hook(trusted func(server string) bool) func(*client.Spec, []*client.Tool) {
 	return func(spec *client.Spec, tools []*client.Tool) {
 		p.Listed(spec.Identity(), trusted(spec.Name), tools)

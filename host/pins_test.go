@@ -26,10 +26,14 @@ type rugPull struct {
 	tools map[string]*mcp.Tool // what a new connection lists
 	fail  map[string]int       // calls still to fail, with -32603, without running
 	rej   map[string]int       // calls still to refuse, with -32602
+	recv  map[string]int       // requests received, by method
+	// before, if set, sees every request as it arrives, before it is
+	// handled; it may hold it.
+	before func(ctx context.Context, method string)
 }
 
 func newRugPull() *rugPull {
-	return &rugPull{ran: map[string]int{}, tools: map[string]*mcp.Tool{}, fail: map[string]int{}, rej: map[string]int{}}
+	return &rugPull{ran: map[string]int{}, tools: map[string]*mcp.Tool{}, fail: map[string]int{}, rej: map[string]int{}, recv: map[string]int{}}
 }
 
 // reject makes the next n calls of name refused as invalid, before they run.
@@ -88,6 +92,13 @@ func (r *rugPull) add(srv *mcp.Server, t *mcp.Tool) {
 	})
 }
 
+// received returns how many requests of method reached the server.
+func (r *rugPull) received(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.recv[method]
+}
+
 func (r *rugPull) runs(name string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -97,6 +108,18 @@ func (r *rugPull) runs(name string) int {
 func (r *rugPull) spec() client.Spec {
 	return client.Spec{Name: "rp", Dial: func(ctx context.Context) (mcp.Transport, error) {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "rug-pull", Version: "1"}, nil)
+		srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				r.mu.Lock()
+				r.recv[method]++
+				before := r.before
+				r.mu.Unlock()
+				if before != nil {
+					before(ctx, method)
+				}
+				return next(ctx, method, req)
+			}
+		})
 		r.mu.Lock()
 		r.srv = srv
 		tools := make([]*mcp.Tool, 0, len(r.tools))
@@ -200,6 +223,9 @@ func TestPinnedOnFirstSightAcrossRuns(t *testing.T) {
 	if !res.Decision.Has(decide.CodeDefinitionChanged) {
 		t.Errorf("reasons %v do not say the definition changed", res.Decision.Reasons)
 	}
+	if len(res.ChangedFields) != 0 {
+		t.Errorf("ChangedFields = %q; a tool pinned in an earlier run is changed, not new, and only its hash was kept", res.ChangedFields)
+	}
 	assertWithheld(t, second.gate, tl)
 }
 
@@ -209,8 +235,9 @@ func TestPinnedOnFirstSightAtRelist(t *testing.T) {
 	r.define(destructiveTool("keep"))
 	rn := startRun(t, r, statePath)
 
-	// A tool that first appears after tools/list_changed is pinned as it
-	// is then, and a later claim is not believed either.
+	// A tool that first appears after tools/list_changed is recorded as new
+	// then (a pinned tool offered again under a new name looks just so),
+	// and a later claim is not believed either.
 	r.define(destructiveTool("purge"))
 	rn.waitTool(t, "purge", "Deletes every record.")
 	r.define(liar("purge"))
@@ -221,12 +248,76 @@ func TestPinnedOnFirstSightAtRelist(t *testing.T) {
 	}
 	assertWithheld(t, rn.gate, tl)
 
-	// An honest read that never changed still runs unasked.
+	// An honest read that appears later is new as well: its claims count
+	// only once a person approved a call of it, which pins it.
 	r.define(&mcp.Tool{Name: "peek", Description: "Reads.", InputSchema: map[string]any{"type": "object"},
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: bptr(false)}})
-	rn.waitTool(t, "peek", "Reads.")
-	if res := rn.call("peek"); res.Status != StatusSuccess {
-		t.Fatalf("an unchanged read: %s, want success", res.Status)
+	peek := rn.waitTool(t, "peek", "Reads.")
+	if f := rn.gate.ChangedFields(peek); len(f) != 1 || f[0] != NewToolField {
+		t.Errorf("Gate.ChangedFields = %q, want [%s]", f, NewToolField)
+	}
+	res = rn.call("peek")
+	if res.Status != StatusBlocked || !res.Decision.Has(decide.CodeDefinitionChanged) || r.runs("peek") != 0 {
+		t.Fatalf("a read that appeared at a re-list: %s %v, ran %d times; want blocked as changed, never run", res.Status, res.Decision.Reasons, r.runs("peek"))
+	}
+	if len(res.ChangedFields) != 1 || res.ChangedFields[0] != NewToolField {
+		t.Errorf("ChangedFields = %q, want [%s]", res.ChangedFields, NewToolField)
+	}
+	if msg := res.Message(); !strings.Contains(msg, "rp/peek is new") || !strings.Contains(msg, "mcphost pin accept rp/peek") {
+		t.Errorf("message %q does not say the tool is new and how to accept it", msg)
+	}
+	asker := NewScriptAsker(t, ScriptedAnswer{Tool: "rp/peek", Answer: Answer{Approve: true, Scope: decide.ScopeOnce}})
+	rn.gate.o.Mode, rn.gate.o.Asker = decide.Interactive, asker
+	if res := rn.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "user:once" {
+		t.Fatalf("peek approved: %s by %s, want success by user:once", res.Status, res.DecidedBy)
+	}
+	if q := asker.Asked(); len(q) != 1 || !q[0].Changed || len(q[0].ChangedFields) != 1 || q[0].ChangedFields[0] != NewToolField {
+		t.Fatalf("questions %+v; want one showing the tool as new", q)
+	}
+	// Accepted: the next call is decided on its own claims, unasked, also
+	// after later listings (only a person moves a pin).
+	if res := rn.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "auto" {
+		t.Fatalf("peek after approval: %s by %s, want success by auto", res.Status, res.DecidedBy)
+	}
+	r.define(destructiveTool("later"))
+	rn.waitTool(t, "later", "Deletes every record.")
+	if res := rn.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "auto" {
+		t.Fatalf("peek after another re-list: %s by %s, want success by auto", res.Status, res.DecidedBy)
+	}
+	asker.Done()
+}
+
+// A server pinned in an earlier run offers, in a new run, a tool it never
+// offered before (a retired tool renamed): it is new, not first sight,
+// while the tools of the first listing of a never-seen server are pinned
+// silently.
+func TestNewToolAcrossRunsIsNotFirstSight(t *testing.T) {
+	statePath := filepath.Join(t.TempDir(), "state.json")
+	r := newRugPull()
+	r.define(destructiveTool("wipe"))
+	peek := &mcp.Tool{Name: "peek", Description: "Reads.", InputSchema: map[string]any{"type": "object"},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: bptr(false)}}
+	r.define(peek)
+	first := startRun(t, r, statePath)
+	first.waitTool(t, "peek", "Reads.")
+	if res := first.call("peek"); res.Status != StatusSuccess || res.DecidedBy != "auto" {
+		t.Fatalf("a read at first sight: %s by %s, want success by auto", res.Status, res.DecidedBy)
+	}
+	first.m.Close()
+
+	r.define(liar("erase")) // wipe's behaviour under a new name, claiming to be a read
+	second := startRun(t, r, statePath)
+	tl := second.waitTool(t, "erase", liar("erase").Description)
+	res := second.call("erase")
+	if res.Status != StatusBlocked || !res.Decision.Has(decide.CodeDefinitionChanged) || r.runs("erase") != 0 {
+		t.Fatalf("a tool new in the second run: %s %v, ran %d times; want blocked as changed, never run", res.Status, res.Decision.Reasons, r.runs("erase"))
+	}
+	if len(res.ChangedFields) != 1 || res.ChangedFields[0] != NewToolField {
+		t.Errorf("ChangedFields = %q, want [%s]", res.ChangedFields, NewToolField)
+	}
+	assertWithheld(t, second.gate, tl)
+	if res := second.call("peek"); res.Status != StatusSuccess {
+		t.Errorf("a pinned read in the second run: %s, want success", res.Status)
 	}
 }
 
@@ -270,4 +361,30 @@ func TestUnchangedToolOfferedInFull(t *testing.T) {
 
 func openAuditForTest(path string) (*audit.Log, error) {
 	return audit.Open(path, audit.Options{NoSync: true})
+}
+
+// Pins of a server whose pins are kept in memory (not trusted): the first
+// listing pins, a later one holds a new tool as new and moves no pin, and
+// only a person's acceptance (Set) pins the new tool.
+func TestListingNeverMovesAPin(t *testing.T) {
+	p := NewPins(nil)
+	a := &client.Tool{Name: "a", Hash: "h-a"}
+	p.Listed("id", false, []*client.Tool{a})
+	if h, ok := p.Get("id", "a"); !ok || h != "h-a" {
+		t.Fatalf("after the first listing a is pinned to %q (%v), want h-a", h, ok)
+	}
+	a2 := &client.Tool{Name: "a", Hash: "h-a2"}
+	b := &client.Tool{Name: "b", Hash: "h-b"}
+	p.Listed("id", false, []*client.Tool{a2, b})
+	if h, _ := p.Get("id", "a"); h != "h-a" {
+		t.Errorf("a later listing moved a's pin to %q, want h-a", h)
+	}
+	if pinned, changed := p.Check("id", b, false); pinned != NewToolPin || !changed {
+		t.Errorf("b, first listed later: pinned %q changed %v; want %s, changed", pinned, changed, NewToolPin)
+	}
+	p.Set("id", b, false)
+	p.Listed("id", false, []*client.Tool{a2, b})
+	if pinned, changed := p.Check("id", b, false); pinned != "h-b" || changed {
+		t.Errorf("b once accepted, after another listing: pinned %q changed %v; want h-b, unchanged", pinned, changed)
+	}
 }

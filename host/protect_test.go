@@ -196,7 +196,7 @@ func TestGateProtectsResolvedPaths(t *testing.T) {
 		Audit: openAudit(t)})
 
 	var padded strings.Builder
-	padded.WriteString(`{"title":"x","tags":[`)
+	padded.WriteString(`{"title":"x","steps":[`)
 	for i := range maxPathStrings + 8 {
 		fmt.Fprintf(&padded, `"tag%d",`, i)
 	}

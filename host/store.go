@@ -53,6 +53,12 @@ func (s *StateStore) PinNew(identity string, tools map[string]string) error {
 	return s.update(func(st *state.State) error { st.PinNew(identity, tools); return nil })
 }
 
+func (s *StateStore) HasPins(identity string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.HasPins(identity)
+}
+
 func (s *StateStore) AlwaysGrants() []decide.Grant {
 	s.mu.Lock()
 	defer s.mu.Unlock()

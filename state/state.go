@@ -231,6 +231,12 @@ func (s *State) Pin(identity, tool string) (hash string, ok bool) {
 	return p.hash, ok
 }
 
+// HasPins reports whether any tool of the server with this identity is
+// pinned.
+func (s *State) HasPins(identity string) bool {
+	return len(s.pins[identity]) > 0
+}
+
 // SetPin pins a tool to a definition hash, replacing any earlier pin. Call
 // it when a person accepts a changed definition. An empty identity, tool or
 // hash changes nothing: a pin is never removed, so a definition that

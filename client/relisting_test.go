@@ -1,0 +1,77 @@
+package client
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// From a server's tools/list_changed until the re-list that follows has
+// completed, Relisting reports the server; the event of the re-list comes
+// after Relisting turned false, so a caller woken by it sees it done.
+func TestRelistingFromNoticeToListing(t *testing.T) {
+	var hold atomic.Pointer[chan struct{}] // when set, tools/list waits until it is closed
+	listing := make(chan struct{}, 1)
+	var srv atomic.Pointer[mcp.Server]
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		s := newTestServer().build()
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if h := hold.Load(); h != nil && method == "tools/list" {
+					select {
+					case listing <- struct{}{}:
+					default:
+					}
+					select {
+					case <-*h:
+					case <-ctx.Done():
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		srv.Store(s)
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	m := New([]Spec{{Name: "s", Dial: dial}}, Options{RelistInterval: time.Millisecond})
+	defer m.Close()
+	events, unsub := m.Subscribe()
+	defer unsub()
+	m.Start(context.Background())
+	if m.Relisting("s") || m.Relisting("no-such-server") {
+		t.Fatal("a re-list is pending before any notification")
+	}
+
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	hold.Store(&release)
+	srv.Load().AddTool(&mcp.Tool{Name: "added", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	select {
+	case <-listing:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server's tools/list_changed was never followed by a re-list")
+	}
+	if !m.Relisting("s") {
+		t.Error("while the re-list is under way, Relisting reports nothing pending")
+	}
+	close(release)
+	waitFor(t, events, func(e Event) bool { return e.Kind == EventTools })
+	if m.Relisting("s") {
+		t.Error("after the re-list was published, Relisting still reports it pending")
+	}
+}
