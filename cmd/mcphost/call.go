@@ -120,7 +120,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	}
 	defer sess.Close()
 
-	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args})
+	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args, NoArgsCheck: o.NoCheck})
 	code := exitFor(r)
 	message := callMessage(r)
 	if o.JSON {
@@ -295,7 +295,7 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 	if err := checkTools(sess.m, o.Batch, calls, o.NoCheck); err != nil {
 		return err
 	}
-	return runBatch(sess, s, o.Batch, calls, cmd.Context(), o.JSON)
+	return runBatch(cmd.Context(), sess, s, o.Batch, calls, o.JSON, o.NoCheck)
 }
 
 // cliAsker is who answers when a command line call needs approval: nobody
