@@ -129,7 +129,9 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 			// answer was about another definition.
 			return host.Answer{Reason: "the tool's definition changed since the question was answered; call again to be asked about it as it is now"}, nil
 		}
-		return Judge(q, p.res), nil
+		ans := Judge(q, p.res)
+		ans.Definition = p.def // the gate binds it too (host.Answer)
+		return ans, nil
 	}
 	switch a.route() {
 	case routeElicit:

@@ -85,8 +85,8 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	}
 	q := &host.Question{Server: e.server, Trusted: s.o.Trusted(e.server), Tool: t, Args: args, Decision: d,
 		Scopes: decide.AllowedScopes(d), Changed: sess.gate.Changed(t)}
-	if ch, ok := s.o.Catalog.LastChange(e.server, e.tool); q.Changed && ok && ch.NewHash == t.Hash {
-		q.ChangedFields = ch.Fields
+	if q.Changed {
+		q.ChangedFields = sess.gate.ChangedFields(t) // the chat's words, "new tool" included
 	}
 	state := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: e.server, Tool: e.tool,
 		ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
