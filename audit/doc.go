@@ -66,11 +66,16 @@
 // # Appending from several processes
 //
 // Several mcphost processes may append to the same file. Each Append
-// takes an exclusive flock on the file, checks its size, and reads the last
-// record back from the end of the file only when the size is not what this
-// Log left it at (another process appended); it then writes the new line
-// with one write on an O_APPEND descriptor and unlocks, before any sync. So
-// seq stays contiguous and the chain unbroken whoever writes. On systems
+// holds an exclusive flock on the file while it checks its size, reads the
+// last record back from the end of the file only when the size is not what
+// this Log left it at (another process appended), and writes the new line
+// with one write on an O_APPEND descriptor. So seq stays contiguous and
+// the chain unbroken whoever writes. The lock is released before any sync:
+// at once after a record Append syncs, and after one it does not (an
+// outcome, a read's intent) when the background sync that follows starts,
+// so that a run of reads takes the lock once rather than twice per call;
+// another process's Append waits for it at most Options.SyncDelay. With
+// Options.NoSync every Append releases it before returning. On systems
 // without flock (Windows, Solaris, AIX) only appends within one Log are
 // serialized.
 //
