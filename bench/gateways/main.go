@@ -66,7 +66,8 @@ func main() {
 	warm := flag.Int("warm", 50, "reads per path before measuring")
 	mcphost := flag.String("mcphost", "", "the mcphost binary (default: built from ./cmd/mcphost)")
 	interop := flag.String("interop", "interop", "the directory where npm ci installed the Node packages")
-	only := flag.String("only", "", "measure only the paths whose names contain this")
+	only := flag.String("only", "", "measure only the paths whose names contain this (and direct)")
+	profile := flag.String("profile", "", "write CPU profiles of mcphost serve to `DIR` (serve-stdio.pprof, serve-http.pprof)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: gateways [flags]")
 		flag.PrintDefaults()
@@ -76,7 +77,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*mcphost, *interop, *only, *reads, *rounds, *warm); err != nil {
+	if err := run(*mcphost, *interop, *only, *profile, *reads, *rounds, *warm); err != nil {
 		fmt.Fprintln(os.Stderr, "gateways:", err)
 		os.Exit(1)
 	}
@@ -94,7 +95,7 @@ type path struct {
 	cpu  time.Duration
 }
 
-func run(mcphost, interop, only string, reads, rounds, warm int) error {
+func run(mcphost, interop, only, profile string, reads, rounds, warm int) error {
 	dir, err := os.MkdirTemp("", "gateways-")
 	if err != nil {
 		return err
@@ -154,14 +155,14 @@ func run(mcphost, interop, only string, reads, rounds, warm int) error {
 			return stdioPath(ctx, "go-sdk pass-through (stdio)", "read_graph", cmd)
 		}},
 		{"mcphost serve (stdio)", func() (*path, error) {
-			cmd, err := mcphostCmd(mcphost, dir, "stdio", serverCmd("serve-stdio"), serverEnv("serve-stdio"))
+			cmd, err := mcphostCmd(mcphost, dir, "stdio", profile, serverCmd("serve-stdio"), serverEnv("serve-stdio"))
 			if err != nil {
 				return nil, err
 			}
 			return stdioPath(ctx, "mcphost serve (stdio)", "memory__read_graph", cmd)
 		}},
 		{"mcphost serve (HTTP)", func() (*path, error) {
-			cmd, err := mcphostCmd(mcphost, dir, "http", serverCmd("serve-http"), serverEnv("serve-http"))
+			cmd, err := mcphostCmd(mcphost, dir, "http", profile, serverCmd("serve-http"), serverEnv("serve-http"))
 			if err != nil {
 				return nil, err
 			}
@@ -336,14 +337,18 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.rt.RoundTrip(r)
 }
 
+// kill interrupts cmd, as ctrl+c would, so that it can write what it
+// keeps (a profile), and kills it if it is still there after 5 seconds.
 func kill(cmd *exec.Cmd) {
-	_ = cmd.Process.Kill()
+	_ = cmd.Process.Signal(os.Interrupt)
+	t := time.AfterFunc(5*time.Second, func() { _ = cmd.Process.Kill() })
 	_ = cmd.Wait()
+	t.Stop()
 }
 
 // mcphostCmd returns mcphost serve in front of the server, with a
 // configuration and state of its own under dir/name.
-func mcphostCmd(mcphost, dir, name string, server, env []string) (*exec.Cmd, error) {
+func mcphostCmd(mcphost, dir, name, profile string, server, env []string) (*exec.Cmd, error) {
 	home := filepath.Join(dir, name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
@@ -365,6 +370,13 @@ func mcphostCmd(mcphost, dir, name string, server, env []string) (*exec.Cmd, err
 	}
 	cmd := exec.Command(mcphost, "--config", cfgPath, "serve")
 	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(home, "state"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+	if profile != "" {
+		abs, err := filepath.Abs(filepath.Join(profile, "serve-"+name+".pprof"))
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, "MCPHOST_CPUPROFILE="+abs)
+	}
 	return cmd, nil
 }
 
