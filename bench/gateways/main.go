@@ -3,8 +3,8 @@
 // Command gateways measures what a gateway in front of an MCP server adds
 // to a read, side by side with its peers in one run: the same go-sdk client
 // calls server-memory's read_graph straight on the server, through a go-sdk
-// pass-through proxy (go-sdk's own client and server, no mcphost code),
-// through mcphost serve on stdio and on streamable HTTP, and through the
+// pass-through proxy (go-sdk's own client and server, no mcphost code) and
+// mcphost serve, each on stdio and on streamable HTTP, and through the
 // Node gateways mcp-proxy and supergateway (--stateful), both pinned in
 // interop/package.json. Run it from the repository root after
 // "npm ci" in interop/:
@@ -15,12 +15,15 @@
 // path, warms each up, then makes -reads reads per path in -rounds rounds,
 // the order of the paths rotating from round to round, so that every path
 // sees the same load of a shared machine. It prints a markdown table: p50
-// and p99 of the calls, the p50 over the direct path's, the processor time
-// per call of the gateway process alone (of the server for the direct
-// path; /proc counts it in 10 ms ticks), and its peak resident set alone.
-// Every listener is on 127.0.0.1 (supergateway, which has no host flag, is
-// held there by a preloaded module). Figures are measured, not judged: the
-// program exits 1 only when it cannot run.
+// and p99 of the calls; the p50 over the direct path's, and over the go-sdk
+// pass-through's on the same transport (a gateway's own work); the
+// processor time per call of the gateway process alone (of the server for
+// the direct path; /proc counts it in 10 ms ticks); and its peak resident
+// set alone. With -baseline, a second mcphost (say, built before a change)
+// is measured in the same rounds. Every listener is on 127.0.0.1
+// (supergateway, which has no host flag, is held there by a preloaded
+// module). Figures are measured, not judged: the program exits 1 only when
+// it cannot run.
 package main
 
 import (
@@ -47,15 +50,16 @@ import (
 )
 
 // proxyEnv makes this program the go-sdk pass-through proxy in front of
-// the command in its arguments, on stdio.
+// the command in its arguments: on stdio when it is "stdio", on streamable
+// HTTP at 127.0.0.1 when it is "http".
 const proxyEnv = "MCPHOST_BENCH_GATEWAYS_PROXY"
 
 //go:embed loopback.cjs
 var loopbackJS []byte
 
 func main() {
-	if os.Getenv(proxyEnv) == "1" {
-		if err := proxy(context.Background(), os.Args[1:]); err != nil {
+	if mode := os.Getenv(proxyEnv); mode != "" {
+		if err := proxy(context.Background(), mode, os.Args[1:]); err != nil {
 			fmt.Fprintln(os.Stderr, "gateways proxy:", err)
 			os.Exit(1)
 		}
@@ -67,7 +71,8 @@ func main() {
 	mcphost := flag.String("mcphost", "", "the mcphost binary (default: built from ./cmd/mcphost)")
 	interop := flag.String("interop", "interop", "the directory where npm ci installed the Node packages")
 	only := flag.String("only", "", "measure only the paths whose names contain this (and direct)")
-	profile := flag.String("profile", "", "write CPU profiles of mcphost serve to `DIR` (serve-stdio.pprof, serve-http.pprof)")
+	baseline := flag.String("baseline", "", "also measure mcphost serve built as `BIN`, say before a change, in the same rounds")
+	profile := flag.String("profile", "", "write CPU profiles of mcphost serve to `DIR` (serve-stdio.pprof, serve-http.pprof, ...)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: gateways [flags]")
 		flag.PrintDefaults()
@@ -77,10 +82,16 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*mcphost, *interop, *only, *profile, *reads, *rounds, *warm); err != nil {
+	if err := run(*mcphost, *baseline, *interop, *only, *profile, *reads, *rounds, *warm); err != nil {
 		fmt.Fprintln(os.Stderr, "gateways:", err)
 		os.Exit(1)
 	}
+}
+
+// start starts a path and connects to it.
+type start struct {
+	name  string
+	start func(name string) (*path, error)
 }
 
 // path is one way to reach the server, started and connected.
@@ -88,14 +99,15 @@ type path struct {
 	name string
 	tool string
 	cs   *mcp.ClientSession
-	pid  int // the process whose CPU and memory are counted
+	pid  int  // the process whose CPU and memory are counted
+	http bool // the client speaks streamable HTTP to it, not stdio
 	stop func()
 
 	durs []time.Duration
 	cpu  time.Duration
 }
 
-func run(mcphost, interop, only, profile string, reads, rounds, warm int) error {
+func run(mcphost, baseline, interop, only, profile string, reads, rounds, warm int) error {
 	dir, err := os.MkdirTemp("", "gateways-")
 	if err != nil {
 		return err
@@ -140,29 +152,71 @@ func run(mcphost, interop, only, profile string, reads, rounds, warm int) error 
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	starts := []struct {
-		name  string
-		start func() (*path, error)
-	}{
-		{"direct", func() (*path, error) {
+	starts := []start{
+		{"direct", func(name string) (*path, error) {
 			cmd := exec.Command(node, server)
 			cmd.Env = serverEnv("direct")
-			return stdioPath(ctx, "direct", "read_graph", cmd)
+			return stdioPath(ctx, name, "read_graph", cmd)
 		}},
-		{"go-sdk pass-through (stdio)", func() (*path, error) {
+		{"go-sdk pass-through (stdio)", func(name string) (*path, error) {
 			cmd := exec.Command(self, serverCmd("proxy")...)
-			cmd.Env = append(serverEnv("proxy"), proxyEnv+"=1")
-			return stdioPath(ctx, "go-sdk pass-through (stdio)", "read_graph", cmd)
+			cmd.Env = append(serverEnv("proxy"), proxyEnv+"=stdio")
+			return stdioPath(ctx, name, "read_graph", cmd)
 		}},
-		{"mcphost serve (stdio)", func() (*path, error) {
-			cmd, err := mcphostCmd(mcphost, dir, "stdio", profile, serverCmd("serve-stdio"), serverEnv("serve-stdio"))
+		{"go-sdk pass-through (HTTP)", func(name string) (*path, error) {
+			cmd := exec.Command(self, serverCmd("proxy-http")...)
+			cmd.Env = append(serverEnv("proxy-http"), proxyEnv+"=http")
+			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				return nil, err
 			}
-			return stdioPath(ctx, "mcphost serve (stdio)", "memory__read_graph", cmd)
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			url, err := waitLine(stderr, regexp.MustCompile(`serving MCP on (http://\S+)`))
+			if err != nil {
+				kill(cmd)
+				return nil, fmt.Errorf("pass-through on HTTP: %w", err)
+			}
+			return httpPath(ctx, name, "read_graph", url, "", cmd)
 		}},
-		{"mcphost serve (HTTP)", func() (*path, error) {
-			cmd, err := mcphostCmd(mcphost, dir, "http", profile, serverCmd("serve-http"), serverEnv("serve-http"))
+		{"mcp-proxy (npm, stream)", func(name string) (*path, error) {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(node, filepath.Join(mods, "mcp-proxy", "dist", "bin", "mcp-proxy.mjs"),
+				"--host", "127.0.0.1", "--port", port, "--server", "stream", "--", node, server)
+			cmd.Env = serverEnv("mcp-proxy")
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			return httpPath(ctx, name, "read_graph", "http://127.0.0.1:"+port+"/mcp", "", cmd)
+		}},
+		{"supergateway --stateful (npm)", func(name string) (*path, error) {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(node, "--require", loopback, filepath.Join(mods, "supergateway", "dist", "index.js"),
+				"--stdio", shellQuote(node)+" "+shellQuote(server), "--outputTransport", "streamableHttp",
+				"--stateful", "--port", port, "--logLevel", "none")
+			cmd.Env = serverEnv("supergateway")
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			return httpPath(ctx, name, "read_graph", "http://127.0.0.1:"+port+"/mcp", "", cmd)
+		}},
+	}
+	serves := func(label, bin string) []start {
+		return []start{{"mcphost serve (stdio)" + label, func(name string) (*path, error) {
+			cmd, err := mcphostCmd(bin, dir, "stdio"+label, profile, serverCmd(name), serverEnv(name))
+			if err != nil {
+				return nil, err
+			}
+			return stdioPath(ctx, name, "memory__read_graph", cmd)
+		}}, {"mcphost serve (HTTP)" + label, func(name string) (*path, error) {
+			cmd, err := mcphostCmd(bin, dir, "http"+label, profile, serverCmd(name), serverEnv(name))
 			if err != nil {
 				return nil, err
 			}
@@ -179,35 +233,12 @@ func run(mcphost, interop, only, profile string, reads, rounds, warm int) error 
 				kill(cmd)
 				return nil, fmt.Errorf("mcphost serve --http: %w", err)
 			}
-			return httpPath(ctx, "mcphost serve (HTTP)", "memory__read_graph", url, "bench-token", cmd)
-		}},
-		{"mcp-proxy (npm, stream)", func() (*path, error) {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			cmd := exec.Command(node, filepath.Join(mods, "mcp-proxy", "dist", "bin", "mcp-proxy.mjs"),
-				"--host", "127.0.0.1", "--port", port, "--server", "stream", "--", node, server)
-			cmd.Env = serverEnv("mcp-proxy")
-			if err := cmd.Start(); err != nil {
-				return nil, err
-			}
-			return httpPath(ctx, "mcp-proxy (npm, stream)", "read_graph", "http://127.0.0.1:"+port+"/mcp", "", cmd)
-		}},
-		{"supergateway --stateful (npm)", func() (*path, error) {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			cmd := exec.Command(node, "--require", loopback, filepath.Join(mods, "supergateway", "dist", "index.js"),
-				"--stdio", shellQuote(node)+" "+shellQuote(server), "--outputTransport", "streamableHttp",
-				"--stateful", "--port", port, "--logLevel", "none")
-			cmd.Env = serverEnv("supergateway")
-			if err := cmd.Start(); err != nil {
-				return nil, err
-			}
-			return httpPath(ctx, "supergateway --stateful (npm)", "read_graph", "http://127.0.0.1:"+port+"/mcp", "", cmd)
-		}},
+			return httpPath(ctx, name, "memory__read_graph", url, "bench-token", cmd)
+		}}}
+	}
+	starts = slices.Insert(starts, 3, serves("", mcphost)...)
+	if baseline != "" {
+		starts = slices.Insert(starts, 5, serves(" baseline", baseline)...)
 	}
 	var paths []*path
 	defer func() {
@@ -220,7 +251,7 @@ func run(mcphost, interop, only, profile string, reads, rounds, warm int) error 
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "starting %s…\n", s.name)
-		p, err := s.start()
+		p, err := s.start(s.name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -254,24 +285,35 @@ func run(mcphost, interop, only, profile string, reads, rounds, warm int) error 
 			p.cpu += after - before
 		}
 	}
-	fmt.Println("| path | p50 | p99 | p50 over direct | CPU per call | peak RSS |")
-	fmt.Println("|---|--:|--:|--:|--:|--:|")
+	fmt.Println("| path | p50 | p99 | p50 over direct | p50 over go-sdk pass-through | CPU per call | peak RSS |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|")
+	// The pass-through on the same transport is what a gateway's own work
+	// is measured against.
 	var direct time.Duration
+	through := map[bool]time.Duration{}
 	for _, p := range paths {
 		slices.Sort(p.durs)
-		p50, p99 := at(p.durs, 0.50), at(p.durs, 0.99)
-		if p.name == "direct" {
-			direct = p50
+		switch p.name {
+		case "direct":
+			direct = at(p.durs, 0.50)
+		case "go-sdk pass-through (stdio)", "go-sdk pass-through (HTTP)":
+			through[p.http] = at(p.durs, 0.50)
 		}
+	}
+	for _, p := range paths {
+		p50, p99 := at(p.durs, 0.50), at(p.durs, 0.99)
 		rss, ok := procstat.PeakRSS(p.pid)
 		if !ok {
 			return fmt.Errorf("%s: no peak memory for process %d", p.name, p.pid)
 		}
-		over := "—"
+		over, overThrough := "—", "—"
 		if p.name != "direct" {
 			over = fmt.Sprintf("%+.2f ms", ms(p50-direct))
 		}
-		fmt.Printf("| %s | %.2f ms | %.2f ms | %s | %.3f ms | %.0f MiB |\n", p.name, ms(p50), ms(p99), over,
+		if t, ok := through[p.http]; ok && p.name != "direct" && !strings.HasPrefix(p.name, "go-sdk pass-through") {
+			overThrough = fmt.Sprintf("%+.2f ms", ms(p50-t))
+		}
+		fmt.Printf("| %s | %.2f ms | %.2f ms | %s | %s | %.3f ms | %.0f MiB |\n", p.name, ms(p50), ms(p99), over, overThrough,
 			ms(p.cpu)/float64(len(p.durs)), float64(rss)/(1<<20))
 	}
 	return nil
@@ -314,7 +356,7 @@ func httpPath(ctx context.Context, name, tool, url, token string, cmd *exec.Cmd)
 	for {
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 		if err == nil {
-			return &path{name: name, tool: tool, cs: cs, pid: cmd.Process.Pid, stop: func() { cs.Close(); kill(cmd) }}, nil
+			return &path{name: name, tool: tool, cs: cs, pid: cmd.Process.Pid, http: true, stop: func() { cs.Close(); kill(cmd) }}, nil
 		}
 		if time.Now().After(deadline) {
 			kill(cmd)
@@ -408,9 +450,10 @@ func freePort() (string, error) {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// proxy serves on stdio every tool of the server that args start, passing
-// each call through with go-sdk's client and server and nothing else.
-func proxy(ctx context.Context, args []string) error {
+// proxy serves every tool of the server that args start, on stdio or on
+// streamable HTTP (mode), passing each call through with go-sdk's client
+// and server and nothing else.
+func proxy(ctx context.Context, mode string, args []string) error {
 	if len(args) == 0 {
 		return errors.New("no server command")
 	}
@@ -432,5 +475,15 @@ func proxy(ctx context.Context, args []string) error {
 			return up.CallTool(ctx, &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments})
 		})
 	}
-	return s.Run(ctx, &mcp.StdioTransport{})
+	if mode != "http" {
+		return s.Run(ctx, &mcp.StdioTransport{})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "serving MCP on http://%s/mcp\n", ln.Addr())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return http.Serve(ln, mux)
 }
