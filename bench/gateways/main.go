@@ -70,7 +70,8 @@ func main() {
 	warm := flag.Int("warm", 50, "reads per path before measuring")
 	mcphost := flag.String("mcphost", "", "the mcphost binary (default: built from ./cmd/mcphost)")
 	interop := flag.String("interop", "interop", "the directory where npm ci installed the Node packages")
-	only := flag.String("only", "", "measure only the paths whose names contain this (and direct)")
+	protocol := flag.String("protocol", "", "the protocol `VERSION` the client asks for (default: go-sdk's newest)")
+	only := flag.String("only", "", "measure only the paths whose names match `REGEXP` (and direct)")
 	baseline := flag.String("baseline", "", "also measure mcphost serve built as `BIN`, say before a change, in the same rounds")
 	profile := flag.String("profile", "", "write CPU profiles of mcphost serve to `DIR` (serve-stdio.pprof, serve-http.pprof, ...)")
 	flag.Usage = func() {
@@ -81,6 +82,9 @@ func main() {
 	if flag.NArg() != 0 || *reads < 1 || *rounds < 1 || *rounds > *reads {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *protocol != "" {
+		sessionOpts = &mcp.ClientSessionOptions{ProtocolVersion: *protocol}
 	}
 	if err := run(*mcphost, *baseline, *interop, *only, *profile, *reads, *rounds, *warm); err != nil {
 		fmt.Fprintln(os.Stderr, "gateways:", err)
@@ -108,6 +112,10 @@ type path struct {
 }
 
 func run(mcphost, baseline, interop, only, profile string, reads, rounds, warm int) error {
+	onlyRE, err := regexp.Compile(only)
+	if err != nil {
+		return fmt.Errorf("-only: %w", err)
+	}
 	dir, err := os.MkdirTemp("", "gateways-")
 	if err != nil {
 		return err
@@ -247,7 +255,7 @@ func run(mcphost, baseline, interop, only, profile string, reads, rounds, warm i
 		}
 	}()
 	for _, s := range starts {
-		if only != "" && s.name != "direct" && !strings.Contains(s.name, only) {
+		if s.name != "direct" && !onlyRE.MatchString(s.name) {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "starting %s…\n", s.name)
@@ -337,11 +345,15 @@ func at(d []time.Duration, q float64) time.Duration { return d[int(q*float64(len
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-var client = mcp.NewClient(&mcp.Implementation{Name: "gateways-bench", Version: "1"}, nil)
+var (
+	client = mcp.NewClient(&mcp.Implementation{Name: "gateways-bench", Version: "1"}, nil)
+	// sessionOpts pins the protocol version when -protocol is set.
+	sessionOpts *mcp.ClientSessionOptions
+)
 
 func stdioPath(ctx context.Context, name, tool string, cmd *exec.Cmd) (*path, error) {
 	cmd.Stderr = io.Discard
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionOpts)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -354,7 +366,7 @@ func httpPath(ctx context.Context, name, tool, url, token string, cmd *exec.Cmd)
 	hc := &http.Client{Transport: &bearer{token, &http.Transport{}}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, sessionOpts)
 		if err == nil {
 			return &path{name: name, tool: tool, cs: cs, pid: cmd.Process.Pid, http: true, stop: func() { cs.Close(); kill(cmd) }}, nil
 		}
