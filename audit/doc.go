@@ -7,9 +7,10 @@
 //
 // # Format
 //
-// Each line is one Record encoded as a compact JSON object (encoding/json,
-// members in the order of the struct fields, empty optional fields left
-// out) followed by a newline. The first member is always "v", the last two
+// Each line is one Record encoded as a compact JSON object (as
+// encoding/json writes it, members in the order of the struct fields, empty
+// optional fields left out; a record of plain ASCII strings is written by
+// a hand-written encoder that gives the same bytes) followed by a newline. The first member is always "v", the last two
 // are always "prev" and "hash":
 //
 //	{"v":1,"seq":7,"time":"2026-03-01T09:30:00.000000000Z","kind":"intent",…,"prev":"<64 hex>","hash":"<64 hex>"}
