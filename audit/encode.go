@@ -10,7 +10,7 @@ import (
 // as it is, and every raw value (Annotations, Args, Result) is valid JSON
 // of such characters without white space, so that compacting it changes
 // nothing. Otherwise ok is false and dst is returned unchanged: the caller
-// uses json.Marshal. Encoding by reflection was about a seventh of serve's
+// uses json.Marshal. Encoding by reflection was about 7% of serve's
 // processor time per read, and records are hashed as written, so a record
 // must encode the same either way (TestAppendRecordIsMarshal).
 func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
