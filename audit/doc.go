@@ -7,9 +7,10 @@
 //
 // # Format
 //
-// Each line is one Record encoded as a compact JSON object (encoding/json,
-// members in the order of the struct fields, empty optional fields left
-// out) followed by a newline. The first member is always "v", the last two
+// Each line is one Record encoded as a compact JSON object (as
+// encoding/json writes it, members in the order of the struct fields, empty
+// optional fields left out; a record of plain ASCII strings is written by
+// a hand-written encoder that gives the same bytes) followed by a newline. The first member is always "v", the last two
 // are always "prev" and "hash":
 //
 //	{"v":1,"seq":7,"time":"2026-03-01T09:30:00.000000000Z","kind":"intent",…,"prev":"<64 hex>","hash":"<64 hex>"}
@@ -66,11 +67,16 @@
 // # Appending from several processes
 //
 // Several mcphost processes may append to the same file. Each Append
-// takes an exclusive flock on the file, checks its size, and reads the last
-// record back from the end of the file only when the size is not what this
-// Log left it at (another process appended); it then writes the new line
-// with one write on an O_APPEND descriptor and unlocks, before any sync. So
-// seq stays contiguous and the chain unbroken whoever writes. On systems
+// holds an exclusive flock on the file while it checks its size, reads the
+// last record back from the end of the file only when the size is not what
+// this Log left it at (another process appended), and writes the new line
+// with one write on an O_APPEND descriptor. So seq stays contiguous and
+// the chain unbroken whoever writes. The lock is released before any sync:
+// at once after a record Append syncs, and after one it does not (an
+// outcome, a read's intent) when the background sync that follows starts,
+// so that a run of reads takes the lock once rather than twice per call;
+// another process's Append waits for it at most Options.SyncDelay. With
+// Options.NoSync every Append releases it before returning. On systems
 // without flock (Windows, Solaris, AIX) only appends within one Log are
 // serialized.
 //

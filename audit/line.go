@@ -30,18 +30,24 @@ var recordStart = []byte(`{"v":`)
 // the new hash; every other field must already be final.
 func appendLine(dst []byte, r *Record) ([]byte, error) {
 	r.Hash = ""
-	body, err := json.Marshal(r)
-	if err != nil {
-		return dst, fmt.Errorf("audit: encode record: %w", err)
+	start := len(dst)
+	line, ok := appendRecord(dst, r)
+	if !ok {
+		body, err := json.Marshal(r)
+		if err != nil {
+			return dst, fmt.Errorf("audit: encode record: %w", err)
+		}
+		line = append(dst, body...)
 	}
+	body := line[start:]
 	// encoding/json escapes control characters in strings and compacts raw
 	// values, so this cannot happen; a line must never be split, though.
 	if len(body) < 2 || body[len(body)-1] != '}' || bytes.IndexByte(body, '\n') >= 0 {
-		return dst, errors.New("audit: encode record: unexpected encoding")
+		return dst[:start], errors.New("audit: encode record: unexpected encoding")
 	}
 	sum := sha256.Sum256(body)
 	r.Hash = hex.EncodeToString(sum[:])
-	dst = append(dst, body[:len(body)-1]...)
+	dst = line[:len(line)-1]
 	dst = append(dst, hashPrefix...)
 	dst = append(dst, r.Hash...)
 	dst = append(dst, hashSuffix...)

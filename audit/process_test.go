@@ -21,6 +21,8 @@ const (
 	writerPathEnv  = "MCPHOST_AUDIT_TEST_WRITER"
 	writerIDEnv    = "MCPHOST_AUDIT_TEST_WRITER_ID"
 	writerCallsEnv = "MCPHOST_AUDIT_TEST_WRITER_CALLS"
+	// The class of the writer's intents, when not the default.
+	writerClassEnv = "MCPHOST_AUDIT_TEST_WRITER_CLASS"
 	// The path a writer that is killed appends to (TestKilledWriterLosesNothing).
 	killedPathEnv = "MCPHOST_AUDIT_TEST_KILLED"
 )
@@ -45,7 +47,11 @@ func runWriter(path string) int {
 		if l, err = Open(path, Options{}); err == nil {
 			for i := 0; i < calls && err == nil; i++ {
 				call := fmt.Sprintf("%s-%d", id, i)
-				if err = l.Append(intent(id, call)); err == nil {
+				r := intent(id, call)
+				if c := os.Getenv(writerClassEnv); c != "" {
+					r.Class = c
+				}
+				if err = l.Append(r); err == nil {
 					err = l.Append(outcome(id, call))
 				}
 			}

@@ -249,3 +249,47 @@ func BenchmarkArgPlaces(b *testing.B) {
 		ArgPlaces(spec, nil, home, args)
 	}
 }
+
+// TestArgPlacesSkipsArgsWithoutStrings checks that the gate reads the file
+// system for a call's arguments only when they hold a string, and that
+// skipping it changes no verdict: Decide finds a protected path only
+// through a string (the same arguments with the bases of a server whose
+// working directory is inside the state directory are not blocked), while
+// a string, an object's key included, still gets its bases and resolved
+// paths.
+func TestArgPlacesSkipsArgsWithoutStrings(t *testing.T) {
+	h := newProtHome(t)
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive, Home: h.home, ProtectedPaths: []string{h.config, h.state}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGate(GateOptions{Policy: p})
+	spec := &client.Spec{Name: "f", Command: "srv", Cwd: h.state}
+	yes := true
+	tool := &client.Tool{Server: "f", Name: "t", Annotations: client.Annotations{Present: true, ReadOnly: &yes}}
+	for _, args := range []string{`{}`, `[1,true,null,[2.5e3,{}]]`, `[]`, `null`} {
+		bases, paths := g.argPlaces(spec, json.RawMessage(args))
+		if bases != nil || paths != nil {
+			t.Errorf("argPlaces(%s) = %q, %q; want no lookups for arguments without a string", args, bases, paths)
+		}
+		allBases, _ := ArgPlaces(spec, nil, h.home, json.RawMessage(args))
+		if !slices.Contains(allBases, h.state) {
+			t.Fatalf("ArgPlaces bases %q lack the working directory %s", allBases, h.state)
+		}
+		in := decide.Input{Server: DecideServer(spec, true), Tool: DecideTool(tool, ""), Args: json.RawMessage(args), Mode: decide.Headless}
+		without := p.Decide(in)
+		in.Bases = allBases
+		with := p.Decide(in)
+		if with.Tier != without.Tier || with.Has(decide.CodeProtectedPath) || without.Has(decide.CodeProtectedPath) {
+			t.Errorf("%s: tier %s with the bases, %s without (reasons %v, %v); want the same, no protected path",
+				args, with.Tier, without.Tier, with.Reasons, without.Reasons)
+		}
+	}
+	for _, args := range []string{`{"path":"x"}`, `{"x":1}`} {
+		bases, paths := g.argPlaces(spec, json.RawMessage(args))
+		if !slices.Contains(bases, h.state) || !slices.Contains(paths, filepath.Join(h.state, "x")) {
+			t.Errorf("argPlaces(%s) = %q, %q; want the working directory %s among the bases and %s among the paths",
+				args, bases, paths, h.state, filepath.Join(h.state, "x"))
+		}
+	}
+}
