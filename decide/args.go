@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // argsView is a call's arguments, checked once per decision.
@@ -38,9 +40,9 @@ type topMember struct{ ks, ke, vs int }
 
 func (a *argsView) index() {
 	a.indexed = true
-	it := newMembers(a.raw, a.start)
+	it := jsonscan.NewMembers(a.raw, a.start)
 	for {
-		k, vs, _, ok := it.next()
+		k, vs, _, ok := it.Next()
 		if !ok {
 			return
 		}
@@ -48,18 +50,18 @@ func (a *argsView) index() {
 			a.ntop = -1
 			return
 		}
-		a.top[a.ntop] = topMember{it.ks, it.ks + len(k), vs}
+		a.top[a.ntop] = topMember{it.KeyStart(), it.KeyStart() + len(k), vs}
 		a.ntop++
 	}
 }
 
 func viewArgs(a json.RawMessage) argsView {
 	b := []byte(a)
-	i := skipWS(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i == len(b) {
 		return argsView{valid: true}
 	}
-	if !validJSON(b) {
+	if !jsonscan.Valid(b) {
 		return argsView{raw: b}
 	}
 	switch b[i] {
@@ -98,13 +100,13 @@ func (r *rule) setArgs(val []byte) error {
 		return fmt.Errorf(`"args" must be an object mapping argument paths to conditions, such as {"path": {"prefix": "/srv/"}}, not %s`, val)
 	}
 	seen := map[string]bool{}
-	it := newMembers(val, 0)
+	it := jsonscan.NewMembers(val, 0)
 	for {
-		k, vs, ve, ok := it.next()
+		k, vs, ve, ok := it.Next()
 		if !ok {
 			break
 		}
-		p := decodeString(k)
+		p := jsonscan.UnescapeString(k)
 		if seen[p] {
 			return fmt.Errorf("argument path %q appears twice", p)
 		}
@@ -144,13 +146,13 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 		return c, fmt.Errorf(`the condition on %q must be an object with %s, such as {"prefix": "/srv/"}, not %s`, p, quoteList(opFields), val)
 	}
 	seen := map[string]bool{}
-	it := newMembers(val, 0)
+	it := jsonscan.NewMembers(val, 0)
 	for {
-		k, vs, ve, ok := it.next()
+		k, vs, ve, ok := it.Next()
 		if !ok {
 			break
 		}
-		op, v := decodeString(k), val[vs:ve]
+		op, v := jsonscan.UnescapeString(k), val[vs:ve]
 		if seen[op] {
 			return c, fmt.Errorf("%q appears twice in the condition on %q", op, p)
 		}
@@ -163,7 +165,7 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 			switch v[0] {
 			case '"':
 				c.eqKind = '"'
-				c.eqText = decodeString(v[1 : len(v)-1])
+				c.eqText = jsonscan.UnescapeString(v[1 : len(v)-1])
 			case '{', '[':
 				c.eqKind = 'c'
 			case 't', 'f', 'n':
@@ -258,15 +260,15 @@ func (c *argCond) walk(b []byte, i, seg int, eff Verdict, st *argState) {
 }
 
 func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *argState) {
-	i = skipWS(b, i)
+	i = jsonscan.SkipSpace(b, i)
 	if i >= len(b) {
 		return
 	}
 	if seg == len(c.path) {
 		if b[i] == '[' && c.expand {
-			it := newElements(b, i)
+			it := jsonscan.NewElements(b, i)
 			for {
-				vs, ve, ok := it.next()
+				vs, ve, ok := it.Next()
 				if !ok {
 					break
 				}
@@ -274,14 +276,14 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 			}
 			return
 		}
-		c.test(b[i:skipValue(b, i)], eff, st)
+		c.test(b[i:jsonscan.SkipValue(b, i)], eff, st)
 		return
 	}
 	switch b[i] {
 	case '{':
-		it := newMembers(b, i)
+		it := jsonscan.NewMembers(b, i)
 		for {
-			k, vs, _, ok := it.next()
+			k, vs, _, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -290,9 +292,9 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 			}
 		}
 	case '[':
-		it := newElements(b, i)
+		it := jsonscan.NewElements(b, i)
 		for n := 0; ; n++ {
-			vs, _, ok := it.next()
+			vs, _, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -312,7 +314,7 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 func keyMatches(raw []byte, seg string) bool {
 	if hasByte(raw, '\\') {
 		var buf [64]byte
-		return foldEqual(unescape(buf[:0], raw), seg)
+		return foldEqual(jsonscan.Unescape(buf[:0], raw), seg)
 	}
 	return foldEqual(raw, seg)
 }
@@ -347,7 +349,7 @@ func (c *argCond) holds(v []byte, eff Verdict) bool {
 		}
 		var buf [256]byte
 		if escaped {
-			s = unescape(buf[:0], s)
+			s = jsonscan.Unescape(buf[:0], s)
 			slash = hasByte(s, '/')
 		}
 		ok := c.stringHolds(s)
@@ -555,7 +557,7 @@ func (p *Policy) protects(a *argsView, in *Input, read bool) bool {
 		var buf [256]byte
 		whole := content // the decoded string, where it is needed
 		if escaped && (decode || len(sc.bases) > 0) {
-			whole = unescape(buf[:0], content)
+			whole = jsonscan.Unescape(buf[:0], content)
 		}
 		switch {
 		case decode:

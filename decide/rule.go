@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // RuleSpec is one rule as the user wrote it, before compiling.
@@ -273,7 +275,7 @@ func parseRule(sp RuleSpec) (rule, error) {
 	if len(raw) == 0 {
 		return r, errors.New("the rule is empty")
 	}
-	if !validJSON(raw) {
+	if !jsonscan.Valid(raw) {
 		return r, errors.New("the rule is not valid JSON")
 	}
 	switch raw[0] {
@@ -289,13 +291,13 @@ func parseRule(sp RuleSpec) (rule, error) {
 	}
 	seen := map[string]bool{}
 	haveTool := false
-	it := newMembers(raw, 0)
+	it := jsonscan.NewMembers(raw, 0)
 	for {
-		k, vs, ve, ok := it.next()
+		k, vs, ve, ok := it.Next()
 		if !ok {
 			break
 		}
-		key, val := decodeString(k), raw[vs:ve]
+		key, val := jsonscan.UnescapeString(k), raw[vs:ve]
 		if seen[key] {
 			return r, fmt.Errorf("field %q appears twice", key)
 		}
@@ -396,14 +398,14 @@ func (r *rule) setHints(val []byte) error {
 	if len(val) == 0 || val[0] != '{' {
 		return fmt.Errorf(`"hints" must be an object such as {"readOnly": true}, not %s`, val)
 	}
-	it := newMembers(val, 0)
+	it := jsonscan.NewMembers(val, 0)
 	n := 0
 	for {
-		k, vs, ve, ok := it.next()
+		k, vs, ve, ok := it.Next()
 		if !ok {
 			break
 		}
-		key := decodeString(k)
+		key := jsonscan.UnescapeString(k)
 		var b bool
 		if err := unmarshalField(val[vs:ve], &b, "hints."+key, "true or false"); err != nil {
 			return err
