@@ -99,23 +99,17 @@ func (r *rule) setArgs(val []byte) error {
 	if len(val) == 0 || val[0] != '{' {
 		return fmt.Errorf(`"args" must be an object mapping argument paths to conditions, such as {"path": {"prefix": "/srv/"}}, not %s`, val)
 	}
-	seen := map[string]bool{}
-	it := jsonscan.NewMembers(val, 0)
-	for {
-		k, vs, ve, ok := it.Next()
-		if !ok {
-			break
-		}
-		p := jsonscan.UnescapeString(k)
-		if seen[p] {
-			return fmt.Errorf("argument path %q appears twice", p)
-		}
-		seen[p] = true
-		c, err := parseArgCond(p, val[vs:ve])
+	twice := func(p string) error { return fmt.Errorf("argument path %q appears twice", p) }
+	err := ruleMembers(val, twice, func(p string, v []byte) error {
+		c, err := parseArgCond(p, v)
 		if err != nil {
 			return err
 		}
 		r.args = append(r.args, c)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(r.args) == 0 {
 		return errors.New(`"args" is empty`)
@@ -145,18 +139,8 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 	if len(val) == 0 || val[0] != '{' {
 		return c, fmt.Errorf(`the condition on %q must be an object with %s, such as {"prefix": "/srv/"}, not %s`, p, quoteList(opFields), val)
 	}
-	seen := map[string]bool{}
-	it := jsonscan.NewMembers(val, 0)
-	for {
-		k, vs, ve, ok := it.Next()
-		if !ok {
-			break
-		}
-		op, v := jsonscan.UnescapeString(k), val[vs:ve]
-		if seen[op] {
-			return c, fmt.Errorf("%q appears twice in the condition on %q", op, p)
-		}
-		seen[op] = true
+	twice := func(op string) error { return fmt.Errorf("%q appears twice in the condition on %q", op, p) }
+	err := ruleMembers(val, twice, func(op string, v []byte) error {
 		switch op {
 		case "equals":
 			c.hasEq = true
@@ -178,14 +162,14 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 		case "prefix", "glob":
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return c, fmt.Errorf("%q on %q must be a string, not %s", op, p, v)
+				return fmt.Errorf("%q on %q must be a string, not %s", op, p, v)
 			}
 			if s == "" {
-				return c, fmt.Errorf("%q on %q is empty", op, p)
+				return fmt.Errorf("%q on %q is empty", op, p)
 			}
 			if op == "glob" {
 				if err := checkGlob(s, fmt.Sprintf("the glob %q on %q", s, p)); err != nil {
-					return c, err
+					return err
 				}
 			}
 			if op == "prefix" {
@@ -194,8 +178,12 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 				c.hasGlob, c.glob = true, compilePattern(s)
 			}
 		default:
-			return c, fmt.Errorf("unknown operator %q in the condition on %q (known: %s)", op, p, quoteList(opFields))
+			return fmt.Errorf("unknown operator %q in the condition on %q (known: %s)", op, p, quoteList(opFields))
 		}
+		return nil
+	})
+	if err != nil {
+		return c, err
 	}
 	if !c.hasEq && !c.hasPrefix && !c.hasGlob {
 		return c, fmt.Errorf("the condition on %q is empty; give it one of %s", p, quoteList(opFields))

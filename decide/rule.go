@@ -289,19 +289,9 @@ func parseRule(sp RuleSpec) (rule, error) {
 	default:
 		return r, errors.New(`a rule must be a string such as "server/tool_*" or an object with a "tool" field`)
 	}
-	seen := map[string]bool{}
 	haveTool := false
-	it := jsonscan.NewMembers(raw, 0)
-	for {
-		k, vs, ve, ok := it.Next()
-		if !ok {
-			break
-		}
-		key, val := jsonscan.UnescapeString(k), raw[vs:ve]
-		if seen[key] {
-			return r, fmt.Errorf("field %q appears twice", key)
-		}
-		seen[key] = true
+	twice := func(key string) error { return fmt.Errorf("field %q appears twice", key) }
+	err := ruleMembers(raw, twice, func(key string, val []byte) error {
 		var err error
 		switch key {
 		case "id":
@@ -323,9 +313,10 @@ func parseRule(sp RuleSpec) (rule, error) {
 		default:
 			err = fmt.Errorf("unknown field %q (a rule object has the fields %s)", key, quoteList(ruleFields))
 		}
-		if err != nil {
-			return r, err
-		}
+		return err
+	})
+	if err != nil {
+		return r, err
 	}
 	if !haveTool {
 		return r, errors.New(`missing field "tool" (for example "tool": "server/tool_*")`)
@@ -475,4 +466,27 @@ func (r *rule) setTainted(val []byte) error {
 	}
 	r.tainted = b
 	return nil
+}
+
+// ruleMembers calls fn for each member of the object val, in document
+// order, with its key decoded. A key met twice stops the walk with
+// twice(key): a rule whose field has two readings is refused rather than
+// read one way.
+func ruleMembers(val []byte, twice func(key string) error, fn func(key string, v []byte) error) error {
+	seen := map[string]bool{}
+	it := jsonscan.NewMembers(val, 0)
+	for {
+		k, vs, ve, ok := it.Next()
+		if !ok {
+			return nil
+		}
+		key := jsonscan.UnescapeString(k)
+		if seen[key] {
+			return twice(key)
+		}
+		seen[key] = true
+		if err := fn(key, val[vs:ve]); err != nil {
+			return err
+		}
+	}
 }
