@@ -330,3 +330,18 @@ func TestImportJSONCErrorPastAComment(t *testing.T) {
 		t.Errorf("got %v, want mcp.json:6:2: unexpected end of file", err)
 	}
 }
+
+// Strings past the scanner's short-string fast path keep their "//", "/*"
+// and commas, escaped quotes and backslashes included.
+func TestStripJSONCLongStrings(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": "` + long + `\"// no, /* no */", // c` + "\n}", `{"a": "` + long + `\"// no, /* no */"      ` + "\n}"},
+		{`{"a": "` + long + `\\", "b": "//",}`, `{"a": "` + long + `\\", "b": "//" }`},
+		{`{"a": "` + long + `\\\"//,]"}`, `{"a": "` + long + `\\\"//,]"}`},
+	} {
+		if got := string(stripJSONC([]byte(tc.in))); got != tc.want {
+			t.Errorf("stripJSONC(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
