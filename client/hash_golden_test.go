@@ -4,6 +4,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/golden"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "append rows for new corpus entries to testdata/definition-hashes.golden (rows already there never change)")
@@ -51,18 +53,18 @@ func TestDefinitionHashGolden(t *testing.T) {
 	corpus = append(corpus, scanSeeds...)
 	corpus = append(corpus, goldenValues...)
 	corpus = append(corpus, goldenTools...)
-	checkGolden(t, "testdata/definition-hashes.golden", corpus, *updateGolden, func(in string) []goldenField {
-		var out []goldenField
+	golden.Check(t, "testdata/definition-hashes.golden", corpus, *updateGolden, func(in string) []golden.Field {
+		var out []golden.Field
 		if c, err := canonical([]byte(in)); err != nil {
-			out = append(out, goldenField{"canonical", "error: " + err.Error()})
+			out = append(out, golden.Field{Name: "canonical", Value: "error: " + err.Error()})
 		} else {
-			out = append(out, goldenField{"canonical", string(c)})
+			out = append(out, golden.Field{Name: "canonical", Value: string(c)})
 		}
 		tool, _, _ := parseEntry("s", []byte(in), Limits{}.withDefaults())
 		if tool == nil {
-			out = append(out, goldenField{"hash", "(no tool)"})
+			out = append(out, golden.Field{Name: "hash", Value: "(no tool)"})
 		} else {
-			out = append(out, goldenField{"hash", tool.Hash})
+			out = append(out, golden.Field{Name: "hash", Value: tool.Hash})
 		}
 		return out
 	})

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/mcphost/mcphost/internal/golden"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "append rows for new corpus entries to testdata/args-hashes.golden (rows already there never change)")
@@ -32,13 +34,13 @@ func TestArgsHashGolden(t *testing.T) {
 	var corpus []string
 	corpus = append(corpus, jsonSamples[:len(jsonSamples)-2]...)
 	corpus = append(corpus, goldenArgs...)
-	checkGolden(t, "testdata/args-hashes.golden", corpus, *updateGolden, func(in string) []goldenField {
-		var out []goldenField
+	golden.Check(t, "testdata/args-hashes.golden", corpus, *updateGolden, func(in string) []golden.Field {
+		var out []golden.Field
 		if c, err := Canonical([]byte(in)); err != nil {
-			out = append(out, goldenField{"canonical", "error: " + err.Error()})
+			out = append(out, golden.Field{Name: "canonical", Value: "error: " + err.Error()})
 		} else {
-			out = append(out, goldenField{"canonical", string(c)})
+			out = append(out, golden.Field{Name: "canonical", Value: string(c)})
 		}
-		return append(out, goldenField{"hash", ArgsHash(json.RawMessage(in))})
+		return append(out, golden.Field{Name: "hash", Value: ArgsHash(json.RawMessage(in))})
 	})
 }

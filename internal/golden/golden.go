@@ -1,4 +1,8 @@
-package client
+// Package golden checks computed values against golden files whose rows
+// never change: the hashes that users' state files hold. A row is an "in:"
+// line and one line per field, each value a Go quoted string; rows are
+// separated by blank lines, and lines that start with '#' are comments.
+package golden
 
 import (
 	"bufio"
@@ -10,22 +14,22 @@ import (
 	"testing"
 )
 
-type goldenField struct{ name, value string }
+// Field is one computed value of a row.
+type Field struct{ Name, Value string }
 
-type goldenRow struct {
+type row struct {
 	line   int
 	in     string
-	fields []goldenField
+	fields []Field
 }
 
-// checkGolden compares compute(in) with every row of the golden file at
-// path. A row is an "in:" line and one line per field, each value a Go
-// quoted string, and rows are separated by blank lines; lines that start
-// with '#' are comments. With update set, corpus entries that have no row
-// yet are appended; rows already in the file are never rewritten.
-func checkGolden(t *testing.T, path string, corpus []string, update bool, compute func(in string) []goldenField) {
+// Check compares compute(in) with every row of the golden file at path,
+// and fails if an entry of corpus has no row. With update set, entries that
+// have no row yet are appended; rows already in the file are never
+// rewritten.
+func Check(t *testing.T, path string, corpus []string, update bool, compute func(in string) []Field) {
 	t.Helper()
-	rows, header := readGolden(t, path)
+	rows, header := read(t, path)
 	if len(rows) == 0 && !update {
 		t.Fatalf("%s holds no rows", path)
 	}
@@ -39,7 +43,7 @@ func checkGolden(t *testing.T, path string, corpus []string, update bool, comput
 		}
 		for i, f := range got {
 			if f != r.fields[i] {
-				t.Errorf("%s:%d: %s of %q:\n got %q\nwant %q", path, r.line, f.name, r.in, f.value, r.fields[i].value)
+				t.Errorf("%s:%d: %s of %q:\n got %q\nwant %q", path, r.line, f.Name, r.in, f.Value, r.fields[i].Value)
 			}
 		}
 	}
@@ -59,25 +63,25 @@ func checkGolden(t *testing.T, path string, corpus []string, update bool, comput
 	var buf bytes.Buffer
 	buf.WriteString(header)
 	for _, r := range rows {
-		writeGoldenRow(&buf, r.in, r.fields)
+		writeRow(&buf, r.in, r.fields)
 	}
 	for _, in := range missing {
-		writeGoldenRow(&buf, in, compute(in))
+		writeRow(&buf, in, compute(in))
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func writeGoldenRow(buf *bytes.Buffer, in string, fields []goldenField) {
+func writeRow(buf *bytes.Buffer, in string, fields []Field) {
 	fmt.Fprintf(buf, "in: %s\n", strconv.Quote(in))
 	for _, f := range fields {
-		fmt.Fprintf(buf, "%s: %s\n", f.name, strconv.Quote(f.value))
+		fmt.Fprintf(buf, "%s: %s\n", f.Name, strconv.Quote(f.Value))
 	}
 	buf.WriteString("\n")
 }
 
-func readGolden(t *testing.T, path string) (rows []goldenRow, header string) {
+func read(t *testing.T, path string) (rows []row, header string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -85,7 +89,7 @@ func readGolden(t *testing.T, path string) (rows []goldenRow, header string) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
-	var cur *goldenRow
+	var cur *row
 	inHeader := true
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
@@ -108,12 +112,12 @@ func readGolden(t *testing.T, path string) (rows []goldenRow, header string) {
 		}
 		switch {
 		case name == "in":
-			rows = append(rows, goldenRow{line: n, in: value})
+			rows = append(rows, row{line: n, in: value})
 			cur = &rows[len(rows)-1]
 		case cur == nil:
 			t.Fatalf("%s:%d: %q before an in: line", path, n, name)
 		default:
-			cur.fields = append(cur.fields, goldenField{name, value})
+			cur.fields = append(cur.fields, Field{name, value})
 		}
 	}
 	if err := sc.Err(); err != nil {
