@@ -1,7 +1,7 @@
 package client
 
-// A byte-level JSON reader for tools/list pages. A listing of 10,000 tools
-// used to spend most of its time in encoding/json: a token walk per
+// A JSON tree for tools/list pages, built with package jsonscan's lexer. A
+// listing of 10,000 tools used to spend most of its time in encoding/json: a token walk per
 // duplicate check and schema check, and a decode into map[string]any plus a
 // re-marshal per hashed field. The scanner validates a page once, recording
 // the spans of every value in a flat tree; entries, duplicate keys, schema
@@ -11,22 +11,18 @@ package client
 // Every answer is the one encoding/json gives: the grammar is its scanner's
 // (no UTF-8 validation, at most 10,000 levels of nesting), keys compare and
 // strings decode as its unquote does (invalid UTF-8 and lone surrogates
-// become U+FFFD), and canonical strings encode as json.Marshal encodes them.
-// FuzzScanner and FuzzCanonical hold the two side by side.
+// become U+FFFD), and canonical JSON is jsonscan.DefinitionForm, which is
+// what json.Marshal writes. FuzzScanner and FuzzCanonical hold the two side
+// by side.
 
 import (
 	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
-)
 
-// maxNesting is encoding/json's nesting limit: a deeper document is not
-// valid JSON to it, so it is not to the scanner either.
-const maxNesting = 10000
+	"github.com/mcphost/mcphost/decide/jsonscan"
+)
 
 type span struct{ start, end int }
 
@@ -75,8 +71,8 @@ type member struct {
 // returned root and the tree behind it stay valid until the next scan.
 func (s *scanner) scan(b []byte) (item, bool) {
 	s.b, s.nodes, s.items, s.stack, s.depth = b, s.nodes[:0], s.items[:0], s.stack[:0], 0
-	root, i, ok := s.value(skipSpace(b, 0))
-	if !ok || skipSpace(b, i) != len(b) {
+	root, i, ok := s.value(jsonscan.SkipSpace(b, 0))
+	if !ok || jsonscan.SkipSpace(b, i) != len(b) {
 		return item{}, false
 	}
 	return root, true
@@ -90,13 +86,6 @@ func (s *scanner) raw(it item) []byte {
 }
 
 func (s *scanner) node(it item) node { return s.nodes[it.nd-1] }
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
 
 // value reads the value starting at b[i] and returns it and the offset
 // after it.
@@ -113,7 +102,7 @@ func (s *scanner) value(i int) (item, int, bool) {
 		j, ok = s.container(i)
 		nd = len(s.nodes)
 	case c == '"':
-		j, plain, ok = scanString(b, i)
+		j, plain, ok = jsonscan.ScanString(b, i)
 	case c == 't':
 		j, ok = i+4, bytes.HasPrefix(b[i:], []byte("true"))
 	case c == 'f':
@@ -121,7 +110,7 @@ func (s *scanner) value(i int) (item, int, bool) {
 	case c == 'n':
 		j, ok = i+4, bytes.HasPrefix(b[i:], []byte("null"))
 	case c == '-' || c >= '0' && c <= '9':
-		j, ok = scanNumber(b, i)
+		j, ok = jsonscan.ScanNumber(b, i)
 	default:
 		ok = false
 	}
@@ -133,7 +122,7 @@ func (s *scanner) value(i int) (item, int, bool) {
 // s.items in one block.
 func (s *scanner) container(i int) (int, bool) {
 	s.depth++
-	if s.depth > maxNesting {
+	if s.depth > jsonscan.MaxDepth {
 		return 0, false
 	}
 	b := s.b
@@ -143,7 +132,7 @@ func (s *scanner) container(i int) (int, bool) {
 		end = '}'
 	}
 	mark := len(s.stack)
-	i = skipSpace(b, i+1)
+	i = jsonscan.SkipSpace(b, i+1)
 	if i < len(b) && b[i] == end {
 		i++
 	} else {
@@ -154,16 +143,16 @@ func (s *scanner) container(i int) (int, bool) {
 				if i >= len(b) || b[i] != '"' {
 					return 0, false
 				}
-				j, plain, ok := scanString(b, i)
+				j, plain, ok := jsonscan.ScanString(b, i)
 				if !ok {
 					return 0, false
 				}
 				key, plainKey = span{i, j}, plain
-				i = skipSpace(b, j)
+				i = jsonscan.SkipSpace(b, j)
 				if i >= len(b) || b[i] != ':' {
 					return 0, false
 				}
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 			}
 			it, j, ok := s.value(i)
 			if !ok {
@@ -171,12 +160,12 @@ func (s *scanner) container(i int) (int, bool) {
 			}
 			it.key, it.plainKey = key, plainKey
 			s.stack = append(s.stack, it)
-			i = skipSpace(b, j)
+			i = jsonscan.SkipSpace(b, j)
 			if i >= len(b) {
 				return 0, false
 			}
 			if b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = jsonscan.SkipSpace(b, i+1)
 				continue
 			}
 			if b[i] != end {
@@ -194,177 +183,6 @@ func (s *scanner) container(i int) (int, bool) {
 	return i, true
 }
 
-// strPlain marks the bytes a string can hold as they are: not a quote, a
-// backslash or a control character.
-var strPlain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// scanString reads the string whose opening quote is b[i] and reports
-// whether it is plain: htmlSafe bytes only.
-func scanString(b []byte, i int) (end int, plain, ok bool) {
-	j := i + 1
-	for j < len(b) && htmlSafe[b[j]] {
-		j++
-	}
-	if j < len(b) && b[j] == '"' {
-		return j + 1, true, true
-	}
-	for {
-		for j < len(b) && strPlain[b[j]] {
-			j++
-		}
-		if j >= len(b) {
-			return 0, false, false
-		}
-		switch b[j] {
-		case '"':
-			return j + 1, false, true
-		case '\\':
-			if j+1 >= len(b) {
-				return 0, false, false
-			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if getu4(b[j:]) < 0 {
-					return 0, false, false
-				}
-				j += 6
-			default:
-				return 0, false, false
-			}
-		default: // a control character
-			return 0, false, false
-		}
-	}
-}
-
-func scanNumber(b []byte, i int) (int, bool) {
-	digits := func(j int) int {
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		return j
-	}
-	j := i
-	if b[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(b) && b[j] == '0':
-		j++
-	case j < len(b) && b[j] >= '1' && b[j] <= '9':
-		j = digits(j + 1)
-	default:
-		return 0, false
-	}
-	if j < len(b) && b[j] == '.' {
-		k := digits(j + 1)
-		if k == j+1 {
-			return 0, false
-		}
-		j = k
-	}
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		j++
-		if j < len(b) && (b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		k := digits(j)
-		if k == j {
-			return 0, false
-		}
-		j = k
-	}
-	return j, true
-}
-
-// getu4 decodes the \uXXXX escape at the start of s, or returns -1.
-func getu4(s []byte) rune {
-	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-		return -1
-	}
-	var r rune
-	for _, c := range s[2:6] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return -1
-		}
-		r = r*16 + rune(c)
-	}
-	return r
-}
-
-// plainString reports whether the inside of a valid JSON string decodes to
-// itself: no escapes and valid UTF-8.
-func plainString(s []byte) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\\' {
-			return false
-		} else if c >= utf8.RuneSelf {
-			return bytes.IndexByte(s[i:], '\\') < 0 && utf8.Valid(s[i:])
-		}
-	}
-	return true
-}
-
-// decodeRune decodes the character at s[r] of the inside of a valid JSON
-// string, an escape or a literal, as encoding/json's unquote does.
-func decodeRune(s []byte, r int) (rune, int) {
-	c := s[r]
-	if c < utf8.RuneSelf {
-		if c != '\\' {
-			return rune(c), r + 1
-		}
-		switch e := s[r+1]; e {
-		case 'b':
-			return '\b', r + 2
-		case 'f':
-			return '\f', r + 2
-		case 'n':
-			return '\n', r + 2
-		case 'r':
-			return '\r', r + 2
-		case 't':
-			return '\t', r + 2
-		case 'u':
-			rr := getu4(s[r:])
-			if !utf16.IsSurrogate(rr) {
-				return rr, r + 6
-			}
-			if dec := utf16.DecodeRune(rr, getu4(s[r+6:])); dec != unicode.ReplacementChar {
-				return dec, r + 12
-			}
-			return unicode.ReplacementChar, r + 6
-		default: // " \ /
-			return rune(e), r + 2
-		}
-	}
-	rr, size := utf8.DecodeRune(s[r:])
-	return rr, r + size
-}
-
-// appendDecoded appends the decoded inside of a valid JSON string.
-func appendDecoded(dst, s []byte) []byte {
-	for r := 0; r < len(s); {
-		var rr rune
-		rr, r = decodeRune(s, r)
-		dst = utf8.AppendRune(dst, rr)
-	}
-	return dst
-}
-
 // kind returns the first byte of it, which tells its JSON type, or 0 when
 // it is absent.
 func (s *scanner) kind(it item) byte {
@@ -377,10 +195,10 @@ func (s *scanner) kind(it item) byte {
 // appendString appends the decoded string value of it.
 func (s *scanner) appendString(dst []byte, it item) []byte {
 	in := s.b[it.val.start+1 : it.val.end-1]
-	if it.plainVal || plainString(in) {
+	if it.plainVal || jsonscan.PlainString(in) {
 		return append(dst, in...)
 	}
-	return appendDecoded(dst, in)
+	return jsonscan.Decode(dst, in)
 }
 
 // str decodes the string value of it.
@@ -414,7 +232,7 @@ func (s *scanner) keyIs(it item, name string) bool {
 	if bytes.IndexByte(in, '\\') < 0 {
 		return false
 	}
-	s.tmp = appendDecoded(s.tmp[:0], in)
+	s.tmp = jsonscan.Decode(s.tmp[:0], in)
 	return string(s.tmp) == name
 }
 
@@ -423,11 +241,11 @@ func (s *scanner) keyIs(it item, name string) bool {
 func (s *scanner) member(i int) member {
 	k := s.items[i].key
 	in := s.b[k.start+1 : k.end-1]
-	if s.items[i].plainKey || plainString(in) {
+	if s.items[i].plainKey || jsonscan.PlainString(in) {
 		return member{key: span{k.start + 1, k.end - 1}, item: i}
 	}
 	start := len(s.keys)
-	s.keys = appendDecoded(s.keys, in)
+	s.keys = jsonscan.Decode(s.keys, in)
 	return member{key: span{start, len(s.keys)}, decoded: true, item: i}
 }
 
@@ -480,67 +298,6 @@ func (s *scanner) firstRepeat(nd node) (string, bool) {
 	return "", false
 }
 
-// htmlSafe marks the ASCII bytes json.Marshal writes as they are inside a
-// string: printable, and not a quote, a backslash, <, > or &.
-var htmlSafe = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = !bytes.ContainsRune([]byte(`"\<>&`), rune(c))
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendCanonicalString appends the inside s of a valid JSON string as
-// json.Marshal encodes the string it decodes to: HTML characters, U+2028,
-// U+2029 and control characters escaped, invalid UTF-8 as U+FFFD.
-func appendCanonicalString(dst, s []byte) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for r := 0; r < len(s); {
-		c := s[r]
-		if htmlSafe[c] {
-			r++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			rr, size := utf8.DecodeRune(s[r:])
-			if rr != utf8.RuneError && rr != '\u2028' && rr != '\u2029' {
-				r += size
-				continue
-			}
-		}
-		dst = append(dst, s[start:r]...)
-		var rr rune
-		rr, r = decodeRune(s, r)
-		start = r
-		switch {
-		case rr == '\u2028' || rr == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[rr&0xF])
-		case rr >= utf8.RuneSelf:
-			dst = utf8.AppendRune(dst, rr)
-		case htmlSafe[rr]:
-			dst = append(dst, byte(rr))
-		case rr == '\\' || rr == '"':
-			dst = append(dst, '\\', byte(rr))
-		case rr == '\b':
-			dst = append(dst, '\\', 'b')
-		case rr == '\f':
-			dst = append(dst, '\\', 'f')
-		case rr == '\n':
-			dst = append(dst, '\\', 'n')
-		case rr == '\r':
-			dst = append(dst, '\\', 'r')
-		case rr == '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[rr>>4], hexDigits[rr&0xF])
-		}
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
 // appendCanonical appends the canonical JSON of it: what decoding it with
 // UseNumber into an any and json.Marshal give. Object keys are sorted by
 // their decoded bytes and, as when decoding into a map, the last of
@@ -557,7 +314,7 @@ func (s *scanner) appendCanonical(dst []byte, it item) []byte {
 		if it.plainVal {
 			return append(dst, raw...)
 		}
-		return appendCanonicalString(dst, raw[1:len(raw)-1])
+		return jsonscan.AppendString(dst, raw[1:len(raw)-1], jsonscan.DefinitionForm)
 	case '[':
 		nd := s.node(it)
 		dst = append(dst, '[')
@@ -591,7 +348,7 @@ func (s *scanner) appendCanonical(dst []byte, it item) []byte {
 			if k := it.key; it.plainKey {
 				dst = append(dst, s.b[k.start:k.end]...)
 			} else {
-				dst = appendCanonicalString(dst, s.b[k.start+1:k.end-1])
+				dst = jsonscan.AppendString(dst, s.b[k.start+1:k.end-1], jsonscan.DefinitionForm)
 			}
 			dst = append(dst, ':')
 			dst = s.appendCanonical(dst, it)

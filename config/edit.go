@@ -21,6 +21,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // Entry is a server entry as mcphost writes it. Zero fields are left out.
@@ -382,22 +384,18 @@ func encodeValue(v any, indent string, l layout) (string, error) {
 // inside a string.
 func spaceOut(s string) string {
 	var b strings.Builder
-	inString, escaped := false, false
+	raw := []byte(s)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		b.WriteByte(c)
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == ':' || c == ',':
+		switch c := s[i]; c {
+		case '"':
+			end := jsonscan.SkipString(raw, i)
+			b.WriteString(s[i:end])
+			i = end - 1
+		case ':', ',':
+			b.WriteByte(c)
 			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
 		}
 	}
 	return b.String()

@@ -283,3 +283,17 @@ func assertNoTemps(t *testing.T, dir string) {
 		}
 	}
 }
+
+// A one-line entry gets a space after each ':' and ',' between values, and
+// none inside a string, escaped quotes and backslashes included.
+func TestSpaceOut(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"x:\"y,z","b":[1,2]}`:               `{"a": "x:\"y,z", "b": [1, 2]}`,
+		`{"p":"C:\\dir\\","q":{"r":"s,t"}}`:       `{"p": "C:\\dir\\", "q": {"r": "s,t"}}`,
+		`["` + strings.Repeat(`\"`, 40) + `,",1]`: `["` + strings.Repeat(`\"`, 40) + `,", 1]`,
+	} {
+		if got := spaceOut(in); got != want {
+			t.Errorf("spaceOut(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // The hosts whose files ImportFiles knows.
@@ -420,20 +422,13 @@ func stripJSONC(data []byte) []byte {
 			out[i] = ' '
 		}
 	}
-	inString, escaped := false, false
 	lastComma := -1 // a ',' not yet followed by a value
 	for i := 0; i < len(data); i++ {
 		c := data[i]
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		case c == '"':
+			i = jsonscan.SkipString(data, i) - 1
+			lastComma = -1
 		case c == '/' && i+1 < len(data) && data[i+1] == '/':
 			for ; i < len(data) && data[i] != '\n'; i++ {
 				blank(i)
@@ -457,9 +452,6 @@ func stripJSONC(data []byte) []byte {
 			lastComma = -1
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 		default:
-			if c == '"' {
-				inString = true
-			}
 			lastComma = -1
 		}
 	}

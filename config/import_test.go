@@ -315,3 +315,33 @@ func TestStripJSONC(t *testing.T) {
 		}
 	}
 }
+
+// A JSON-with-comments file that is broken past a comment is reported where
+// it breaks, not at the comment: the comments are blanked even in text that
+// does not parse. (tailscale/hujson's Standardize returns such text as it
+// is, which is why the stripper is mcphost's own.)
+func TestImportJSONCErrorPastAComment(t *testing.T) {
+	home := t.TempDir()
+	pl := ImportPlace{Home: home, GOOS: "linux"}
+	f := ImportFiles(pl, FromCursor)[0]
+	writeTestFile(t, f.Path, "{\n  // servers\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"}, /* b */\n  \n}\n", 0o600)
+	_, err := ReadImport(f, pl)
+	if err == nil || !strings.Contains(err.Error(), "mcp.json:6:2: unexpected end of file") {
+		t.Errorf("got %v, want mcp.json:6:2: unexpected end of file", err)
+	}
+}
+
+// Strings past the scanner's short-string fast path keep their "//", "/*"
+// and commas, escaped quotes and backslashes included.
+func TestStripJSONCLongStrings(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": "` + long + `\"// no, /* no */", // c` + "\n}", `{"a": "` + long + `\"// no, /* no */"      ` + "\n}"},
+		{`{"a": "` + long + `\\", "b": "//",}`, `{"a": "` + long + `\\", "b": "//" }`},
+		{`{"a": "` + long + `\\\"//,]"}`, `{"a": "` + long + `\\\"//,]"}`},
+	} {
+		if got := string(stripJSONC([]byte(tc.in))); got != tc.want {
+			t.Errorf("stripJSONC(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

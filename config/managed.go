@@ -195,15 +195,12 @@ func (p *parser) strictKey(m member, where string, known []string) error {
 }
 
 func (p *parser) managed(m *Managed) error {
-	root, serr := parseTree(p.data)
-	if serr != nil {
-		return p.errorf(serr.off, "%s", serr.msg)
-	}
-	if root.kind != kindObject {
-		return p.errorf(root.start, "expected a JSON object at the top level, got %s", root.kind)
-	}
 	const where = "at the top level"
-	for _, f := range p.uniq(root, where) {
+	top, err := p.topMembers(where)
+	if err != nil {
+		return err
+	}
+	for _, f := range top {
 		if f.key == "$schema" {
 			continue
 		}

@@ -171,16 +171,26 @@ func (p *parser) sortedWarnings() []Warning {
 	return out
 }
 
-func (p *parser) parse() error {
+// topMembers parses the file, which must hold one JSON object, and returns
+// its members as uniq keeps them.
+func (p *parser) topMembers(where string) ([]member, error) {
 	root, serr := parseTree(p.data)
 	if serr != nil {
-		return p.errorf(serr.off, "%s", serr.msg)
+		return nil, p.errorf(serr.off, "%s", serr.msg)
 	}
 	if root.kind != kindObject {
-		return p.errorf(root.start, "expected a JSON object at the top level, got %s", root.kind)
+		return nil, p.errorf(root.start, "expected a JSON object at the top level, got %s", root.kind)
 	}
+	return p.uniq(root, where), nil
+}
+
+func (p *parser) parse() error {
 	const where = "at the top level"
-	for _, m := range p.uniq(root, where) {
+	top, err := p.topMembers(where)
+	if err != nil {
+		return err
+	}
+	for _, m := range top {
 		if m.val.kind == kindNull && slices.Contains(topKeys, m.key) {
 			continue
 		}

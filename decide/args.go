@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // argsView is a call's arguments, checked once per decision.
@@ -38,9 +40,9 @@ type topMember struct{ ks, ke, vs int }
 
 func (a *argsView) index() {
 	a.indexed = true
-	it := newMembers(a.raw, a.start)
+	it := jsonscan.NewMembers(a.raw, a.start)
 	for {
-		k, vs, _, ok := it.next()
+		k, vs, _, ok := it.Next()
 		if !ok {
 			return
 		}
@@ -48,18 +50,18 @@ func (a *argsView) index() {
 			a.ntop = -1
 			return
 		}
-		a.top[a.ntop] = topMember{it.ks, it.ks + len(k), vs}
+		a.top[a.ntop] = topMember{it.KeyStart(), it.KeyStart() + len(k), vs}
 		a.ntop++
 	}
 }
 
 func viewArgs(a json.RawMessage) argsView {
 	b := []byte(a)
-	i := skipWS(b, 0)
+	i := jsonscan.SkipSpace(b, 0)
 	if i == len(b) {
 		return argsView{valid: true}
 	}
-	if !validJSON(b) {
+	if !jsonscan.Valid(b) {
 		return argsView{raw: b}
 	}
 	switch b[i] {
@@ -97,23 +99,17 @@ func (r *rule) setArgs(val []byte) error {
 	if len(val) == 0 || val[0] != '{' {
 		return fmt.Errorf(`"args" must be an object mapping argument paths to conditions, such as {"path": {"prefix": "/srv/"}}, not %s`, val)
 	}
-	seen := map[string]bool{}
-	it := newMembers(val, 0)
-	for {
-		k, vs, ve, ok := it.next()
-		if !ok {
-			break
-		}
-		p := decodeString(k)
-		if seen[p] {
-			return fmt.Errorf("argument path %q appears twice", p)
-		}
-		seen[p] = true
-		c, err := parseArgCond(p, val[vs:ve])
+	twice := func(p string) error { return fmt.Errorf("argument path %q appears twice", p) }
+	err := ruleMembers(val, twice, func(p string, v []byte) error {
+		c, err := parseArgCond(p, v)
 		if err != nil {
 			return err
 		}
 		r.args = append(r.args, c)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(r.args) == 0 {
 		return errors.New(`"args" is empty`)
@@ -143,18 +139,8 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 	if len(val) == 0 || val[0] != '{' {
 		return c, fmt.Errorf(`the condition on %q must be an object with %s, such as {"prefix": "/srv/"}, not %s`, p, quoteList(opFields), val)
 	}
-	seen := map[string]bool{}
-	it := newMembers(val, 0)
-	for {
-		k, vs, ve, ok := it.next()
-		if !ok {
-			break
-		}
-		op, v := decodeString(k), val[vs:ve]
-		if seen[op] {
-			return c, fmt.Errorf("%q appears twice in the condition on %q", op, p)
-		}
-		seen[op] = true
+	twice := func(op string) error { return fmt.Errorf("%q appears twice in the condition on %q", op, p) }
+	err := ruleMembers(val, twice, func(op string, v []byte) error {
 		switch op {
 		case "equals":
 			c.hasEq = true
@@ -163,7 +149,7 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 			switch v[0] {
 			case '"':
 				c.eqKind = '"'
-				c.eqText = decodeString(v[1 : len(v)-1])
+				c.eqText = jsonscan.UnescapeString(v[1 : len(v)-1])
 			case '{', '[':
 				c.eqKind = 'c'
 			case 't', 'f', 'n':
@@ -176,14 +162,14 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 		case "prefix", "glob":
 			var s string
 			if err := json.Unmarshal(v, &s); err != nil {
-				return c, fmt.Errorf("%q on %q must be a string, not %s", op, p, v)
+				return fmt.Errorf("%q on %q must be a string, not %s", op, p, v)
 			}
 			if s == "" {
-				return c, fmt.Errorf("%q on %q is empty", op, p)
+				return fmt.Errorf("%q on %q is empty", op, p)
 			}
 			if op == "glob" {
 				if err := checkGlob(s, fmt.Sprintf("the glob %q on %q", s, p)); err != nil {
-					return c, err
+					return err
 				}
 			}
 			if op == "prefix" {
@@ -192,8 +178,12 @@ func parseArgCond(p string, val []byte) (argCond, error) {
 				c.hasGlob, c.glob = true, compilePattern(s)
 			}
 		default:
-			return c, fmt.Errorf("unknown operator %q in the condition on %q (known: %s)", op, p, quoteList(opFields))
+			return fmt.Errorf("unknown operator %q in the condition on %q (known: %s)", op, p, quoteList(opFields))
 		}
+		return nil
+	})
+	if err != nil {
+		return c, err
 	}
 	if !c.hasEq && !c.hasPrefix && !c.hasGlob {
 		return c, fmt.Errorf("the condition on %q is empty; give it one of %s", p, quoteList(opFields))
@@ -258,15 +248,15 @@ func (c *argCond) walk(b []byte, i, seg int, eff Verdict, st *argState) {
 }
 
 func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *argState) {
-	i = skipWS(b, i)
+	i = jsonscan.SkipSpace(b, i)
 	if i >= len(b) {
 		return
 	}
 	if seg == len(c.path) {
 		if b[i] == '[' && c.expand {
-			it := newElements(b, i)
+			it := jsonscan.NewElements(b, i)
 			for {
-				vs, ve, ok := it.next()
+				vs, ve, ok := it.Next()
 				if !ok {
 					break
 				}
@@ -274,14 +264,14 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 			}
 			return
 		}
-		c.test(b[i:skipValue(b, i)], eff, st)
+		c.test(b[i:jsonscan.SkipValue(b, i)], eff, st)
 		return
 	}
 	switch b[i] {
 	case '{':
-		it := newMembers(b, i)
+		it := jsonscan.NewMembers(b, i)
 		for {
-			k, vs, _, ok := it.next()
+			k, vs, _, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -290,9 +280,9 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 			}
 		}
 	case '[':
-		it := newElements(b, i)
+		it := jsonscan.NewElements(b, i)
 		for n := 0; ; n++ {
-			vs, _, ok := it.next()
+			vs, _, ok := it.Next()
 			if !ok {
 				break
 			}
@@ -312,7 +302,7 @@ func (c *argCond) walkIn(b []byte, i, seg int, inArray bool, eff Verdict, st *ar
 func keyMatches(raw []byte, seg string) bool {
 	if hasByte(raw, '\\') {
 		var buf [64]byte
-		return foldEqual(unescape(buf[:0], raw), seg)
+		return foldEqual(jsonscan.Unescape(buf[:0], raw), seg)
 	}
 	return foldEqual(raw, seg)
 }
@@ -347,7 +337,7 @@ func (c *argCond) holds(v []byte, eff Verdict) bool {
 		}
 		var buf [256]byte
 		if escaped {
-			s = unescape(buf[:0], s)
+			s = jsonscan.Unescape(buf[:0], s)
 			slash = hasByte(s, '/')
 		}
 		ok := c.stringHolds(s)
@@ -555,7 +545,7 @@ func (p *Policy) protects(a *argsView, in *Input, read bool) bool {
 		var buf [256]byte
 		whole := content // the decoded string, where it is needed
 		if escaped && (decode || len(sc.bases) > 0) {
-			whole = unescape(buf[:0], content)
+			whole = jsonscan.Unescape(buf[:0], content)
 		}
 		switch {
 		case decode:

@@ -6,7 +6,9 @@
 // uses no randomness and imports no MCP or UI package; conversion from MCP
 // types happens in the caller. Besides the standard library it uses
 // golang.org/x/text (NFKC) and github.com/mtibben/confusables (Unicode's
-// confusables table, UTS #39), both pure, for look-alike names. Rules are
+// confusables table, UTS #39), both pure, for look-alike names, and its own
+// subpackage jsonscan, the JSON scanner it shares with package client
+// (standard library only). Rules are
 // compiled once with Compile and a *Policy evaluates any number of calls, concurrently, with Decide. Every
 // zero value is the most restrictive one: a zero Verdict denies, a zero
 // Class is Unknown, a zero Mode is Headless, a zero AutoApprove asks for

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mtibben/confusables"
 	"pgregory.net/rapid"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 var jsonSamples = []string{
@@ -17,8 +19,8 @@ var jsonSamples = []string{
 	`{"a":[1,2,{"b":null}],"c":"\u00e9\n"}`, ` { "a" : 1 } `, `{"a":1,}`, `[1,]`, `{"a"}`, `{"a":}`,
 	`01`, `1.`, `.5`, `-`, `1e`, `+1`, `"\x"`, `"\u12"`, `"a` + "\x01" + `"`, `tru`, `nul`, `{"a":1}{}`,
 	`[[[[]]]]`, `"\ud800"`, "\"\xff\"", `{"a":"b"`, `[`, `]`, `"`, `\`, `{,}`, `[1 2]`, `{"a":1 "b":2}`,
-	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
-	strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1),
+	strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth),
+	strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1),
 }
 
 // The scanner must accept exactly what encoding/json accepts, or argument
@@ -26,8 +28,8 @@ var jsonSamples = []string{
 // server's own parser.
 func TestValidJSONMatchesStdlib(t *testing.T) {
 	for _, s := range jsonSamples {
-		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("validJSON(%.40q) = %v, json.Valid = %v", s, got, want)
+		if got, want := jsonscan.Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("jsonscan.Valid(%.40q) = %v, json.Valid = %v", s, got, want)
 		}
 	}
 }
@@ -37,8 +39,8 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid = %v", b, got, want)
+		if got, want := jsonscan.Valid(b), json.Valid(b); got != want {
+			t.Fatalf("jsonscan.Valid(%q) = %v, json.Valid = %v", b, got, want)
 		}
 		if !json.Valid(b) {
 			return
@@ -67,9 +69,9 @@ func hasDuplicateKeys(b []byte) bool {
 			i++
 			continue
 		}
-		e := skipString(b, i)
+		e := jsonscan.SkipString(b, i)
 		k := string(b[i:e])
-		if j := skipWS(b, e); j < len(b) && b[j] == ':' {
+		if j := jsonscan.SkipSpace(b, e); j < len(b) && b[j] == ':' {
 			if seen[k] {
 				return true
 			}
@@ -300,8 +302,8 @@ func checkUnescape(t testing.TB, quoted []byte) {
 		return
 	}
 	raw := quoted[1 : len(quoted)-1]
-	if got := replaceInvalid(unescape(nil, raw)); got != want {
-		t.Fatalf("unescape(%q) = %q, want %q", raw, got, want)
+	if got := replaceInvalid(jsonscan.Unescape(nil, raw)); got != want {
+		t.Fatalf("jsonscan.Unescape(%q) = %q, want %q", raw, got, want)
 	}
 }
 

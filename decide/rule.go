@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/mcphost/mcphost/decide/jsonscan"
 )
 
 // RuleSpec is one rule as the user wrote it, before compiling.
@@ -273,7 +275,7 @@ func parseRule(sp RuleSpec) (rule, error) {
 	if len(raw) == 0 {
 		return r, errors.New("the rule is empty")
 	}
-	if !validJSON(raw) {
+	if !jsonscan.Valid(raw) {
 		return r, errors.New("the rule is not valid JSON")
 	}
 	switch raw[0] {
@@ -287,19 +289,9 @@ func parseRule(sp RuleSpec) (rule, error) {
 	default:
 		return r, errors.New(`a rule must be a string such as "server/tool_*" or an object with a "tool" field`)
 	}
-	seen := map[string]bool{}
 	haveTool := false
-	it := newMembers(raw, 0)
-	for {
-		k, vs, ve, ok := it.next()
-		if !ok {
-			break
-		}
-		key, val := decodeString(k), raw[vs:ve]
-		if seen[key] {
-			return r, fmt.Errorf("field %q appears twice", key)
-		}
-		seen[key] = true
+	twice := func(key string) error { return fmt.Errorf("field %q appears twice", key) }
+	err := ruleMembers(raw, twice, func(key string, val []byte) error {
 		var err error
 		switch key {
 		case "id":
@@ -321,9 +313,10 @@ func parseRule(sp RuleSpec) (rule, error) {
 		default:
 			err = fmt.Errorf("unknown field %q (a rule object has the fields %s)", key, quoteList(ruleFields))
 		}
-		if err != nil {
-			return r, err
-		}
+		return err
+	})
+	if err != nil {
+		return r, err
 	}
 	if !haveTool {
 		return r, errors.New(`missing field "tool" (for example "tool": "server/tool_*")`)
@@ -396,14 +389,14 @@ func (r *rule) setHints(val []byte) error {
 	if len(val) == 0 || val[0] != '{' {
 		return fmt.Errorf(`"hints" must be an object such as {"readOnly": true}, not %s`, val)
 	}
-	it := newMembers(val, 0)
+	it := jsonscan.NewMembers(val, 0)
 	n := 0
 	for {
-		k, vs, ve, ok := it.next()
+		k, vs, ve, ok := it.Next()
 		if !ok {
 			break
 		}
-		key := decodeString(k)
+		key := jsonscan.UnescapeString(k)
 		var b bool
 		if err := unmarshalField(val[vs:ve], &b, "hints."+key, "true or false"); err != nil {
 			return err
@@ -473,4 +466,27 @@ func (r *rule) setTainted(val []byte) error {
 	}
 	r.tainted = b
 	return nil
+}
+
+// ruleMembers calls fn for each member of the object val, in document
+// order, with its key decoded. A key met twice stops the walk with
+// twice(key): a rule whose field has two readings is refused rather than
+// read one way.
+func ruleMembers(val []byte, twice func(key string) error, fn func(key string, v []byte) error) error {
+	seen := map[string]bool{}
+	it := jsonscan.NewMembers(val, 0)
+	for {
+		k, vs, ve, ok := it.Next()
+		if !ok {
+			return nil
+		}
+		key := jsonscan.UnescapeString(k)
+		if seen[key] {
+			return twice(key)
+		}
+		seen[key] = true
+		if err := fn(key, val[vs:ve]); err != nil {
+			return err
+		}
+	}
 }
