@@ -58,7 +58,11 @@ func TestServeServerScenarios(t *testing.T) {
 	}
 	cfg, err := json.Marshal(map[string]any{
 		"mcpServers":  map[string]any{"everything": map[string]any{"command": everything, "trust": true}},
-		"permissions": map[string]any{"allow": []string{"everything/*"}},
+		// Every tool allowed, also once the session is tainted: the suite
+		// reads resources (private data) and calls unannotated tools
+		// (outside content) under one client, and a tainted session would
+		// ask about every later call. What is compared is the protocol.
+		"permissions": map[string]any{"allow": []any{map[string]any{"tool": "everything/*", "evenWhenTainted": true}}},
 	})
 	if err != nil {
 		t.Fatal(err)
