@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // OAuth for streamable HTTP servers. The SDK's transport asks Spec.OAuth for
@@ -39,7 +39,8 @@ func withOAuth(hc *http.Client, serverURL string, h auth.OAuthHandler) *http.Cli
 	if err != nil {
 		return hc
 	}
-	return &http.Client{Transport: &oauthTransport{base: hc.Transport, origin: originOf(u), handler: h}, CheckRedirect: hc.CheckRedirect}
+	origin, _ := netcheck.Origin(u) // "" for none: then no request carries the token
+	return &http.Client{Transport: &oauthTransport{base: hc.Transport, origin: origin, handler: h}, CheckRedirect: hc.CheckRedirect}
 }
 
 // oauthTransport drops the Authorization header from any request whose
@@ -51,33 +52,18 @@ type oauthTransport struct {
 }
 
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Header.Get("Authorization") != "" && (t.origin == "" || originOf(req.URL) != t.origin) {
+	if req.Header.Get("Authorization") != "" && !netcheck.InOrigin(req.URL, t.origin) {
 		req = req.Clone(req.Context())
 		req.Header.Del("Authorization")
 	}
 	return t.base.RoundTrip(req)
 }
 
-// originOf is scheme://host:port, lower-cased, with the default port
-// written out; "" for anything but http and https.
-func originOf(u *url.URL) string {
-	scheme, port := strings.ToLower(u.Scheme), u.Port()
-	switch {
-	case scheme == "https" && port == "":
-		port = "443"
-	case scheme == "http" && port == "":
-		port = "80"
-	case scheme != "https" && scheme != "http":
-		return ""
-	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
-}
-
 // authorizeRaw sets the bearer token on a raw request to a server whose
 // client carries an OAuth handler, as the SDK does for its own requests.
 func authorizeRaw(ctx context.Context, c *http.Client, req *http.Request) error {
 	t, ok := c.Transport.(*oauthTransport)
-	if !ok || originOf(req.URL) != t.origin {
+	if !ok || !netcheck.InOrigin(req.URL, t.origin) {
 		return nil
 	}
 	ts, err := t.handler.TokenSource(ctx)

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/sanitize"
 )
 
@@ -58,7 +59,7 @@ const answerHead = 200
 // httpGuard is the RoundTripper under every request to one HTTP server.
 type httpGuard struct {
 	base    http.RoundTripper
-	origin  string // the configured server's origin, see originOf
+	origin  string // the configured server's origin, see netcheck.Origin
 	headers map[string]string
 	limit   int64
 	// shown is the server's URL as the SDK holds it, with its secrets
@@ -80,8 +81,8 @@ func newHTTPGuard(base http.RoundTripper, rawURL string, headers map[string]stri
 	if err != nil {
 		return nil, fmt.Errorf("server URL %s: %w", RedactURL(rawURL), errors.Unwrap(err))
 	}
-	origin := originOf(u)
-	if origin == "" || u.Host == "" {
+	origin, err := netcheck.Origin(u)
+	if err != nil {
 		return nil, fmt.Errorf("server URL %s: want an http:// or https:// URL with a host", RedactURL(rawURL))
 	}
 	g := &httpGuard{base: base, origin: origin, headers: headers, limit: maxMessage, real: u}
@@ -105,7 +106,7 @@ func (g *httpGuard) showAs(shown string) {
 		return
 	}
 	su, err := url.Parse(RedactURL(shown))
-	if err != nil || originOf(su) != g.origin || su.String() == g.real.String() {
+	if err != nil || !netcheck.InOrigin(su, g.origin) || su.String() == g.real.String() {
 		return
 	}
 	g.shown = su.String()
@@ -154,7 +155,7 @@ func (g *httpGuard) client() *http.Client {
 // redirect elsewhere before the client sees it (so the error shows no URL of
 // the server's choosing); this refuses what may slip by.
 func (g *httpGuard) checkRedirect(req *http.Request, via []*http.Request) error {
-	if originOf(req.URL) != g.origin {
+	if !netcheck.InOrigin(req.URL, g.origin) {
 		return &OffOriginError{Server: g.origin, Target: showOrigin(req.URL), Redirect: true, Answer: describeRedirect(req.Response)}
 	}
 	if len(via) >= maxRedirects {
@@ -178,7 +179,7 @@ func (g *httpGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.SetBasicAuth(u.User.Username(), pass)
 		}
 	}
-	if to := originOf(req.URL); to != g.origin {
+	if !netcheck.InOrigin(req.URL, g.origin) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
@@ -197,7 +198,7 @@ func (g *httpGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if to := redirectTarget(req, resp); to != nil && originOf(to) != g.origin {
+	if to := redirectTarget(req, resp); to != nil && !netcheck.InOrigin(to, g.origin) {
 		answer := describeRedirect(resp)
 		resp.Body.Close()
 		return nil, &OffOriginError{Server: g.origin, Target: showOrigin(to), Redirect: true, Answer: answer}
@@ -319,7 +320,7 @@ type readCloser struct {
 // showOrigin is u's origin, or for a scheme other than http and https what
 // of it identifies the place.
 func showOrigin(u *url.URL) string {
-	if o := originOf(u); o != "" {
+	if o, err := netcheck.Origin(u); err == nil {
 		return o
 	}
 	return strings.ToLower(u.Scheme) + "://" + u.Host

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/sanitize"
 )
 
@@ -59,7 +60,7 @@ func (c *endpointCheck) check() (io.Reader, error) {
 			name, data := firstEvent(seen.Bytes()[start:])
 			start = seen.Len()
 			if name == "endpoint" {
-				if u, perr := c.base.Parse(data); perr == nil && originOf(u) != c.origin {
+				if u, perr := c.base.Parse(data); perr == nil && !netcheck.InOrigin(u, c.origin) {
 					return nil, &EndpointError{Server: c.origin, Endpoint: showOrigin(u)}
 				}
 			}

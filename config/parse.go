@@ -14,7 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcphost/mcphost/oauth"
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // Keys mcphost reads, in the order suggestions prefer them.
@@ -605,7 +605,7 @@ func (p *parser) server(m member) (Server, error) {
 // over plain http to a host that is not this machine — its "headers", the
 // user and password of its URL, values of its URL read from the
 // environment — or "" when it sends none that way. A model key and an
-// OAuth token are refused on such a transport (see oauth.IsLoopbackHost);
+// OAuth token are refused on such a transport (see netcheck.IsLoopbackHost);
 // what the config itself carries is held to the same rule.
 func credentialsInClear(s Server) string {
 	return inClear(s.URL, len(s.Headers) > 0, s.written != nil && s.written.url != nil)
@@ -617,7 +617,7 @@ func credentialsInClear(s Server) string {
 // environment (when fromEnv); "" when none goes that way.
 func inClear(rawURL string, headers, fromEnv bool) string {
 	u, err := url.Parse(rawURL)
-	if err != nil || !strings.EqualFold(u.Scheme, "http") || oauth.IsLoopbackHost(u.Hostname()) {
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || netcheck.IsLoopbackHost(u.Hostname()) {
 		return ""
 	}
 	var what []string

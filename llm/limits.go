@@ -2,11 +2,12 @@ package llm
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // anthropicMaxTokens is the output limit sent to Anthropic models when
@@ -86,7 +87,7 @@ func checkKeyTransport(provider, base, keyName, key string, o Options) error {
 		return nil
 	}
 	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" || isLoopback(u.Hostname()) {
+	if err != nil || u.Scheme != "http" || netcheck.IsLoopbackHost(u.Hostname()) {
 		return nil
 	}
 	unset := ""
@@ -94,14 +95,6 @@ func checkKeyTransport(provider, base, keyName, key string, o Options) error {
 		unset = ", or unset OPENAI_API_KEY if the server needs no key"
 	}
 	return configErrorf("%s: refusing to send %s over plain http to %s, which is not this machine: use an https URL, or pass --allow-plain-http if the network is yours%s", provider, keyName, clean(u.Host), unset)
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ToolLimits are what a provider accepts in a request's tools. Zero means

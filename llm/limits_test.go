@@ -154,6 +154,10 @@ func TestKeyNotSentOverPlainHTTP(t *testing.T) {
 		{"openai-compatible:x", "http://127.0.0.1:8080/v1", "sk", false, ""},
 		{"openai-compatible:x", "http://localhost:8080/v1", "sk", false, ""},
 		{"openai-compatible:x", "http://[::1]:8080/v1", "sk", false, ""},
+		{"openai-compatible:x", "http://LOCALHOST:8080/v1", "sk", false, ""},
+		// A name under .localhost is resolved by DNS in Go's own resolver,
+		// which could answer with another machine's address.
+		{"openai-compatible:x", "http://gpu.localhost:8080/v1", "sk", false, "refusing to send the API key over plain http to gpu.localhost:8080"},
 		{"openai-compatible:x", "https://gpu.example.com/v1", "sk", false, ""},
 		{"ollama:llama3", "http://gpu.example.com:11434/v1", "", false, ""},
 	}

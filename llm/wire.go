@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // endpoint is where one model posts its requests, with the retry rules the
@@ -105,25 +107,12 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if from := via[0].URL; req.URL.Scheme != from.Scheme || canonicalHost(req.URL) != canonicalHost(from) {
+	if !netcheck.SameOrigin(req.URL, via[0].URL) {
 		u := *req.URL
 		u.User, u.RawQuery, u.Fragment = nil, "", ""
 		return &errRedirect{to: clean(u.String())}
 	}
 	return nil
-}
-
-// canonicalHost is u's host and port, the scheme's default port written out.
-func canonicalHost(u *url.URL) string {
-	port := u.Port()
-	switch {
-	case port != "":
-	case u.Scheme == "https":
-		port = "443"
-	case u.Scheme == "http":
-		port = "80"
-	}
-	return strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // post sends body as JSON and returns the response of the first attempt

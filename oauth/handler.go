@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // ClientConfig is a client registered with the authorization server ahead
@@ -100,7 +102,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oauth: server %s: %w", cfg.Server, err)
 	}
-	origin, err := originOf(u)
+	origin, err := netcheck.Origin(u)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: server %s: %w", cfg.Server, err)
 	}
@@ -115,7 +117,7 @@ func NewHandler(cfg Config) (*Handler, error) {
 	return &Handler{
 		cfg:      cfg,
 		origin:   origin,
-		insecure: u.Scheme != "https" && !IsLoopbackHost(u.Hostname()),
+		insecure: u.Scheme != "https" && !netcheck.IsLoopbackHost(u.Hostname()),
 		now:      cfg.Now,
 		hc:       newGuardedClient(cfg.URL, cfg.net),
 	}, nil

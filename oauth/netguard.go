@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/sanitize"
 )
 
@@ -60,7 +61,7 @@ type netGuard struct {
 func (g *netGuard) allowedClasses() map[addrClass]bool {
 	g.once.Do(func() {
 		g.allowed = map[addrClass]bool{classPublic: true}
-		if IsLoopbackHost(g.serverHost) {
+		if netcheck.IsLoopbackHost(g.serverHost) {
 			g.allowed[classLoopback] = true
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/oauth"
 	"github.com/mcphost/mcphost/oauth/oauthtest"
 )
@@ -86,7 +87,8 @@ func TestLoginWithDynamicRegistration(t *testing.T) {
 	e := newEnv(t, oauthtest.AuthServerOptions{Scopes: []string{"tools"}}, oauthtest.MCPServerOptions{})
 	rec := e.login(t, e.config())
 
-	origin, _ := oauth.Origin(e.srv.URL)
+	su, _ := url.Parse(e.srv.URL)
+	origin, _ := netcheck.Origin(su)
 	if rec.Origin != origin || rec.Resource != e.srv.URL || rec.Issuer != e.as.URL {
 		t.Errorf("record bound to origin %q, resource %q, issuer %q; want %q, %q, %q", rec.Origin, rec.Resource, rec.Issuer, origin, e.srv.URL, e.as.URL)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/sanitize"
 	"golang.org/x/oauth2"
 )
@@ -150,7 +151,7 @@ func checkEndpoint(raw string) error {
 	switch {
 	case u.Scheme == "https" && u.Host != "":
 		return nil
-	case u.Scheme == "http" && IsLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && netcheck.IsLoopbackHost(u.Hostname()):
 		return nil
 	}
 	return fmt.Errorf("%q is neither https nor on this machine", sanitize.Line(u.Redacted()))

@@ -1,7 +1,10 @@
 package oauth
 
 import (
+	"net/url"
 	"time"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // Status describes a server's stored authorization without its secrets.
@@ -32,7 +35,9 @@ const (
 // Status reports server's stored authorization for its current URL.
 func (s *Store) Status(server, serverURL string, now time.Time) (Status, error) {
 	st := Status{Server: server, State: StateNotLoggedIn}
-	st.Origin, _ = Origin(serverURL)
+	if u, err := url.Parse(serverURL); err == nil {
+		st.Origin, _ = netcheck.Origin(u)
+	}
 	rec, err := s.Load(server)
 	if err != nil || rec == nil {
 		return st, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/internal/netcheck"
 	"github.com/mcphost/mcphost/sanitize"
 	"golang.org/x/net/idna"
 )
@@ -19,7 +20,7 @@ func CheckVisitURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.EqualFold(u.Scheme, "http") && !IsLoopbackHost(u.Hostname()) {
+	if strings.EqualFold(u.Scheme, "http") && !netcheck.IsLoopbackHost(u.Hostname()) {
 		return nil, fmt.Errorf("address refused: plain http to %s, which is not this machine (only https is opened)", sanitize.Line(u.Hostname()))
 	}
 	return u, nil

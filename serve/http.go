@@ -12,13 +12,14 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/internal/netcheck"
 )
 
 // Handler serves streamable HTTP at both protocol versions, each request
@@ -129,14 +130,26 @@ func CheckNoToken(addr string, remote bool) error {
 	if remote {
 		return errors.New("--insecure-no-token cannot be used with --allow-remote: without the token anyone who reaches the address could call the tools; drop one of them")
 	}
-	host, _, err := net.SplitHostPort(addr)
+	loop, err := loopbackListen(addr)
 	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+		return err
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !loop {
 		return fmt.Errorf("--insecure-no-token needs a loopback --http address (such as 127.0.0.1:8765), not %q", addr)
 	}
 	return nil
+}
+
+// loopbackListen reports whether the HOST:PORT address addr listens on
+// this machine only: its host is "localhost" or a loopback address
+// (netcheck.IsLoopbackHost, by the name alone). An empty host (":8765")
+// listens on every interface.
+func loopbackListen(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+	}
+	return netcheck.IsLoopbackHost(host), nil
 }
 
 // Guard lets a request through to next only with the bearer token and an
@@ -167,33 +180,28 @@ func checkOrigin(next http.Handler) http.Handler {
 }
 
 // OriginAllowed reports whether a request's Origin may call the server: no
-// Origin (not a browser), or an origin whose host and port are the ones the
-// request was sent to. A page elsewhere that resolves its own name to this
-// machine (DNS rebinding) sends its own origin and is refused.
+// Origin (not a browser), or an http or https origin whose host and port
+// are the ones the request was sent to (netcheck.OriginMatchesHost: the
+// host without case, a left-out port the scheme's default). A page
+// elsewhere that resolves its own name to this machine (DNS rebinding)
+// sends its own origin and is refused.
 func OriginAllowed(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return true
 	}
-	u, err := url.Parse(o)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
+	return netcheck.OriginMatchesHost(o, r.Host)
 }
 
 // CheckListen refuses an address that is not loopback unless remote is
 // allowed: a gate that anyone on the network can reach needs the person to
 // say so.
 func CheckListen(addr string, remote bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	loop, err := loopbackListen(addr)
 	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+		return err
 	}
-	if remote || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if remote || loop {
 		return nil
 	}
 	return fmt.Errorf("--http %q is not a loopback address: other machines could reach the gate; listen on 127.0.0.1, or pass --allow-remote to mean it", addr)
@@ -204,14 +212,11 @@ func CheckListen(addr string, remote bool) error {
 // would cross the network in clear. TLS (tls) or the person's explicit
 // plain (--insecure-plain-http) lets it.
 func CheckPlainHTTP(addr string, tls, plain bool) error {
-	host, _, err := net.SplitHostPort(addr)
+	loop, err := loopbackListen(addr)
 	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, such as 127.0.0.1:8765: %v", addr, err)
+		return err
 	}
-	if tls || plain || host == "localhost" {
-		return nil
-	}
-	if net.ParseIP(host).IsLoopback() { // false for a name: it could resolve anywhere
+	if tls || plain || loop {
 		return nil
 	}
 	return fmt.Errorf("--http %q is reachable from other machines, and plain HTTP would send the bearer token and every call in clear: add --tls-cert FILE --tls-key FILE, or pass --insecure-plain-http to mean it", addr)

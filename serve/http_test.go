@@ -32,6 +32,9 @@ func TestOriginAllowed(t *testing.T) {
 		{"null", "127.0.0.1:8765", false},
 		{"file://", "127.0.0.1:8765", false},
 		{"ws://127.0.0.1:8765", "127.0.0.1:8765", false},
+		{"http://[::1]:8765", "[::1]:8765", true}, {"http://[::1]:8765", "[::1]:9999", false},
+		{"http://127.0.0.1", "127.0.0.1:80", true}, {"https://127.0.0.1", "127.0.0.1:80", false}, // one origin, the default port written out or not
+		{"https://127.0.0.1:443", "127.0.0.1", true}, {"http://127.0.0.1:443", "127.0.0.1", false},
 	} {
 		r := httptest.NewRequest("POST", "http://"+c.host+"/mcp", nil)
 		r.Host = c.host
@@ -97,6 +100,9 @@ func TestCheckListen(t *testing.T) {
 		{"192.168.1.5:8765", false, false},
 		{"192.168.1.5:8765", true, true},
 		{"8765", false, false},
+		{"127.0.0.2:8765", false, true}, {"app.localhost:8765", false, false}, // a name under .localhost goes to DNS
+		{"[::ffff:127.0.0.1]:8765", false, true}, {"[::ffff:10.0.0.1]:8765", false, false},
+		{"LOCALHOST:8765", false, true}, {"localhost.:8765", false, false},
 	} {
 		if err := CheckListen(c.addr, c.remote); (err == nil) != c.ok {
 			t.Errorf("CheckListen(%q, %v) = %v, want ok %v", c.addr, c.remote, err, c.ok)
@@ -123,6 +129,8 @@ func TestCheckPlainHTTP(t *testing.T) {
 		{"0.0.0.0:8765", true, false, true},
 		{"192.168.1.5:8765", false, true, true},
 		{"8765", false, false, false},
+		{"127.0.0.2:8765", false, false, true}, {"app.localhost:8765", false, false, false},
+		{"[::ffff:127.0.0.1]:8765", false, false, true}, {"[::ffff:10.0.0.1]:8765", false, false, false},
 	} {
 		err := CheckPlainHTTP(c.addr, c.tls, c.plain)
 		if (err == nil) != c.ok {
@@ -154,6 +162,7 @@ func TestCheckNoToken(t *testing.T) {
 		{":8765", false, false},
 		{"example.com:8765", false, false},
 		{"8765", false, false},
+		{"[::ffff:127.0.0.1]:8765", false, true}, {"app.localhost:8765", false, false},
 	} {
 		if err := CheckNoToken(c.addr, c.remote); (err == nil) != c.ok {
 			t.Errorf("CheckNoToken(%q, %v) = %v, want ok %v", c.addr, c.remote, err, c.ok)

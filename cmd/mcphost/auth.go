@@ -18,12 +18,17 @@ import (
 )
 
 type authLoginOptions struct {
+	Server    string // the SERVER argument
 	NoBrowser bool
 	Timeout   time.Duration
 }
 
 type authStatusOptions struct {
 	JSON bool
+}
+
+type authLogoutOptions struct {
+	Server string // the SERVER argument
 }
 
 func newAuthCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -51,7 +56,8 @@ authorization URL, opens it in your browser (unless --no-browser), and waits
 for the browser to come back to a one-time address on 127.0.0.1.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAuthLogin(cmd.Context(), g, s, lo, args[0])
+			lo.Server = args[0]
+			return runAuthLogin(cmd.Context(), g, lo, s)
 		},
 	}
 	login.Flags().BoolVar(&lo.NoBrowser, "no-browser", false, "only print the authorization URL; do not open a browser")
@@ -62,7 +68,7 @@ for the browser to come back to a one-time address on 127.0.0.1.`,
 		Short: "Show, for each HTTP server, whether you are logged in",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runAuthStatus(g, s, so)
+			return runAuthStatus(cmd.Context(), g, so, s)
 		},
 	}
 	status.Flags().BoolVar(&so.JSON, "json", false, "print JSON")
@@ -75,7 +81,7 @@ revocation fails; mcphost then says so, since the token stays valid at the
 authorization server until it expires.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAuthLogout(cmd.Context(), g, s, args[0])
+			return runAuthLogout(cmd.Context(), g, &authLogoutOptions{Server: args[0]}, s)
 		},
 	}
 	cmd.AddCommand(login, status, logout)
@@ -139,7 +145,8 @@ func (st *setup) loginNeeded(m *client.Manager, only ...string) error {
 	return usageError(errors.Join(errs...))
 }
 
-func runAuthLogin(ctx context.Context, g *globalOptions, s *streams, o *authLoginOptions, name string) error {
+func runAuthLogin(ctx context.Context, g *globalOptions, o *authLoginOptions, s *streams) error {
+	name := o.Server
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -236,7 +243,7 @@ func httpServers(cfg *config.Config) []config.Server {
 	return out
 }
 
-func runAuthStatus(g *globalOptions, s *streams, o *authStatusOptions) error {
+func runAuthStatus(_ context.Context, g *globalOptions, o *authStatusOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -291,7 +298,8 @@ func runAuthStatus(g *globalOptions, s *streams, o *authStatusOptions) error {
 // runAuthLogout needs no configuration, so that a token can be removed
 // even when the configuration no longer names its server or does not load;
 // the configuration is read only for a pre-registered client's secret.
-func runAuthLogout(ctx context.Context, g *globalOptions, s *streams, name string) error {
+func runAuthLogout(ctx context.Context, g *globalOptions, o *authLogoutOptions, s *streams) error {
+	name := o.Server
 	store := tokenStore(config.StateDir(s.Getenv("XDG_STATE_HOME")))
 	rec, loadErr := store.Load(name)
 	var revoked error

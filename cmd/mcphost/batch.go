@@ -194,7 +194,8 @@ type batchSummaryJSON struct {
 // prints one line per call and a summary (with asJSON, one JSON object per
 // line: each call, then the summary); it fails when an expectation is not
 // met. noCheck sends arguments the input schema rejects (call --no-check).
-func runBatch(ctx context.Context, ss *session, s *streams, path string, calls []batchCall, asJSON, noCheck bool) error {
+func runBatch(ctx context.Context, ss *session, o *callOptions, s *streams, calls []batchCall) error {
+	path, asJSON, noCheck := o.Batch, o.JSON, o.NoCheck
 	enc := json.NewEncoder(s.Out)
 	enc.SetEscapeHTML(false)
 	passed, failed := 0, 0

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -16,9 +17,11 @@ import (
 )
 
 type callOptions struct {
-	JSON  bool
-	Yes   bool
-	Batch string
+	Ref     string // SERVER/TOOL
+	RawArgs string // ARGS, a JSON object or ""
+	JSON    bool
+	Yes     bool
+	Batch   string
 	// NoCheck sends arguments the input schema rejects, for a server
 	// author who wants to see the server's own answer to them.
 	NoCheck bool
@@ -59,16 +62,16 @@ server does not list, or a bad batch file), 1 anything else.`,
 				if len(args) > 0 {
 					return usageError(fmt.Errorf("call --batch takes no SERVER/TOOL"))
 				}
-				return runCallBatch(cmd, g, o, s)
+				return runCallBatch(cmd.Context(), g, o, s)
 			}
 			if len(args) == 0 {
 				return usageError(fmt.Errorf("call needs SERVER/TOOL (or --batch FILE)"))
 			}
-			var raw string
+			o.Ref, o.RawArgs = args[0], ""
 			if len(args) == 2 {
-				raw = args[1]
+				o.RawArgs = args[1]
 			}
-			return runCall(cmd, g, o, s, args[0], raw)
+			return runCall(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -95,7 +98,8 @@ type callJSON struct {
 	ExitCode  int                 `json:"exitCode"`
 }
 
-func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, ref, rawArgs string) error {
+func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) error {
+	ref, rawArgs := o.Ref, o.RawArgs
 	server, tool, err := splitRef(ref)
 	if err != nil {
 		return err
@@ -108,7 +112,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	if err != nil {
 		return err
 	}
-	sess, err := st.gatedOne(cmd, g, s, server, o.Yes, func(m *client.Manager) error {
+	sess, err := st.gatedOne(ctx, g, s, server, o.Yes, func(m *client.Manager) error {
 		t, ok := m.Tool(server, tool)
 		if !ok {
 			return noSuchTool(m, server, tool)
@@ -120,7 +124,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	}
 	defer sess.Close()
 
-	r := sess.gate.Call(cmd.Context(), host.Call{Server: server, Tool: tool, Args: args, NoArgsCheck: o.NoCheck})
+	r := sess.gate.Call(ctx, host.Call{Server: server, Tool: tool, Args: args, NoArgsCheck: o.NoCheck})
 	code := exitFor(r)
 	message := callMessage(r)
 	if o.JSON {
@@ -277,7 +281,7 @@ func printResult(s *streams, res *mcp.CallToolResult) {
 	}
 }
 
-func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams) error {
+func runCallBatch(ctx context.Context, g *globalOptions, o *callOptions, s *streams) error {
 	calls, err := openBatch(o.Batch)
 	if err != nil {
 		return err
@@ -287,7 +291,7 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 		return err
 	}
 	mode, asker := cliAsker(o.Yes)
-	sess, err := st.openSession(cmd.Context(), g, s, mode, asker)
+	sess, err := st.openSession(ctx, g, s, mode, asker)
 	if err != nil {
 		return err
 	}
@@ -295,7 +299,7 @@ func runCallBatch(cmd *cobra.Command, g *globalOptions, o *callOptions, s *strea
 	if err := checkTools(sess.m, o.Batch, calls, o.NoCheck); err != nil {
 		return err
 	}
-	return runBatch(cmd.Context(), sess, s, o.Batch, calls, o.JSON, o.NoCheck)
+	return runBatch(ctx, sess, o, s, calls)
 }
 
 // cliAsker is who answers when a command line call needs approval: nobody

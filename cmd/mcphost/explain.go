@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,6 +15,8 @@ import (
 )
 
 type explainOptions struct {
+	Ref      string // SERVER/TOOL
+	RawArgs  string // ARGS, a JSON object or ""
 	JSON     bool
 	Headless bool
 }
@@ -34,11 +37,11 @@ Only the named server is started.`,
   mcphost explain --headless fs/write_file '{"path":"notes.txt","content":"hi"}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var raw string
+			o.Ref, o.RawArgs = args[0], ""
 			if len(args) == 2 {
-				raw = args[1]
+				o.RawArgs = args[1]
 			}
-			return runExplain(cmd, g, o, s, args[0], raw)
+			return runExplain(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -56,12 +59,12 @@ func splitRef(ref string) (server, tool string, err error) {
 }
 
 // findTool starts only the named server and finds the tool on it.
-func findTool(cmd *cobra.Command, st *setup, ref string) (*client.Manager, *client.Tool, error) {
+func findTool(ctx context.Context, st *setup, ref string) (*client.Manager, *client.Tool, error) {
 	server, tool, err := splitRef(ref)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := startOne(cmd, st, server)
+	m, err := startOne(ctx, st, server)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +106,8 @@ type explainJSON struct {
 	Suggestions      []string           `json:"suggestions"`
 }
 
-func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *streams, ref, rawArgs string) error {
+func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *streams) error {
+	ref, rawArgs := o.Ref, o.RawArgs
 	args, err := parseArgs(rawArgs)
 	if err != nil {
 		return err
@@ -116,7 +120,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, s *stre
 	if err != nil {
 		return err
 	}
-	m, t, err := findTool(cmd, st, ref)
+	m, t, err := findTool(ctx, st, ref)
 	if err != nil {
 		return err
 	}

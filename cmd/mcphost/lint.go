@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -40,7 +41,7 @@ require complete annotations.`,
 		Example: `  mcphost lint --server 'mine=./my-server --stdio'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runLint(cmd, g, o, s)
+			return runLint(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -65,12 +66,12 @@ type lintJSON struct {
 
 var severityRank = map[string]int{client.SevError: 0, client.SevWarning: 1, client.SevInfo: 2}
 
-func runLint(cmd *cobra.Command, g *globalOptions, o *lintOptions, s *streams) error {
+func runLint(ctx context.Context, g *globalOptions, o *lintOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
 	}
-	m, err := st.startChecked(cmd.Context())
+	m, err := st.startChecked(ctx)
 	if err != nil {
 		return err
 	}

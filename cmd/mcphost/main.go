@@ -1,5 +1,14 @@
 // Command mcphost is a terminal host for the Model Context Protocol that
 // decides, before a tool call runs, whether it may run.
+//
+// Each command parses its flags and arguments into its options struct and
+// hands them to one run function of one shape:
+//
+//	func runX(ctx context.Context, g *globalOptions, o *xOptions, s *streams) error
+//
+// (a command without options or without the global flags leaves that
+// parameter out; a command that does no I/O it could cancel takes the
+// context as _ all the same), so behaviour is tested apart from flag parsing.
 package main
 
 import (

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,6 +39,8 @@ result that would not load.`,
 }
 
 type mcpAddOptions struct {
+	Name      string   // the NAME argument
+	Command   []string // the COMMAND and its ARGS, after --
 	Env       []string
 	Headers   []string
 	Trust     bool
@@ -77,7 +80,8 @@ starts the server; quote it so that your shell leaves it alone.`,
 			case dash > 1:
 				return usageError(fmt.Errorf("one name before --, got %d: %s", dash, strings.Join(quoteWords(args[:dash]), " ")))
 			}
-			return runMCPAdd(g, o, s, args)
+			o.Name, o.Command = args[0], args[1:]
+			return runMCPAdd(cmd.Context(), g, o, s)
 		},
 	}
 	f := cmd.Flags()
@@ -111,8 +115,8 @@ func scopeFile(g *globalOptions, s *streams, scope string) (string, config.Sourc
 	return "", 0, usageError(fmt.Errorf("--scope %q: use user or project", scope))
 }
 
-func runMCPAdd(g *globalOptions, o *mcpAddOptions, s *streams, args []string) error {
-	name, command := args[0], args[1:]
+func runMCPAdd(_ context.Context, g *globalOptions, o *mcpAddOptions, s *streams) error {
+	name, command := o.Name, o.Command
 	if !config.ValidName(name) {
 		return usageError(fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most 64 characters", sanitize.Line(name)))
 	}
@@ -208,6 +212,7 @@ func keyValues(vals []string, sep, flag, form string) (map[string]string, error)
 }
 
 type mcpRemoveOptions struct {
+	Name  string // the NAME argument
 	Scope string
 }
 
@@ -221,14 +226,16 @@ own config and in .mcp.json in the working directory; when both define it,
 say which with --scope.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMCPRemove(g, o, s, args[0])
+			o.Name = args[0]
+			return runMCPRemove(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().StringVarP(&o.Scope, "scope", "s", "", "remove from `user` (your config) or project (.mcp.json here)")
 	return cmd
 }
 
-func runMCPRemove(g *globalOptions, o *mcpRemoveOptions, s *streams, name string) error {
+func runMCPRemove(_ context.Context, g *globalOptions, o *mcpRemoveOptions, s *streams) error {
+	name := o.Name
 	scope := o.Scope
 	if scope == "" {
 		var found, looked []string
@@ -286,7 +293,7 @@ TRUST is "trusted" (by your config, --trust, or a consent that trusted it),
 for) or "disabled".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMCPList(g, o, s)
+			return runMCPList(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -309,7 +316,7 @@ type mcpServerJSON struct {
 	Disabled     bool     `json:"disabled"`
 }
 
-func runMCPList(g *globalOptions, o *mcpListOptions, s *streams) error {
+func runMCPList(_ context.Context, g *globalOptions, o *mcpListOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -403,7 +410,7 @@ the command exits 2.`,
   mcphost mcp import --from vscode --rename-prefix vscode-`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMCPImport(g, o, s)
+			return runMCPImport(cmd.Context(), g, o, s)
 		},
 	}
 	f := cmd.Flags()
@@ -421,7 +428,7 @@ func homeDir(s *streams) string {
 	return s.Getenv("USERPROFILE")
 }
 
-func runMCPImport(g *globalOptions, o *mcpImportOptions, s *streams) error {
+func runMCPImport(_ context.Context, g *globalOptions, o *mcpImportOptions, s *streams) error {
 	if o.From != "" && !slices.Contains(config.ImportSources, o.From) {
 		return usageError(fmt.Errorf("--from %q: use one of %s", sanitize.Line(o.From), strings.Join(config.ImportSources, ", ")))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,7 @@ a person accepts the change: by approving a call to it, or with pin accept.`,
 			if err != nil {
 				return err
 			}
-			m, err := startOne(cmd, st, server)
+			m, err := startOne(cmd.Context(), st, server)
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ a person accepts the change: by approving a call to it, or with pin accept.`,
 }
 
 // startOne starts only the named server.
-func startOne(cmd *cobra.Command, st *setup, server string) (*client.Manager, error) {
+func startOne(ctx context.Context, st *setup, server string) (*client.Manager, error) {
 	var keep []client.Spec
 	var names []string
 	for _, sp := range st.specs {
@@ -86,7 +87,7 @@ func startOne(cmd *cobra.Command, st *setup, server string) (*client.Manager, er
 		return nil, usageError(fmt.Errorf("no server named %q; configured: %s", server, strings.Join(names, ", ")))
 	}
 	st.specs = keep
-	m, err := st.startChecked(cmd.Context())
+	m, err := st.startChecked(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -9,6 +10,7 @@ import (
 )
 
 type pingOptions struct {
+	Server   string // the SERVER argument
 	Count    int
 	Interval time.Duration
 	JSON     bool
@@ -26,7 +28,8 @@ median and maximum. The time to start the server is reported on its own.
 Exits 1 when a ping fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPing(cmd, g, o, s, args[0])
+			o.Server = args[0]
+			return runPing(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().IntVarP(&o.Count, "count", "c", 10, "how many pings (1 to 10000)")
@@ -47,7 +50,8 @@ type pingJSON struct {
 	RoundTrip []int64 `json:"roundTripMicros"`
 }
 
-func runPing(cmd *cobra.Command, g *globalOptions, o *pingOptions, s *streams, server string) error {
+func runPing(ctx context.Context, g *globalOptions, o *pingOptions, s *streams) error {
+	server := o.Server
 	if o.Count < 1 || o.Count > 10000 {
 		return usageError(fmt.Errorf("--count %d: want 1 to 10000", o.Count))
 	}
@@ -56,7 +60,7 @@ func runPing(cmd *cobra.Command, g *globalOptions, o *pingOptions, s *streams, s
 		return err
 	}
 	began := time.Now()
-	m, err := startOne(cmd, st, server)
+	m, err := startOne(ctx, st, server)
 	if err != nil {
 		return err
 	}
@@ -70,11 +74,11 @@ func runPing(cmd *cobra.Command, g *globalOptions, o *pingOptions, s *streams, s
 		if i > 0 && o.Interval > 0 {
 			select {
 			case <-time.After(o.Interval):
-			case <-cmd.Context().Done():
-				return cmd.Context().Err()
+			case <-ctx.Done():
+				return ctx.Err()
 			}
 		}
-		d, err := m.Ping(cmd.Context(), server)
+		d, err := m.Ping(ctx, server)
 		if err != nil {
 			return withCode(exitError, err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ Managed rules are listed first because they are evaluated first; no user
 rule, flag or grant can lift a managed deny or ask. Starts no server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPolicy(g, o, s)
+			return runPolicy(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -75,7 +76,7 @@ type policyJSON struct {
 	Lines       []policyLine `json:"lines"`
 }
 
-func runPolicy(g *globalOptions, o *policyOptions, s *streams) error {
+func runPolicy(_ context.Context, g *globalOptions, o *policyOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err

@@ -72,7 +72,7 @@ once.`,
 			if err != nil {
 				return err
 			}
-			sess, err := st.gatedOne(cmd, g, s, args[0], yes, nil)
+			sess, err := st.gatedOne(cmd.Context(), g, s, args[0], yes, nil)
 			if err != nil {
 				return err
 			}
@@ -166,7 +166,7 @@ server's does, unless --yes approves it once.`,
 			if err != nil {
 				return err
 			}
-			sess, err := st.gatedOne(cmd, g, s, server, yes, func(m *client.Manager) error {
+			sess, err := st.gatedOne(cmd.Context(), g, s, server, yes, func(m *client.Manager) error {
 				return checkPromptArgs(cmd.Context(), m, server, name, pargs)
 			})
 			if err != nil {

@@ -63,7 +63,7 @@ key); 1 anything else, such as a model error or the step limit.`,
   mcphost run --continue -p "And the next step?"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRun(cmd, g, o, s)
+			return runRun(cmd.Context(), g, o, s)
 		},
 	}
 	f := cmd.Flags()
@@ -121,7 +121,7 @@ func samplingLines(meter *host.SampleMeter) []string {
 	return out
 }
 
-func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) error {
+func runRun(ctx context.Context, g *globalOptions, o *runOptions, s *streams) error {
 	switch o.Output {
 	case "text", "json", "stream-json":
 	default:
@@ -161,13 +161,13 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 	if err != nil {
 		return err
 	}
-	warmModel(cmd.Context(), model)
+	warmModel(ctx, model)
 	cont, err := continueRun(st, g, s, prev, model, base) // sessions.go
 	if err != nil {
 		return err
 	}
 	defer cont.close()
-	sess, err := st.openSessionFrom(cmd.Context(), g, s, decide.Headless, host.HeadlessAsker{}, cont.taint, cont.onTaint)
+	sess, err := st.openSessionFrom(ctx, g, s, decide.Headless, host.HeadlessAsker{}, cont.taint, cont.onTaint)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func runRun(cmd *cobra.Command, g *globalOptions, o *runOptions, s *streams) err
 			}
 		},
 	})
-	out, runErr := loop.Run(sess.tel.agent(cmd.Context(), model.Name()), prompt)
+	out, runErr := loop.Run(sess.tel.agent(ctx, model.Name()), prompt)
 	code := runExit(out, runErr, o.AllowBlocked)
 	// Nothing calls a server from here on: stop them while the answer is
 	// written (the deferred Close waits for it).

@@ -77,7 +77,7 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
   mcphost serve --tool-search --max-tools 128`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd, g, o, s)
+			return runServe(cmd.Context(), g, o, s)
 		},
 	}
 	f := cmd.Flags()
@@ -96,7 +96,7 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 	return cmd
 }
 
-func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams) error {
+func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams) error {
 	via, err := serve.ParseAskVia(o.AskVia)
 	if err != nil {
 		return usageError(err)
@@ -190,7 +190,6 @@ func runServe(cmd *cobra.Command, g *globalOptions, o *serveOptions, s *streams)
 		Instructions: serveInstructions(st), Version: version,
 	})
 	defer srv.Close() // before the manager closes
-	ctx := cmd.Context()
 	if o.HTTP != "" {
 		return serveHTTP(ctx, st, o, srv, s)
 	}

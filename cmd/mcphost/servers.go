@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ version, number of tools and the last error with the tail of its stderr.
 Exits 1 when a server failed to start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServers(cmd, g, o, s)
+			return runServers(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -76,12 +77,12 @@ func writeEntry(w io.Writer, srv config.Server) {
 	}
 }
 
-func runServers(cmd *cobra.Command, g *globalOptions, o *serversOptions, s *streams) error {
+func runServers(ctx context.Context, g *globalOptions, o *serversOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
 	}
-	m := st.start(cmd.Context())
+	m := st.start(ctx)
 	defer m.Close()
 	statuses := st.statuses(m)
 

@@ -12,7 +12,6 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
-	"github.com/spf13/cobra"
 )
 
 // session is a running set of servers with the gate in front of them.
@@ -125,14 +124,14 @@ func (o *openingAudit) discard() {
 // once, and a call that needs a person is refused otherwise. check, if set,
 // runs once the server is up and before the audit log is taken: its error
 // ends the command with nothing recorded.
-func (st *setup) gatedOne(cmd *cobra.Command, g *globalOptions, s *streams, server string, yes bool, check func(*client.Manager) error) (*session, error) {
+func (st *setup) gatedOne(ctx context.Context, g *globalOptions, s *streams, server string, yes bool, check func(*client.Manager) error) (*session, error) {
 	mode, asker := cliAsker(yes)
 	policy, err := st.policy(g, s)
 	if err != nil {
 		return nil, err
 	}
 	opened := st.openAudit(g)
-	m, err := startOne(cmd, st, server) // only the server the call needs
+	m, err := startOne(ctx, st, server) // only the server the call needs
 	if err != nil {
 		opened.discard()
 		return nil, err

@@ -250,7 +250,7 @@ continues any, and mcphost --resume alone lets you pick one.
 Chats are saved under $XDG_STATE_HOME/mcphost/sessions.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSessions(o, s)
+			return runSessions(cmd.Context(), o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -269,7 +269,7 @@ type sessionJSON struct {
 	Error   string    `json:"error,omitempty"`
 }
 
-func runSessions(o *sessionsOptions, s *streams) error {
+func runSessions(_ context.Context, o *sessionsOptions, s *streams) error {
 	list, err := chatlog.List(sessionsDir(s))
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ sessions.`,
 			if err != nil {
 				return err
 			}
-			m, err := startOne(cmd, st, server)
+			m, err := startOne(cmd.Context(), st, server)
 			if err != nil {
 				return err
 			}

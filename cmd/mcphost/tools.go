@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -41,7 +42,7 @@ characters and invisible text), and each tool carries its definition hash.
 Exits 1 when a server failed to start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTools(cmd, g, o, s)
+			return runTools(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
@@ -77,7 +78,7 @@ type toolJSON struct {
 	Reasons         []string `json:"reasons"`
 }
 
-func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams) error {
+func runTools(ctx context.Context, g *globalOptions, o *toolsOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func runTools(cmd *cobra.Command, g *globalOptions, o *toolsOptions, s *streams)
 	if err != nil {
 		return err
 	}
-	m, err := st.startChecked(cmd.Context())
+	m, err := st.startChecked(ctx)
 	if err != nil {
 		return err
 	}
