@@ -172,7 +172,7 @@ func Guard(token string, next http.Handler) http.Handler {
 func checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !OriginAllowed(r) {
-			http.Error(w, "Forbidden: Origin "+r.Header.Get("Origin")+" may not call this server", http.StatusForbidden)
+			http.Error(w, "Forbidden: Origin "+bound(r.Header.Get("Origin"), 200)+" may not call this server", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -47,6 +47,21 @@ func TestOriginAllowed(t *testing.T) {
 	}
 }
 
+// TestRefusedOriginIsEscaped: the 403 names the Origin a browser sent,
+// escaped and bounded, never as written (it is anyone's words).
+func TestRefusedOriginIsEscaped(t *testing.T) {
+	h := Guard("s3cret", http.NotFoundHandler())
+	r := httptest.NewRequest("POST", "http://127.0.0.1:8765/mcp", nil)
+	r.Header.Set("Authorization", "Bearer s3cret")
+	r.Header.Set("Origin", "http://evil.example/\x1b]0;owned\x07"+strings.Repeat("a", 5000))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	body := w.Body.String()
+	if w.Code != http.StatusForbidden || strings.ContainsRune(body, 0x1b) || strings.ContainsRune(body, 0x07) || len(body) > 400 {
+		t.Fatalf("status %d, body %q: want 403 with the Origin escaped and bounded", w.Code, body)
+	}
+}
+
 func TestGuardNeedsTheTokenAndTheOrigin(t *testing.T) {
 	reached := 0
 	h := Guard("s3cret", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached++ }))
