@@ -158,7 +158,7 @@ type CallEntry struct {
 	Tier      int             `json:"tier"`
 	Class     string          `json:"class,omitempty"`
 	Reasons   []string        `json:"reasons,omitempty"`
-	DecidedBy string          `json:"decidedBy,omitempty"`
+	DecidedBy DecidedBy       `json:"decidedBy,omitempty"`
 	Status    Status          `json:"status,omitempty"`
 	Attempts  []Attempt       `json:"attempts,omitempty"`
 	Message   string          `json:"message,omitempty"`
@@ -184,7 +184,7 @@ type CallEntry struct {
 }
 
 // decision fills in the gate's decision on the call and who made it.
-func (e *CallEntry) decision(d decide.Decision, by string) {
+func (e *CallEntry) decision(d decide.Decision, by DecidedBy) {
 	e.Verdict, e.Tier, e.Class, e.DecidedBy = d.Verdict.String(), int(d.Tier), d.Class.String(), by
 	e.Reasons = nil
 	for _, rs := range d.Reasons {
@@ -566,7 +566,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	// is sent, so before any progress, and carrying only the decision. A
 	// call that does not run gets it when the gate returns.
 	decided := false
-	onDecision := func(d decide.Decision, by string) {
+	onDecision := func(d decide.Decision, by DecidedBy) {
 		mu.Lock()
 		defer mu.Unlock()
 		decided = true
@@ -630,7 +630,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		if len(entry.Reasons) > 0 && (r.Status == StatusDenied || r.Status == StatusBlocked) {
 			content += " (reasons: " + strings.Join(entry.Reasons, ", ") + ")"
 		}
-		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy == "user" {
+		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy == DecidedByPersonDenial {
 			content += "; the person gave no reason"
 		}
 	}

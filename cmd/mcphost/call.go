@@ -83,7 +83,7 @@ type callJSON struct {
 	Tool      string              `json:"tool"`
 	Args      json.RawMessage     `json:"args,omitempty"`
 	Decision  decisionJSON        `json:"decision"`
-	DecidedBy string              `json:"decidedBy"`
+	DecidedBy host.DecidedBy      `json:"decidedBy"`
 	Status    string              `json:"status"`
 	Message   string              `json:"message"`
 	Approve   *host.Approval      `json:"approve,omitempty"`
@@ -150,7 +150,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 		summary += fmt.Sprintf(" (task %s: %s)", sanitize.Line(r.Task.ID), sanitize.Line(r.Task.Last().Status))
 	}
 	fmt.Fprintln(s.Err, summary)
-	if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+	if r.Decision.Has(decide.CodeDefinitionChanged) && r.DecidedBy.PersonApproved() {
 		fmt.Fprintln(s.Err, sanitize.Line("mcphost: approving this call accepted the new definition of "+ref+changedWhat(r.ChangedFields)))
 	}
 	if r.Status != host.StatusSuccess {
