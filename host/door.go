@@ -135,7 +135,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 				// Never run arguments other than the ones just shown: an
 				// edited call is a new call, decided again.
 				if edits >= 3 || !op.valid(ans.Args) {
-					r.Status, r.DecidedBy = StatusDenied, DecidedByPersonDenial
+					r.Status, r.DecidedBy = StatusDenied, audit.ByPersonDenial
 					r.DenyReason = op.badEdit
 					g.record(a, nil)
 					return r
@@ -147,7 +147,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			if !allowed(q.Scopes, ans.Scope) {
 				ans.Scope = decide.ScopeOnce
 			}
-			r.DecidedBy = DecidedByPerson(ans.Scope)
+			r.DecidedBy = audit.ByPerson(ans.Scope.String())
 			if changed {
 				g.setPin(a.ident, t, a.trusted) // approving the call accepts the new definition
 			}

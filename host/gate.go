@@ -464,31 +464,19 @@ func openSchema(s json.RawMessage) bool {
 }
 
 // DecidedBy says who or what let a call run or stopped it (Result.DecidedBy):
-// one type with the audit log's, so that what the gate decides is what the
-// log says, word for word. Read it with its methods (Rule, PersonApproved).
+// the audit log's own type (its values are audit.ByTier, audit.ByRule …),
+// so that what the gate decides is what the log says, word for word. Read
+// it with its methods (Rule, PersonApproved, Scope), never by its text.
 type DecidedBy = audit.DecidedBy
 
-// Who or what decided a call (Result.DecidedBy).
+// Who refused a call other than a rule or a person (Result.DecidedBy).
 const (
-	// DecidedByTier: the call's tier let it run; no rule or grant was needed.
-	DecidedByTier = audit.ByTier
-	// DecidedByHeadless: it needed a person, and none could be asked.
-	DecidedByHeadless = audit.ByHeadless
-	// DecidedByPersonDenial: a person denied it.
-	DecidedByPersonDenial = audit.ByPersonDenial
 	// DecidedBySchema: the tool's input schema rejected the arguments.
 	DecidedBySchema = audit.BySchema
 	// DecidedByStale: approvals kept coming for definitions of the tool
 	// other than the one listed.
 	DecidedByStale = audit.ByStaleAnswer
 )
-
-// DecidedByRule: the rule id allowed or denied the call.
-func DecidedByRule(id string) DecidedBy { return audit.ByRule(id) }
-
-// DecidedByPerson: a person approved the call with scope (or a grant they
-// gave with it did).
-func DecidedByPerson(scope decide.Scope) DecidedBy { return audit.ByPerson(scope.String()) }
 
 // schemaRejected is the decision of a call whose arguments the tool's
 // input schema rejects: refused before anything is decided.
@@ -858,9 +846,9 @@ func (g *Gate) Taint() (openWorld, privateRead bool) {
 // needed a person and none could be asked, blocked by the headless default.
 func refusedBy(d decide.Decision) (Status, DecidedBy) {
 	if d.Has(decide.CodeNeedsApproval) {
-		return StatusBlocked, DecidedByHeadless
+		return StatusBlocked, audit.ByHeadless
 	}
-	return StatusDenied, DecidedByRule(d.Rule)
+	return StatusDenied, audit.ByRule(d.Rule)
 }
 
 // notApprovedBy says how a call ended that was asked about and not
@@ -868,9 +856,9 @@ func refusedBy(d decide.Decision) (Status, DecidedBy) {
 // person.
 func notApprovedBy(err error) (Status, DecidedBy) {
 	if errors.Is(err, ErrNoPerson) {
-		return StatusBlocked, DecidedByHeadless
+		return StatusBlocked, audit.ByHeadless
 	}
-	return StatusDenied, DecidedByPersonDenial
+	return StatusDenied, audit.ByPersonDenial
 }
 
 // allowedBy names what let an Allow decision through: a grant, a rule, or
@@ -878,10 +866,10 @@ func notApprovedBy(err error) (Status, DecidedBy) {
 func allowedBy(d decide.Decision) DecidedBy {
 	switch {
 	case d.Grant != nil:
-		return DecidedByPerson(d.Grant.Scope)
+		return audit.ByPerson(d.Grant.Scope.String())
 	case d.Rule != "":
-		return DecidedByRule(d.Rule)
+		return audit.ByRule(d.Rule)
 	default:
-		return DecidedByTier
+		return audit.ByTier
 	}
 }

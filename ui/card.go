@@ -10,6 +10,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -198,7 +199,7 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 		if c.cancelled {
 			return "⊘", "cancelled by you (ctrl+c): not run", st.Warn
 		}
-		if c.decidedBy == host.DecidedByPersonDenial {
+		if c.decidedBy == audit.ByPersonDenial {
 			return "⊘", "denied by you", st.Bad
 		}
 		return "⊘", "denied by " + ruleWords(c.decidedBy), st.Bad
@@ -222,7 +223,7 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 func allowedBy(by host.DecidedBy) string {
 	rule, byRule := by.Rule()
 	switch {
-	case by == host.DecidedByTier:
+	case by == audit.ByTier:
 		return "allowed: auto"
 	case by.PersonApproved():
 		return "allowed: you, " + cleanLine(by.Scope())
