@@ -79,7 +79,7 @@ key); 1 anything else, such as a model error or the step limit.`,
 // runJSON is the stable --output json shape.
 type runJSON struct {
 	Text     string            `json:"text"`
-	Status   string            `json:"status"`
+	Status   host.RunStatus    `json:"status"`
 	Steps    int               `json:"steps"`
 	Model    string            `json:"model"`
 	Calls    []*host.CallEntry `json:"calls"`
