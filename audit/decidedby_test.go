@@ -23,6 +23,9 @@ func TestDecidedByWords(t *testing.T) {
 		{ByStaleAnswer, "stale-answer", "", false, false, ""},
 		{"", "", "", false, false, ""},
 	} {
+		if c.by.Auto() != (c.want == "auto") || c.by.PersonDenied() != (c.want == "user") {
+			t.Errorf("%q: Auto %v, PersonDenied %v", c.by, c.by.Auto(), c.by.PersonDenied())
+		}
 		rule, byRule := c.by.Rule()
 		if c.by.String() != c.want || rule != c.rule || byRule != c.byRule || c.by.PersonApproved() != c.approved || c.by.Scope() != c.scope {
 			t.Errorf("%q: String %q, Rule (%q, %v), PersonApproved %v, Scope %q; want %q, (%q, %v), %v, %q",

@@ -81,6 +81,13 @@ func (d DecidedBy) PersonApproved() bool {
 	return strings.HasPrefix(string(d), personPrefix)
 }
 
+// Auto reports that the call's tier let it run: no rule, grant or person
+// was needed.
+func (d DecidedBy) Auto() bool { return d == ByTier }
+
+// PersonDenied reports that a person denied the call.
+func (d DecidedBy) PersonDenied() bool { return d == ByPersonDenial }
+
 // Scope is how far a person's approval reached (once, args, session,
 // always); "" when no person approved the call.
 func (d DecidedBy) Scope() string {

@@ -21,8 +21,8 @@
 // and the server's identity; every audit record of the call is written
 // from it. Who decided (DecidedBy) and how it ended (Status) are the audit
 // log's own types, audit.DecidedBy and audit.Status, so a result and its
-// records say the same words; read DecidedBy with its methods (Rule,
-// PersonApproved, Scope), never by its text.
+// records say the same words; read DecidedBy with its methods (Auto, Rule,
+// PersonApproved, Scope, PersonDenied), never by its text.
 //
 // # What the gate guarantees
 //

@@ -47,8 +47,9 @@ type operation struct {
 
 // account is the gate's one record of a call: what was asked for (the
 // intent: server, tool, arguments), the definition it was decided on, the
-// decision, who or what approved it, and how it ended (the Result). It is
-// built once per call; every audit record of the call is written from it.
+// decision, who or what approved it, and how it ended (the Result). The
+// door makes it when it has found the definition (anew, when a call is
+// decided again), and writes every audit record of the call from it.
 type account struct {
 	*Result
 	tool    *client.Tool // the definition decided on

@@ -466,7 +466,8 @@ func openSchema(s json.RawMessage) bool {
 // DecidedBy says who or what let a call run or stopped it (Result.DecidedBy):
 // the audit log's own type (its values are audit.ByTier, audit.ByRule …),
 // so that what the gate decides is what the log says, word for word. Read
-// it with its methods (Rule, PersonApproved, Scope), never by its text.
+// it with its methods (Auto, Rule, PersonApproved, Scope, PersonDenied),
+// never by its text.
 type DecidedBy = audit.DecidedBy
 
 // Who refused a call other than a rule or a person (Result.DecidedBy).

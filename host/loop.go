@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/llm"
@@ -648,7 +647,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		if len(entry.Reasons) > 0 && (r.Status == StatusDenied || r.Status == StatusBlocked) {
 			content += " (reasons: " + strings.Join(entry.Reasons, ", ") + ")"
 		}
-		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy == audit.ByPersonDenial {
+		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy.PersonDenied() {
 			content += "; the person gave no reason"
 		}
 	}

@@ -10,7 +10,6 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -199,7 +198,7 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 		if c.cancelled {
 			return "⊘", "cancelled by you (ctrl+c): not run", st.Warn
 		}
-		if c.decidedBy == audit.ByPersonDenial {
+		if c.decidedBy.PersonDenied() {
 			return "⊘", "denied by you", st.Bad
 		}
 		return "⊘", "denied by " + ruleWords(c.decidedBy), st.Bad
@@ -223,7 +222,7 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 func allowedBy(by host.DecidedBy) string {
 	rule, byRule := by.Rule()
 	switch {
-	case by == audit.ByTier:
+	case by.Auto():
 		return "allowed: auto"
 	case by.PersonApproved():
 		return "allowed: you, " + cleanLine(by.Scope())

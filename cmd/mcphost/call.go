@@ -83,7 +83,7 @@ type callJSON struct {
 	Tool      string              `json:"tool"`
 	Args      json.RawMessage     `json:"args,omitempty"`
 	Decision  decisionJSON        `json:"decision"`
-	DecidedBy host.DecidedBy      `json:"decidedBy"`
+	DecidedBy string              `json:"decidedBy"`
 	Status    string              `json:"status"`
 	Message   string              `json:"message"`
 	Approve   *host.Approval      `json:"approve,omitempty"`
@@ -125,7 +125,7 @@ func runCall(cmd *cobra.Command, g *globalOptions, o *callOptions, s *streams, r
 	message := callMessage(r)
 	if o.JSON {
 		out := callJSON{
-			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy, Status: string(r.Status),
+			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy.String(), Status: string(r.Status),
 			Message: message, Approve: r.Approval(host.ApproveWithYes), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
 			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
 				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},
