@@ -47,7 +47,7 @@ func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
 	e.optStr(`,"class":`, r.Class)
 	e.optStr(`,"tier":`, r.Tier)
 	e.optStr(`,"verdict":`, r.Verdict)
-	e.optStr(`,"decidedBy":`, r.DecidedBy)
+	e.optStr(`,"decidedBy":`, string(r.DecidedBy))
 	if len(r.Reasons) > 0 {
 		e.b = append(e.b, `,"reasons":[`...)
 		for i, s := range r.Reasons {

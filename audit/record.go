@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,64 @@ const (
 	StatusBlocked   Status = "blocked"    // needed a person and none could be asked; never sent
 )
 
+// DecidedBy says who or what let a call run or stopped it, in the words the
+// log (and mcphost's JSON output) use: "auto", "rule:<id>", "user:<scope>"
+// (a person approved it), "user" (a person denied it), "headless",
+// "input-schema", "stale-answer". Make one with the constants, ByRule and
+// ByPerson; read it with its methods, not by its text.
+type DecidedBy string
+
+const (
+	ByTier         DecidedBy = "auto"         // allowed by its tier: no rule or grant was needed
+	ByHeadless     DecidedBy = "headless"     // needed a person, and none could be asked
+	ByPersonDenial DecidedBy = "user"         // a person denied it
+	BySchema       DecidedBy = "input-schema" // the tool's input schema rejected the arguments
+	ByStaleAnswer  DecidedBy = "stale-answer" // the approvals given were for other definitions of the tool
+)
+
+// ByRule: the rule id allowed or denied the call.
+func ByRule(id string) DecidedBy { return DecidedBy(rulePrefix + id) }
+
+// ByPerson: a person approved the call this far (once, args, session,
+// always).
+func ByPerson(scope string) DecidedBy { return DecidedBy(personPrefix + scope) }
+
+const rulePrefix, personPrefix = "rule:", "user:"
+
+// Rule returns the id of the rule that decided, if a rule did.
+func (d DecidedBy) Rule() (id string, ok bool) {
+	if id, ok = strings.CutPrefix(string(d), rulePrefix); !ok {
+		return "", false
+	}
+	return id, true
+}
+
+// PersonApproved reports whether a person approved the call (with some
+// scope, or by a grant they gave), as opposed to a rule, the tier or a
+// denial.
+func (d DecidedBy) PersonApproved() bool {
+	return strings.HasPrefix(string(d), personPrefix)
+}
+
+// Auto reports that the call's tier let it run: no rule, grant or person
+// was needed.
+func (d DecidedBy) Auto() bool { return d == ByTier }
+
+// PersonDenied reports that a person denied the call.
+func (d DecidedBy) PersonDenied() bool { return d == ByPersonDenial }
+
+// Scope is how far a person's approval reached (once, args, session,
+// always); "" when no person approved the call.
+func (d DecidedBy) Scope() string {
+	if s, ok := strings.CutPrefix(string(d), personPrefix); ok {
+		return s
+	}
+	return ""
+}
+
+// String is the log's text for d; "" while nothing decided.
+func (d DecidedBy) String() string { return string(d) }
+
 // Record is one line of the log. The gate fills in the description of the
 // call; Append fills in V, Seq, Time, Prev and Hash, and enforces what may
 // be stored (see Options.RecordData).
@@ -69,11 +128,11 @@ type Record struct {
 	// {"present":true,"readOnlyHint":true,"destructiveHint":null}.
 	Annotations json.RawMessage `json:"annotations,omitempty"`
 
-	Class     string   `json:"class,omitempty"`     // read, additive, destructive, unknown
-	Tier      string   `json:"tier,omitempty"`      // T0 … T3
-	Verdict   string   `json:"verdict,omitempty"`   // allow, ask, deny
-	DecidedBy string   `json:"decidedBy,omitempty"` // auto, rule:<id>, user:once|session|args|always, headless
-	Reasons   []string `json:"reasons,omitempty"`
+	Class     string    `json:"class,omitempty"`     // read, additive, destructive, unknown
+	Tier      string    `json:"tier,omitempty"`      // T0 … T3
+	Verdict   string    `json:"verdict,omitempty"`   // allow, ask, deny
+	DecidedBy DecidedBy `json:"decidedBy,omitempty"` // auto, rule:<id>, user:once|session|args|always, headless
+	Reasons   []string  `json:"reasons,omitempty"`
 
 	// ArgsHash is the hex SHA-256 of the call's arguments and ArgsSize their
 	// length in bytes. When Args is set and these are empty, Append fills

@@ -3,6 +3,27 @@
 // and runs the model loop, in which each tool call the model makes goes
 // through that gate before anything executes.
 //
+// # The one door
+//
+// Every operation that reaches a server passes one function, the gate's
+// pass (door.go): a tool call (Gate.Call), a resource read
+// (Gate.ReadResource), a prompts/get (Gate.GetPrompt) and a subscription
+// (Gate.Subscribe) alike. Its steps are written there once: find the
+// definition, check the arguments, decide, ask, bind the answer to the
+// definition it was given for, grant, write the intent, execute (retrying
+// as the design allows), write the outcome, note the taint. The public
+// methods only describe their operation — the definition it is decided on
+// (the server's own, or a stand-in such as ResourceReadTool), how it is
+// executed, what a person's edit must name, whether it may be retried —
+// and TestOneDoor fails if a step is written anywhere else.
+//
+// Each call has one account: its Result, with the definition decided on
+// and the server's identity; every audit record of the call is written
+// from it. Who decided (DecidedBy) and how it ended (Status) are the audit
+// log's own types, audit.DecidedBy and audit.Status, so a result and its
+// records say the same words; read DecidedBy with its methods (Auto, Rule,
+// PersonApproved, Scope, PersonDenied), never by its text.
+//
 // # What the gate guarantees
 //
 // Each guarantee below has a test that fails when the line implementing it

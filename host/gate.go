@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,7 +199,7 @@ type Call struct {
 	// if asked, approved — and before it is sent, with the decision and who
 	// made it. It is called on Call's goroutine. A call that does not run
 	// (denied, blocked, not found) ends without it.
-	OnDecision func(d decide.Decision, decidedBy string)
+	OnDecision func(d decide.Decision, decidedBy DecidedBy)
 	// OnTask, if set, learns of each step of a call that runs as an MCP
 	// task (created, status, result), after the gate has recorded it.
 	OnTask func(client.TaskEvent)
@@ -210,20 +209,43 @@ type Call struct {
 	NoArgsCheck bool
 }
 
-// Status is how a call through the gate ended.
-type Status string
+// Status is how a call through the gate ended: one type with the audit
+// log's, so that a Result's status is the one its outcome record carries.
+type Status = audit.Status
 
 const (
-	StatusSuccess   Status = "success"
-	StatusToolError Status = "tool-error"
-	StatusNotSent   Status = "not-sent"
-	StatusRejected  Status = "rejected"
-	StatusThrottled Status = "throttled"
-	StatusUnknown   Status = "unknown"
-	StatusDenied    Status = "denied"  // by a rule or a person
-	StatusBlocked   Status = "blocked" // needed a person, none could be asked
-	StatusError     Status = "error"   // the gate could not run it (no such tool, audit unavailable)
+	StatusSuccess   = audit.StatusSuccess
+	StatusToolError = audit.StatusToolError
+	StatusNotSent   = audit.StatusNotSent
+	StatusRejected  = audit.StatusRejected
+	StatusThrottled = audit.StatusThrottled
+	StatusUnknown   = audit.StatusUnknown
+	StatusDenied    = audit.StatusDenied  // by a rule or a person
+	StatusBlocked   = audit.StatusBlocked // needed a person, none could be asked
+	// StatusError: the gate could not run it (no such tool, audit
+	// unavailable). No outcome record carries it: such a call was never
+	// decided, or never ran.
+	StatusError Status = "error"
 )
+
+// outcomeStatus is the status of an execution that ended with o: the one
+// place the client's outcomes become the gate's (and the log's) statuses,
+// which name them alike.
+func outcomeStatus(o client.Outcome) Status {
+	switch o {
+	case client.OutcomeSuccess:
+		return StatusSuccess
+	case client.OutcomeToolError:
+		return StatusToolError
+	case client.OutcomeNotSent:
+		return StatusNotSent
+	case client.OutcomeRejected:
+		return StatusRejected
+	case client.OutcomeThrottled:
+		return StatusThrottled
+	}
+	return StatusUnknown
+}
 
 // Attempt is one execution.
 type Attempt struct {
@@ -240,9 +262,10 @@ type Result struct {
 	Server, Tool string
 	Args         json.RawMessage // the arguments that were decided on (edited ones, if the person edited them)
 	Decision     decide.Decision
-	// DecidedBy is who let the call run or stopped it: "auto", "rule:<id>",
-	// "user:<scope>", "user" (a denial), "headless".
-	DecidedBy string
+	// DecidedBy is who or what let the call run or stopped it: "auto",
+	// "rule:<id>", "user:<scope>", "user" (a denial), "headless",
+	// "input-schema", "stale-answer"; "" when the gate failed before deciding.
+	DecidedBy DecidedBy
 	Status    Status
 	Result    *mcp.CallToolResult // the server's answer, for success and tool-error
 	Attempts  []Attempt
@@ -377,93 +400,13 @@ const maxRedefinitions = 3
 // the definition as changed. After maxRedefinitions such rounds the call is
 // refused (DecidedBy "stale-answer").
 func (g *Gate) Call(ctx context.Context, c Call) *Result {
-	callID := c.ID
-	if callID == "" {
-		callID = g.NewCallID()
-	}
-	r := &Result{CallID: callID, Server: c.Server, Tool: c.Tool, Args: c.Args}
-	obs, def := g.observer(), ""
-	ctx = obs.CallStarted(ctx, callID, c.Server, c.Tool, c.Args)
-	defer func() { obs.CallDone(ctx, r, def) }()
-	edits, redefined := 0, 0
-	for {
-		t, err := g.current(ctx, c.Server, c.Tool)
-		if err != nil {
-			r.Status, r.Err = StatusError, err
-			return r
-		}
-		def = t.Hash
-		spec, _ := g.o.Catalog.Spec(c.Server)
-		ident := spec.Identity()
-		trusted := g.o.Trusted(c.Server)
-		r.Args = c.Args
-		if why := g.checkArgs(t, c); why != "" {
-			r.Decision = schemaRejected
-			r.Status, r.DecidedBy, r.DenyReason = StatusDenied, DecidedBySchema, why
-			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-			return r
-		}
-		pinned, changed := g.pin(ident, t, trusted)
-		d := g.decide(spec, trusted, t, pinned, c.Args)
-		r.Decision = d
-		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
-
-		switch d.Verdict {
-		case decide.Deny:
-			r.Status, r.DecidedBy = refusedBy(d)
-			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-			return r
-		case decide.Allow:
-			r.DecidedBy = allowedBy(d)
-		case decide.Ask:
-			q := &Question{Server: c.Server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d,
-				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
-			asked := time.Now()
-			ans, err := g.o.Asker.Ask(ctx, q)
-			obs.Asked(ctx, q, ans, err, time.Since(asked))
-			if err != nil || !ans.Approve {
-				r.Status, r.DecidedBy = notApprovedBy(err)
-				r.DenyReason = ans.Reason
-				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-				return r
-			}
-			if stale := g.staleAnswer(ctx, c, t, ans); stale != "" {
-				if redefined >= maxRedefinitions {
-					r.Status, r.DecidedBy = StatusDenied, DecidedByStale
-					r.DenyReason = stale + "; after " + strconv.Itoa(redefined+1) + " answers that did not apply to the definition listed, the call was refused: call it again"
-					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-					return r
-				}
-				redefined++ // the answer approves nothing: decide again on what is listed now
-				continue
-			}
-			if ans.Args != nil {
-				if edits >= 3 {
-					// Never run arguments other than the ones just shown.
-					r.Status, r.DecidedBy = StatusDenied, "user"
-					r.DenyReason = "the arguments were edited too many times; call again with the arguments you want"
-					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-					return r
-				}
-				edits++
-				c.Args = ans.Args // the edited call is a new call: decide again
-				continue
-			}
-			if !allowed(q.Scopes, ans.Scope) {
-				ans.Scope = decide.ScopeOnce
-			}
-			r.DecidedBy = "user:" + ans.Scope.String()
-			if changed {
-				g.setPin(ident, t, trusted) // approving the call accepts the new definition
-			}
-			g.grant(ans.Scope, ident, c.Server, t, c.Args)
-		}
-		if c.OnDecision != nil {
-			c.OnDecision(r.Decision, r.DecidedBy)
-		}
-		g.execute(ctx, callID, c, spec, ident, trusted, t, r)
-		return r
-	}
+	return g.pass(ctx, &operation{call: c, listed: true,
+		find:    func(ctx context.Context) (*client.Tool, error) { return g.current(ctx, c.Server, c.Tool) },
+		valid:   func(json.RawMessage) bool { return true },
+		badEdit: "the arguments were edited too many times; call again with the arguments you want",
+		exec: func(ctx context.Context, a *account, n int) *client.CallResult {
+			return g.callTool(ctx, a, n, c)
+		}})
 }
 
 // maxChecks bounds the cached input-schema checks; past it the cache
@@ -520,13 +463,20 @@ func openSchema(s json.RawMessage) bool {
 	return false
 }
 
+// DecidedBy says who or what let a call run or stopped it (Result.DecidedBy):
+// the audit log's own type (its values are audit.ByTier, audit.ByRule …),
+// so that what the gate decides is what the log says, word for word. Read
+// it with its methods (Auto, Rule, PersonApproved, Scope, PersonDenied),
+// never by its text.
+type DecidedBy = audit.DecidedBy
+
 // Who refused a call other than a rule or a person (Result.DecidedBy).
 const (
 	// DecidedBySchema: the tool's input schema rejected the arguments.
-	DecidedBySchema = "input-schema"
+	DecidedBySchema = audit.BySchema
 	// DecidedByStale: approvals kept coming for definitions of the tool
 	// other than the one listed.
-	DecidedByStale = "stale-answer"
+	DecidedByStale = audit.ByStaleAnswer
 )
 
 // schemaRejected is the decision of a call whose arguments the tool's
@@ -536,8 +486,13 @@ var schemaRejected = decide.Decision{Verdict: decide.Deny,
 
 // staleAnswer says why an approval does not apply to t, the definition the
 // gate asked about, or "" when it does: the answer names another
-// definition (Answer.Definition), or the catalog lists another one now.
-func (g *Gate) staleAnswer(ctx context.Context, c Call, t *client.Tool, ans Answer) string {
+// definition (Answer.Definition), or the catalog lists another one now. A
+// stand-in's definition never changes: an answer about it always applies.
+func (g *Gate) staleAnswer(ctx context.Context, op *operation, t *client.Tool, ans Answer) string {
+	if !op.listed {
+		return ""
+	}
+	c := op.call
 	ref := c.Server + "/" + c.Tool
 	if ans.Definition != "" && ans.Definition != t.Hash {
 		return "the answer was given for another definition of " + ref + ": its definition changed since the answer was given"
@@ -776,90 +731,6 @@ func (g *Gate) callOptions(c Call) client.CallOptions {
 	return opts
 }
 
-// execute runs the call, retrying only as the design allows, with an intent
-// record before every execution and an outcome record after it.
-func (g *Gate) execute(ctx context.Context, callID string, c Call, spec client.Spec, ident string, trusted bool, t *client.Tool, r *Result) {
-	d := r.Decision
-	unknownLimit := 0 // automatic retries after an unknown outcome or throttling
-	switch {
-	case d.Class == decide.Read && d.Retry:
-		unknownLimit = 2
-	case d.Retry:
-		unknownLimit = 1 // an idempotent write: at most one automatic retry
-	}
-	var unknownRetries int
-	notSentRetried := false
-	for n := 1; ; n++ {
-		if n > 1 {
-			// Before a retry: the same definition, and no rule that now denies.
-			t2, err := g.current(ctx, c.Server, c.Tool) // after any re-list the server announced
-			if err != nil {
-				r.Err = err
-				return
-			}
-			if t2.Hash != t.Hash {
-				r.Err = errors.New("the tool's definition changed before the retry; not retried")
-				return
-			}
-			if d2 := g.decide(spec, trusted, t2, t.Hash, c.Args); d2.Verdict == decide.Deny {
-				r.Err = errors.New("a rule now denies the call; not retried")
-				return
-			}
-		}
-		if err := g.intent(callID, n, c, ident, trusted, t, r); err != nil && d.Class != decide.Read {
-			r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
-			settle(r) // a retry that cannot go ahead must not hide an earlier attempt
-			return
-		}
-		opts := g.callOptions(c)
-		opts.OnTask = g.taskHook(callID, n, c, ident, trusted, t, r, c.OnTask)
-		actx := g.observer().AttemptStarted(ctx, n)
-		cr := g.o.Catalog.Call(actx, c.Server, c.Tool, c.Args, opts)
-		a := Attempt{N: n, Outcome: cr.Outcome, Detail: cr.Detail, Duration: cr.Duration}
-		g.observer().AttemptDone(actx, a, cr)
-		r.Attempts = append(r.Attempts, a)
-		r.Status, r.Result, r.Err, r.Task = Status(cr.Outcome), cr.Result, cr.Err, cr.Task
-		r.Stale = cr.Stale || cr.Outcome == client.OutcomeToolError && isStale(cr.Result)
-		settle(r)
-		g.record(callID, n, c, ident, trusted, t, r, cr, cr.Duration)
-
-		switch cr.Outcome {
-		case client.OutcomeSuccess:
-			g.taint(d)
-			return
-		case client.OutcomeToolError:
-			g.taint(d)
-			return
-		case client.OutcomeNotSent:
-			if notSentRetried || ctx.Err() != nil {
-				return
-			}
-			notSentRetried = true // nothing was applied: once, after the server is back
-			if !g.spend(c.Server) || g.waitReady(ctx, c.Server) != nil {
-				return
-			}
-		case client.OutcomeThrottled, client.OutcomeUnknown:
-			if cr.Detail == "cancelled" || ctx.Err() != nil || unknownRetries >= unknownLimit || g.mayHaveCreatedTask(cr, spec, t) || !g.spend(c.Server) {
-				return
-			}
-			unknownRetries++
-			wait := time.Duration(rand.Int64N(int64(g.o.Backoff(unknownRetries)) + 1))
-			wait = max(wait, cr.RetryAfter)
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-				return // no time left for another attempt
-			}
-			if g.o.Sleep(ctx, wait) != nil {
-				return
-			}
-			if cr.Outcome == client.OutcomeUnknown && g.waitReady(ctx, c.Server) != nil {
-				return
-			}
-		default: // rejected: never retried
-			return
-		}
-	}
-}
-
 // sleep waits d, or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -936,63 +807,6 @@ func (g *Gate) RestoreTaint(t Taint) {
 // data (see client.StaleResult), not merely the word in its text.
 func isStale(res *mcp.CallToolResult) bool { return client.StaleResult(res) }
 
-func (g *Gate) base(callID string, c Call, ident string, trusted bool, t *client.Tool, r *Result) *audit.Record {
-	ann, _ := json.Marshal(t.Annotations)
-	d := r.Decision
-	rec := &audit.Record{
-		SessionID: g.o.SessionID, CallID: callID, Client: g.o.Client,
-		Server: c.Server, ServerIdentity: ident, Trusted: trusted,
-		Tool: t.Name, DefHash: t.Hash, Annotations: ann,
-		Class: d.Class.String(), Tier: d.Tier.String(), Verdict: d.Verdict.String(), DecidedBy: r.DecidedBy,
-		Args: c.Args,
-	}
-	for _, rs := range d.Reasons {
-		rec.Reasons = append(rec.Reasons, rs.Code)
-	}
-	if len(c.Args) == 0 {
-		rec.Args = json.RawMessage("{}")
-	}
-	return rec
-}
-
-// intent writes the record that must be written before execution n runs,
-// and for a call that is not a read durable: its Class says which.
-func (g *Gate) intent(callID string, n int, c Call, ident string, trusted bool, t *client.Tool, r *Result) error {
-	if g.o.Audit == nil {
-		return errors.New("no audit log")
-	}
-	rec := g.base(callID, c, ident, trusted, t, r)
-	rec.Kind = audit.Intent
-	rec.Attempts = []audit.Attempt{{N: n}}
-	return g.o.Audit.Append(rec)
-}
-
-// record writes an outcome: after execution n, or (n == 0) a call that
-// never ran because it was denied or blocked.
-func (g *Gate) record(callID string, n int, c Call, ident string, trusted bool, t *client.Tool, r *Result, cr *client.CallResult, dur time.Duration) {
-	if g.o.Audit == nil {
-		return
-	}
-	rec := g.base(callID, c, ident, trusted, t, r)
-	rec.Kind = audit.Outcome
-	rec.Status = audit.Status(r.Status)
-	rec.DurationMS = dur.Milliseconds()
-	for _, a := range r.Attempts {
-		rec.Attempts = append(rec.Attempts, audit.Attempt{N: a.N, Outcome: audit.Status(a.Outcome), Detail: a.Detail, DurationMS: a.Duration.Milliseconds()})
-	}
-	if cr != nil && cr.Task != nil {
-		rec.TaskID = cr.Task.ID
-	}
-	if cr != nil && cr.Result != nil {
-		if b, err := json.Marshal(cr.Result); err == nil {
-			rec.Result = b
-		}
-	}
-	// An outcome that cannot be written leaves an intent without an outcome,
-	// which verify reports; the call itself already happened.
-	_ = g.o.Audit.Append(rec)
-}
-
 // Grants returns the grants in force in this session: the person's session
 // and argument grants and the persisted "always" grants, oldest first.
 func (g *Gate) Grants() []decide.Grant {
@@ -1031,32 +845,32 @@ func (g *Gate) Taint() (openWorld, privateRead bool) {
 
 // refusedBy is how a Deny decision ends: denied by its rule, or, when it
 // needed a person and none could be asked, blocked by the headless default.
-func refusedBy(d decide.Decision) (Status, string) {
+func refusedBy(d decide.Decision) (Status, DecidedBy) {
 	if d.Has(decide.CodeNeedsApproval) {
-		return StatusBlocked, "headless"
+		return StatusBlocked, audit.ByHeadless
 	}
-	return StatusDenied, "rule:" + d.Rule
+	return StatusDenied, audit.ByRule(d.Rule)
 }
 
 // notApprovedBy says how a call ended that was asked about and not
 // approved: blocked when no person could be asked, else denied by the
 // person.
-func notApprovedBy(err error) (Status, string) {
+func notApprovedBy(err error) (Status, DecidedBy) {
 	if errors.Is(err, ErrNoPerson) {
-		return StatusBlocked, "headless"
+		return StatusBlocked, audit.ByHeadless
 	}
-	return StatusDenied, "user"
+	return StatusDenied, audit.ByPersonDenial
 }
 
 // allowedBy names what let an Allow decision through: a grant, a rule, or
 // the tier (auto).
-func allowedBy(d decide.Decision) string {
+func allowedBy(d decide.Decision) DecidedBy {
 	switch {
 	case d.Grant != nil:
-		return "user:" + d.Grant.Scope.String()
+		return audit.ByPerson(d.Grant.Scope.String())
 	case d.Rule != "":
-		return "rule:" + d.Rule
+		return audit.ByRule(d.Rule)
 	default:
-		return "auto"
+		return audit.ByTier
 	}
 }

@@ -311,7 +311,7 @@ func TestHeadlessBlocksAndRulesDeny(t *testing.T) {
 	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.Status != StatusBlocked || r.DecidedBy != "headless" {
 		t.Errorf("destructive write headless: %s by %s, want blocked", r.Status, r.DecidedBy)
 	}
-	if r := w.call("write_record", `{"key":"a","value":"1"}`); r.Status != StatusDenied || !strings.HasPrefix(r.DecidedBy, "rule:") {
+	if r := w.call("write_record", `{"key":"a","value":"1"}`); r.Status != StatusDenied || !strings.HasPrefix(r.DecidedBy.String(), "rule:") {
 		t.Errorf("write_record with a deny rule: %s by %s", r.Status, r.DecidedBy)
 	}
 	_, outcomes := w.records("write_record")

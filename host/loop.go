@@ -131,7 +131,7 @@ type LoopEvent struct {
 	Compaction *Compaction `json:"compaction,omitempty"`
 	// Done only:
 	Usage  *llm.Usage `json:"usage,omitempty"`
-	Status string     `json:"status,omitempty"`
+	Status RunStatus  `json:"status,omitempty"`
 }
 
 // Entry is one item of the transcript.
@@ -158,7 +158,7 @@ type CallEntry struct {
 	Tier      int             `json:"tier"`
 	Class     string          `json:"class,omitempty"`
 	Reasons   []string        `json:"reasons,omitempty"`
-	DecidedBy string          `json:"decidedBy,omitempty"`
+	DecidedBy DecidedBy       `json:"decidedBy,omitempty"`
 	Status    Status          `json:"status,omitempty"`
 	Attempts  []Attempt       `json:"attempts,omitempty"`
 	Message   string          `json:"message,omitempty"`
@@ -184,7 +184,7 @@ type CallEntry struct {
 }
 
 // decision fills in the gate's decision on the call and who made it.
-func (e *CallEntry) decision(d decide.Decision, by string) {
+func (e *CallEntry) decision(d decide.Decision, by DecidedBy) {
 	e.Verdict, e.Tier, e.Class, e.DecidedBy = d.Verdict.String(), int(d.Tier), d.Class.String(), by
 	e.Reasons = nil
 	for _, rs := range d.Reasons {
@@ -207,15 +207,32 @@ func (e CallEntry) MarshalJSON() ([]byte, error) {
 
 // RunOutcome is how a Run ended.
 type RunOutcome struct {
-	Text  string // the model's final text
-	Steps int    // model turns taken
-	Calls []*CallEntry
-	// Status is "done", "step-limit", "cancelled", "error", "refused",
-	// "context-full" (the next request would not fit the model's window,
-	// even after compaction), "max_tokens" or
-	// "model_context_window_exceeded".
-	Status string
+	Text   string // the model's final text
+	Steps  int    // model turns taken
+	Calls  []*CallEntry
+	Status RunStatus
 }
+
+// RunStatus is how a Run ended, as RunOutcome and the done event say it.
+type RunStatus string
+
+const (
+	RunDone      RunStatus = "done"
+	RunStepLimit RunStatus = "step-limit"
+	RunCancelled RunStatus = "cancelled"
+	RunError     RunStatus = "error"
+	RunRefused   RunStatus = "refused"
+	// RunContextFull: the next request would not fit the model's window,
+	// even after compaction.
+	RunContextFull RunStatus = "context-full"
+	// A turn the model did not finish ends with its stop reason
+	// (llm.StopMaxTokens, llm.StopContextFull): see stopStatus.
+)
+
+// stopStatus is the status of a Run whose last turn the model did not
+// finish: its llm stop reason, "max_tokens" or
+// "model_context_window_exceeded".
+func stopStatus(reason string) RunStatus { return RunStatus(reason) }
 
 // StopError ends a Run whose last turn the model did not finish: it
 // refused, or its answer was cut off at the output limit or by a full
@@ -387,7 +404,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	found := 0
 	for step := 1; ; step++ {
 		if step > l.o.MaxSteps {
-			out.Status = "step-limit"
+			out.Status = RunStepLimit
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
 			turns := "turns"
 			if l.o.MaxSteps == 1 {
@@ -404,11 +421,11 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			tools, found = l.offered(), len(l.search.found)
 		}
 		if err := l.fit(ctx, tools); err != nil {
-			out.Status = "error"
+			out.Status = RunError
 			if ctx.Err() != nil {
-				out.Status = "cancelled"
+				out.Status = RunCancelled
 			} else if errors.Is(err, ErrContextFull) {
-				out.Status = "context-full"
+				out.Status = RunContextFull
 			}
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
 			return out, l.modelError(err)
@@ -439,9 +456,9 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		turn.End, turn.StopReason, turn.ToolCalls, turn.Err = time.Now(), done.StopReason, len(calls), err
 		l.o.Gate.observer().TurnDone(ctx, turn)
 		if err != nil {
-			out.Status = "error"
+			out.Status = RunError
 			if ctx.Err() != nil {
-				out.Status = "cancelled"
+				out.Status = RunCancelled
 			}
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
 			return out, l.modelError(l.explainLimit(err))
@@ -450,7 +467,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		case stop == llm.StopRefusal:
 			// The refused text is no answer: it stays out of the history
 			// and of the outcome; the provider's explanation is shown.
-			out.Status, out.Text = "refused", ""
+			out.Status, out.Text = RunRefused, ""
 			why := "the model refused to answer"
 			if done.Text != "" {
 				why += ": " + done.Text
@@ -469,7 +486,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 				out.Text = text.String()
 			}
 			err := &StopError{Reason: stop, Calls: len(calls)}
-			out.Status = stop
+			out.Status = stopStatus(stop)
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: err.Error(), Usage: &l.Usage})
 			return out, l.modelError(err)
 		}
@@ -482,7 +499,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 			continue // the provider paused a long turn: send it back as it is to continue
 		}
 		if len(calls) == 0 {
-			out.Status = "done"
+			out.Status = RunDone
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Text: out.Text, Usage: &l.Usage})
 			return out, nil
 		}
@@ -505,7 +522,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		}
 		l.add(llm.Message{Role: llm.RoleTool, ToolResults: results})
 		if ctx.Err() != nil {
-			out.Status = "cancelled"
+			out.Status = RunCancelled
 			l.emit(LoopEvent{Kind: EvDone, Status: out.Status, Usage: &l.Usage})
 			return out, ctx.Err()
 		}
@@ -566,7 +583,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	// is sent, so before any progress, and carrying only the decision. A
 	// call that does not run gets it when the gate returns.
 	decided := false
-	onDecision := func(d decide.Decision, by string) {
+	onDecision := func(d decide.Decision, by DecidedBy) {
 		mu.Lock()
 		defer mu.Unlock()
 		decided = true
@@ -630,7 +647,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		if len(entry.Reasons) > 0 && (r.Status == StatusDenied || r.Status == StatusBlocked) {
 			content += " (reasons: " + strings.Join(entry.Reasons, ", ") + ")"
 		}
-		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy == "user" {
+		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy.PersonDenied() {
 			content += "; the person gave no reason"
 		}
 	}

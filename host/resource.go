@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
@@ -89,12 +88,12 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 	args := ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
-	r := g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
+	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
 		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
 		do: func(ctx context.Context, args json.RawMessage) (err error) {
 			res, err = reader.ReadResource(ctx, server, readURI(args))
 			return err
-		}})
+		}}))
 	if r.Status != StatusSuccess {
 		return nil, r
 	}
@@ -118,7 +117,7 @@ func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[stri
 	raw := PromptArgs(name, args)
 	getter, _ := g.o.Catalog.(PromptGetter)
 	var res *mcp.GetPromptResult
-	r := g.operation(ctx, server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
+	r := g.pass(ctx, g.requestOp(server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
 		valid: func(raw json.RawMessage) bool {
 			var a promptArgs
 			return json.Unmarshal(raw, &a) == nil && a.Name != ""
@@ -129,7 +128,7 @@ func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[stri
 			var err error
 			res, err = getter.GetPrompt(ctx, server, a.Name, a.Arguments)
 			return err
-		}})
+		}}))
 	if r.Status != StatusSuccess {
 		return nil, r
 	}
@@ -148,9 +147,9 @@ func (g *Gate) Subscribe(ctx context.Context, server, uri string, subscribe func
 		Subscribe bool   `json:"subscribe"`
 		URI       string `json:"uri"`
 	}{true, uri})
-	return g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true,
+	return g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: true, noTaint: true,
 		valid: func(args json.RawMessage) bool { return readURI(args) == uri },
-		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }})
+		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }}))
 }
 
 // ExplainRead returns the decision the gate would make now for a read of
@@ -239,96 +238,39 @@ type request struct {
 	noTaint bool
 }
 
-// operation runs one request to server that is not a tool call (a read of
-// a resource, a prompts/get) through the gate as a call of req.tool with
-// req.args: the one path for every such request, so that each is decided
-// with the same policy, trust, grants, taint and mode as a call, asked
-// about, audited (an intent before, an outcome after) and added to the
-// session's taint once it returned the server's text.
-func (g *Gate) operation(ctx context.Context, server string, req request) *Result {
+// requestOp is req, a request to server that is not a tool call (a read
+// of a resource, a prompts/get, a subscription), as the gate's door (pass)
+// takes it: a call of req.tool with req.args, made once, so that each is
+// decided with the same policy, trust, grants, taint and mode as a call,
+// asked about, audited (an intent before, an outcome after) and added to
+// the session's taint once it returned the server's text.
+func (g *Gate) requestOp(server string, req request) *operation {
 	t := req.tool
-	callID := g.NewCallID()
-	c := Call{ID: callID, Server: server, Tool: t.Name, Args: req.args}
-	r := &Result{CallID: callID, Server: server, Tool: t.Name, Args: req.args}
-	obs, def := g.observer(), ""
-	ctx = obs.CallStarted(ctx, callID, server, t.Name, req.args)
-	defer func() { obs.CallDone(ctx, r, def) }()
-	spec, ok := g.o.Catalog.Spec(server)
-	if !ok {
-		r.Status, r.Err = StatusError, fmt.Errorf("no server named %q", server)
-		return r
-	}
-	if !req.can {
-		r.Status, r.Err = StatusError, req.cannot
-		return r
-	}
-	def = t.Hash
-	ident, trusted := spec.Identity(), g.o.Trusted(server)
-	for edits := 0; ; edits++ {
-		d := g.decide(spec, trusted, t, t.Hash, c.Args)
-		r.Decision, r.Args = d, c.Args
-		switch d.Verdict {
-		case decide.Deny:
-			r.Status, r.DecidedBy = refusedBy(d)
-			g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-			return r
-		case decide.Allow:
-			r.DecidedBy = allowedBy(d)
-		case decide.Ask:
-			q := &Question{Server: server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d, Scopes: decide.AllowedScopes(d)}
-			asked := time.Now()
-			ans, err := g.o.Asker.Ask(ctx, q)
-			obs.Asked(ctx, q, ans, err, time.Since(asked))
-			if err != nil || !ans.Approve {
-				r.Status, r.DecidedBy = notApprovedBy(err)
-				r.DenyReason = ans.Reason
-				g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-				return r
+	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args}, once: true, noTaint: req.noTaint,
+		find: func(context.Context) (*client.Tool, error) {
+			if _, ok := g.o.Catalog.Spec(server); !ok {
+				return nil, fmt.Errorf("no server named %q", server)
 			}
-			if ans.Args != nil {
-				// An edited request is another request: decide it again,
-				// and never make one other than the one just shown.
-				if edits >= 3 || !req.valid(ans.Args) {
-					r.Status, r.DecidedBy = StatusDenied, "user"
-					r.DenyReason = "the edited arguments name nothing to request (a read wants {\"uri\": \"...\"}, a prompt {\"name\": \"...\"})"
-					g.record(callID, 0, c, ident, trusted, t, r, nil, 0)
-					return r
+			if !req.can {
+				return nil, req.cannot
+			}
+			return t, nil
+		},
+		valid:   req.valid,
+		badEdit: "the edited arguments name nothing to request (a read wants {\"uri\": \"...\"}, a prompt {\"name\": \"...\"})",
+		exec: func(ctx context.Context, a *account, _ int) *client.CallResult {
+			start := g.o.Now()
+			err := req.do(ctx, a.Args)
+			cr := &client.CallResult{Outcome: client.OutcomeSuccess, Err: err, Duration: max(g.o.Now().Sub(start), 0)}
+			if err != nil {
+				// A read changes nothing either way; what is unknown is only
+				// whether the server answered. An error it sent (no such
+				// resource: -32002, bad params) is its refusal of the read.
+				cr.Outcome = client.OutcomeUnknown
+				if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
+					cr.Outcome = client.OutcomeRejected
 				}
-				c.Args = ans.Args
-				continue
 			}
-			if !allowed(q.Scopes, ans.Scope) {
-				ans.Scope = decide.ScopeOnce
-			}
-			r.DecidedBy = "user:" + ans.Scope.String()
-			g.grant(ans.Scope, ident, server, t, c.Args)
-		}
-		break
-	}
-	if err := g.intent(callID, 1, c, ident, trusted, t, r); err != nil && r.Decision.Class != decide.Read {
-		r.Status, r.Err = StatusError, fmt.Errorf("%w: %v", errAuditUnavailable, err)
-		return r
-	}
-	start := g.o.Now()
-	err := req.do(ctx, c.Args)
-	dur := g.o.Now().Sub(start)
-	outcome := client.OutcomeSuccess
-	if err != nil {
-		// A read changes nothing either way; what is unknown is only
-		// whether the server answered. An error it sent (no such
-		// resource: -32002, bad params) is its refusal of the read.
-		outcome = client.OutcomeUnknown
-		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) {
-			outcome = client.OutcomeRejected
-		}
-		r.Err = err
-	}
-	r.Status = Status(outcome)
-	r.Attempts = []Attempt{{N: 1, Outcome: outcome, Duration: max(dur, time.Duration(0))}}
-	g.record(callID, 1, c, ident, trusted, t, r, nil, dur)
-	if err != nil || req.noTaint {
-		return r
-	}
-	g.taint(r.Decision)
-	return r
+			return cr
+		}}
 }

@@ -117,7 +117,7 @@ func TestReadResourceIsGated(t *testing.T) {
 				t.Errorf("observed %d starts, %d questions, ends %v; want 1, %d, [%s]", obs.started, obs.asked, obs.done, c.asked, r.Status)
 			}
 			obs.mu.Unlock()
-			if r.Status != c.status || !strings.HasPrefix(r.DecidedBy, c.decidedBy) {
+			if r.Status != c.status || !strings.HasPrefix(r.DecidedBy.String(), c.decidedBy) {
 				t.Fatalf("status %s by %s (%v), want %s by %s", r.Status, r.DecidedBy, r.Err, c.status, c.decidedBy)
 			}
 			if asker.asked.Load() != c.asked {
@@ -190,7 +190,7 @@ func TestAQuestionNoOneCouldAnswerIsBlocked(t *testing.T) {
 	for _, c := range []struct {
 		err       error
 		status    Status
-		decidedBy string
+		decidedBy DecidedBy
 	}{
 		{fmt.Errorf("%w: none here", ErrNoPerson), StatusBlocked, "headless"},
 		{errors.New("the dialog failed"), StatusDenied, "user"},
@@ -300,5 +300,42 @@ func TestAReadOfAProtectedFileIsAsked(t *testing.T) {
 	_, r := g.ReadResource(context.Background(), "docs", "file:///home/u/.config/mcphost/config.json")
 	if r.Status == StatusSuccess || !r.Decision.Has(decide.CodeProtectedPath) || r.Decision.Tier != decide.T3 || gets.Load() != 1 {
 		t.Fatalf("mcphost's config: %s, reasons %v, tier %s, %d served; want it asked at T3 for a protected path and not read", r.Status, r.Decision.Reasons, r.Decision.Tier, gets.Load())
+	}
+}
+
+// lostReads is a catalog whose reads never get an answer from the server
+// (not its refusal: the connection failed), counting them.
+type lostReads struct {
+	*client.Manager
+	reads atomic.Int64
+}
+
+func (l *lostReads) ReadResource(context.Context, string, string) (*mcp.ReadResourceResult, error) {
+	l.reads.Add(1)
+	return nil, errors.New("connection lost")
+}
+
+// TestALostReadIsMadeOnce: a request that is not a tool call is made once,
+// whatever its decision says of retries: a read that got no answer ends
+// unknown after one attempt, as the one door was told (operation.once).
+func TestALostReadIsMadeOnce(t *testing.T) {
+	var served atomic.Int64
+	cat := &lostReads{Manager: docsManager(t, &served)}
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &recLog{}
+	g := NewGate(GateOptions{Catalog: cat, Policy: p, Trusted: func(string) bool { return true }, Mode: decide.Interactive, Audit: log,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	res, r := g.ReadResource(context.Background(), "docs", "file:///a.md")
+	if res != nil || r.Status != StatusUnknown || len(r.Attempts) != 1 || cat.reads.Load() != 1 {
+		t.Fatalf("a lost read: %s after %d attempts, %d reads (contents %v); want unknown after one attempt and one read", r.Status, len(r.Attempts), cat.reads.Load(), res)
+	}
+	if !r.Decision.Retry {
+		t.Fatal("the read's decision allows no retry: the test shows nothing")
+	}
+	if n := len(log.records()); n != 2 {
+		t.Errorf("%d audit records, want an intent and an outcome", n)
 	}
 }

@@ -28,7 +28,7 @@ func TestLoopNeverRunsCallsOfATruncatedTurn(t *testing.T) {
 			if !errors.As(err, &se) || se.Reason != stop || se.Calls != 1 {
 				t.Fatalf("err = %v, want a StopError for %s with one call not run", err, stop)
 			}
-			if out.Status != stop || out.Text != "Reading." || len(out.Calls) != 0 {
+			if string(out.Status) != stop || out.Text != "Reading." || len(out.Calls) != 0 {
 				t.Errorf("outcome %+v: want the text kept and no call run", out)
 			}
 			if !strings.Contains(err.Error(), "not run") {

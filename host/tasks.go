@@ -11,14 +11,14 @@ import (
 // "task created"), and a new intent names the task the gate now follows.
 // If mcphost dies while following it, that open intent says which task to
 // ask the server about. next, if set, sees every event afterwards.
-func (g *Gate) taskHook(callID string, n int, c Call, ident string, trusted bool, t *client.Tool, r *Result, next func(client.TaskEvent)) func(client.TaskEvent) {
+func (g *Gate) taskHook(a *account, n int, next func(client.TaskEvent)) func(client.TaskEvent) {
 	return func(e client.TaskEvent) {
 		if e.Kind == client.TaskEventCreated && g.o.Audit != nil {
-			rec := g.base(callID, c, ident, trusted, t, r)
+			rec := g.base(a)
 			rec.Kind, rec.Status, rec.TaskID = audit.Outcome, audit.StatusUnknown, e.TaskID
 			rec.Attempts = []audit.Attempt{{N: n, Outcome: audit.StatusUnknown, Detail: "task created"}}
 			_ = g.o.Audit.Append(rec)
-			rec = g.base(callID, c, ident, trusted, t, r)
+			rec = g.base(a)
 			rec.Kind, rec.TaskID = audit.Intent, e.TaskID
 			rec.Attempts = []audit.Attempt{{N: n, Detail: "following the task"}}
 			_ = g.o.Audit.Append(rec)

@@ -480,7 +480,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			// server asks or logs meanwhile can be told to be this client's
 			// (relay.go).
 			end := func() {}
-			c.OnDecision = func(decide.Decision, string) {
+			c.OnDecision = func(decide.Decision, host.DecidedBy) {
 				if multi {
 					// A client whose call of the server runs instead of
 					// answering the one waiting there has moved on from it.
@@ -490,7 +490,7 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			}
 			defer func() { end() }()
 			r := sess.gate.Call(ctx, c)
-			if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+			if r.Decision.Has(decide.CodeDefinitionChanged) && r.DecidedBy.PersonApproved() {
 				s.sync() // approving the call accepted the new definition: show it
 			}
 			return s.result(r)

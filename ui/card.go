@@ -39,7 +39,7 @@ type card struct {
 	verdict     string
 	class       decide.Class
 	tier        decide.Tier
-	decidedBy   string
+	decidedBy   host.DecidedBy
 	reasons     []string
 	status      host.Status
 	message     string
@@ -198,7 +198,7 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 		if c.cancelled {
 			return "⊘", "cancelled by you (ctrl+c): not run", st.Warn
 		}
-		if c.decidedBy == "user" {
+		if c.decidedBy.PersonDenied() {
 			return "⊘", "denied by you", st.Bad
 		}
 		return "⊘", "denied by " + ruleWords(c.decidedBy), st.Bad
@@ -219,26 +219,27 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 
 // allowedBy says who let the call run, with the verdict, in words:
 // "allowed: auto", "allowed: rule fs-read", "allowed: you, session".
-func allowedBy(by string) string {
+func allowedBy(by host.DecidedBy) string {
+	rule, byRule := by.Rule()
 	switch {
-	case by == "auto":
+	case by.Auto():
 		return "allowed: auto"
-	case strings.HasPrefix(by, "user:"):
-		return "allowed: you, " + cleanLine(strings.TrimPrefix(by, "user:"))
-	case strings.HasPrefix(by, "rule:"):
-		return "allowed: rule " + cleanLine(strings.TrimPrefix(by, "rule:"))
+	case by.PersonApproved():
+		return "allowed: you, " + cleanLine(by.Scope())
+	case byRule:
+		return "allowed: rule " + cleanLine(rule)
 	case by == "":
 		return ""
 	default:
-		return "allowed: " + cleanLine(by)
+		return "allowed: " + cleanLine(by.String())
 	}
 }
 
-func ruleWords(by string) string {
-	if s, ok := strings.CutPrefix(by, "rule:"); ok {
+func ruleWords(by host.DecidedBy) string {
+	if s, ok := by.Rule(); ok {
 		return "rule " + cleanLine(s)
 	}
-	return cleanLine(by)
+	return cleanLine(by.String())
 }
 
 // render draws the card: a header, the arguments, and the outcome.
@@ -326,7 +327,7 @@ func (c *card) details(rc *renderCtx, width int, lines []string) []string {
 			}
 		}
 		if c.done && c.verdict != "" {
-			lines = append(lines, pad+st.Muted.Render("decision ")+cleanLine(c.verdict)+st.Muted.Render(" · decided by ")+cleanLine(c.decidedBy))
+			lines = append(lines, pad+st.Muted.Render("decision ")+cleanLine(c.verdict)+st.Muted.Render(" · decided by ")+cleanLine(c.decidedBy.String()))
 		}
 		if len(c.reasons) > 0 {
 			reasons := make([]string, len(c.reasons))

@@ -430,9 +430,9 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 	case host.EvDone:
 		m.finishText()
 		switch ev.Status {
-		case "cancelled":
+		case host.RunCancelled:
 			m.notice(levelWarn, "cancelled")
-		case "step-limit":
+		case host.RunStepLimit:
 			m.notice(levelWarn, "the model was still calling tools when the step limit was reached")
 		}
 	}

@@ -108,7 +108,7 @@ func exportCard(b *strings.Builder, c *card) {
 	}
 	fmt.Fprintf(b, "\n### Tool call `%s/%s` (by %s)\n\n", sanitize.Name(c.server), sanitize.Name(c.tool), who)
 	if c.verdict != "" {
-		fmt.Fprintf(b, "- decision: %s, tier T%d, decided by %s\n", c.verdict, c.tier, sanitize.Line(c.decidedBy))
+		fmt.Fprintf(b, "- decision: %s, tier T%d, decided by %s\n", c.verdict, c.tier, sanitize.Line(c.decidedBy.String()))
 	}
 	if c.status != "" {
 		fmt.Fprintf(b, "- outcome: %s\n", c.status)

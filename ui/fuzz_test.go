@@ -28,7 +28,7 @@ func FuzzTranscriptRender(f *testing.F) {
 		m.tr.add(&entry{kind: entryAssistant, text: text})
 		m.tr.add(&entry{kind: entryAssistant, text: text[:len(text)/2]}) // a stream cut anywhere
 		ce := &host.CallEntry{ID: "1", Server: server, Tool: tool, ModelName: tool, Args: json.RawMessage(args),
-			Verdict: "ask", Class: "destructive", Tier: 2, DecidedBy: "user:" + server, Status: st, Message: result,
+			Verdict: "ask", Class: "destructive", Tier: 2, DecidedBy: host.DecidedBy("user:" + server), Status: st, Message: result,
 			Reasons: []string{tool}, Attempts: []host.Attempt{{N: 1, Outcome: "unknown", Detail: result, Duration: time.Second}},
 			Result: textResult(result, st == host.StatusToolError)}
 		for _, expanded := range []bool{false, true} {

@@ -49,7 +49,7 @@ $XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
 			fmt.Fprintln(tw, "TIME\tKIND\tCALL\tTOOL\tCLASS\tTIER\tVERDICT\tBY\tSTATUS")
 			for _, r := range recs {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Time.Local().Format(time.DateTime), r.Kind, sanitize.Line(r.CallID),
-					sanitize.Line(r.Server+"/"+r.Tool), dash(r.Class), dash(r.Tier), dash(r.Verdict), dash(sanitize.Line(r.DecidedBy)), dash(string(r.Status)))
+					sanitize.Line(r.Server+"/"+r.Tool), dash(r.Class), dash(r.Tier), dash(r.Verdict), dash(sanitize.Line(r.DecidedBy.String())), dash(string(r.Status)))
 			}
 			return tw.Flush()
 		},

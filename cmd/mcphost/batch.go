@@ -172,7 +172,7 @@ type batchLineJSON struct {
 	Verdict   string         `json:"verdict"`
 	Tier      int            `json:"tier"`
 	Class     string         `json:"class"`
-	DecidedBy string         `json:"decidedBy"`
+	DecidedBy host.DecidedBy `json:"decidedBy"`
 	Status    string         `json:"status"`
 	IsError   bool           `json:"isError"`
 	Message   string         `json:"message,omitempty"`

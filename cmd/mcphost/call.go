@@ -129,7 +129,7 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 	message := callMessage(r)
 	if o.JSON {
 		out := callJSON{
-			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy, Status: string(r.Status),
+			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy.String(), Status: string(r.Status),
 			Message: message, Approve: r.Approval(host.ApproveWithYes), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
 			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
 				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},
@@ -154,7 +154,7 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 		summary += fmt.Sprintf(" (task %s: %s)", sanitize.Line(r.Task.ID), sanitize.Line(r.Task.Last().Status))
 	}
 	fmt.Fprintln(s.Err, summary)
-	if r.Decision.Has(decide.CodeDefinitionChanged) && strings.HasPrefix(r.DecidedBy, "user:") {
+	if r.Decision.Has(decide.CodeDefinitionChanged) && r.DecidedBy.PersonApproved() {
 		fmt.Fprintln(s.Err, sanitize.Line("mcphost: approving this call accepted the new definition of "+ref+changedWhat(r.ChangedFields)))
 	}
 	if r.Status != host.StatusSuccess {

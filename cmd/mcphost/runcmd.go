@@ -79,7 +79,7 @@ key); 1 anything else, such as a model error or the step limit.`,
 // runJSON is the stable --output json shape.
 type runJSON struct {
 	Text     string            `json:"text"`
-	Status   string            `json:"status"`
+	Status   host.RunStatus    `json:"status"`
 	Steps    int               `json:"steps"`
 	Model    string            `json:"model"`
 	Calls    []*host.CallEntry `json:"calls"`
@@ -255,8 +255,9 @@ func runFailure(out *host.RunOutcome, code int) error {
 		switch {
 		case code == exitUnknown && c.Status == host.StatusUnknown:
 			lines = append(lines, fmt.Sprintf("call %s: %s", sanitize.Line(c.ID), sanitize.Line(c.Message)))
-		case code == exitDenied && c.Status == host.StatusDenied && strings.HasPrefix(c.DecidedBy, "rule:"):
-			lines = append(lines, fmt.Sprintf("%s (call %s) was denied by the rule %s", ref, sanitize.Line(c.ID), strings.TrimPrefix(c.DecidedBy, "rule:")))
+		case code == exitDenied && c.Status == host.StatusDenied && byRule(c.DecidedBy):
+			rule, _ := c.DecidedBy.Rule()
+			lines = append(lines, fmt.Sprintf("%s (call %s) was denied by the rule %s", ref, sanitize.Line(c.ID), rule))
 		}
 	}
 	if len(lines) == 0 {
@@ -305,7 +306,7 @@ func callLine(c *host.CallEntry) string {
 	}
 	line := fmt.Sprintf("tool %s: %s", sanitize.Name(ref), dash(c.Verdict))
 	if c.DecidedBy != "" {
-		line += " (" + c.DecidedBy + ")"
+		line += " (" + c.DecidedBy.String() + ")"
 	}
 	return line + " → " + string(c.Status)
 }
@@ -345,7 +346,7 @@ func runExit(out *host.RunOutcome, err error, allowBlocked bool) int {
 			blocked = true
 		case c.Status == host.StatusUnknown:
 			unknown = true
-		case c.Status == host.StatusDenied && strings.HasPrefix(c.DecidedBy, "rule:"):
+		case c.Status == host.StatusDenied && byRule(c.DecidedBy):
 			denied = true
 		}
 	}
@@ -410,4 +411,10 @@ func savedBaseURL(base string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// byRule reports whether a rule decided the call.
+func byRule(d host.DecidedBy) bool {
+	_, ok := d.Rule()
+	return ok
 }
