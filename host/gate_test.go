@@ -635,3 +635,20 @@ func TestCallProgressSeesTheServersReports(t *testing.T) {
 		t.Fatalf("progress %+v", got)
 	}
 }
+
+// TestACallsOwnAskerIsAsked: a call with its own Asker puts its question to
+// that asker, not the gate's; a call without one asks the gate's.
+func TestACallsOwnAskerIsAsked(t *testing.T) {
+	gates, own := &approveAsker{}, &approveAsker{}
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: gates, auto: "reads"})
+	c := Call{Server: "f", Tool: "set_value", Args: json.RawMessage(`{"key":"a","value":"1"}`), Asker: own}
+	if r := w.gate.Call(context.Background(), c); r.Status != StatusSuccess || r.DecidedBy != "user:once" {
+		t.Fatalf("set_value: %s by %s", r.Status, r.DecidedBy)
+	}
+	if own.asked.Load() != 1 || gates.asked.Load() != 0 {
+		t.Fatalf("the call's asker was asked %d times, the gate's %d; want 1 and 0", own.asked.Load(), gates.asked.Load())
+	}
+	if r := w.call("set_value", `{"key":"b","value":"2"}`); r.Status != StatusSuccess || gates.asked.Load() != 1 {
+		t.Fatalf("without its own asker: %s, the gate's asked %d times", r.Status, gates.asked.Load())
+	}
+}

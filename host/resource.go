@@ -86,10 +86,24 @@ func promptTool(server string) *client.Tool {
 // ended; its Result field is unused, the contents are returned instead (nil
 // unless the status is StatusSuccess).
 func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
-	args := ReadArgs(uri)
+	return Asking{Gate: g}.ReadResource(ctx, server, uri)
+}
+
+// Asking is a gate whose reads, prompts/get and subscriptions ask Asker
+// instead of GateOptions.Asker (nil: GateOptions.Asker), as Call.Asker does
+// for a call: the asker of the one request they came in, when a gate serves
+// several requests of a client at once (mcphost serve).
+type Asking struct {
+	*Gate
+	Asker Asker
+}
+
+// ReadResource: see Gate.ReadResource.
+func (x Asking) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	g, args := x.Gate, ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
-	r := g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
+	r := g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker,
 		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
 		do: func(ctx context.Context, args json.RawMessage) (err error) {
 			res, err = reader.ReadResource(ctx, server, readURI(args))
@@ -115,10 +129,15 @@ func readURI(args json.RawMessage) string {
 // "arguments": args}: decided, asked, audited and tainting exactly as
 // ReadResource is (a prompt is the server's text, as a resource is).
 func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
-	raw := PromptArgs(name, args)
+	return Asking{Gate: g}.GetPrompt(ctx, server, name, args)
+}
+
+// GetPrompt: see Gate.GetPrompt.
+func (x Asking) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
+	g, raw := x.Gate, PromptArgs(name, args)
 	getter, _ := g.o.Catalog.(PromptGetter)
 	var res *mcp.GetPromptResult
-	r := g.operation(ctx, server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
+	r := g.operation(ctx, server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts, asker: x.Asker,
 		valid: func(raw json.RawMessage) bool {
 			var a promptArgs
 			return json.Unmarshal(raw, &a) == nil && a.Name != ""
@@ -144,11 +163,16 @@ func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[stri
 // says only that the URI changed, and its contents are read (and decided)
 // on their own.
 func (g *Gate) Subscribe(ctx context.Context, server, uri string, subscribe func(context.Context) error) *Result {
+	return Asking{Gate: g}.Subscribe(ctx, server, uri, subscribe)
+}
+
+// Subscribe: see Gate.Subscribe.
+func (x Asking) Subscribe(ctx context.Context, server, uri string, subscribe func(context.Context) error) *Result {
 	args, _ := json.Marshal(struct {
 		Subscribe bool   `json:"subscribe"`
 		URI       string `json:"uri"`
 	}{true, uri})
-	return g.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true,
+	return x.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true, asker: x.Asker,
 		valid: func(args json.RawMessage) bool { return readURI(args) == uri },
 		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }})
 }
@@ -237,6 +261,7 @@ type request struct {
 	// noTaint: what the request returns is not the server's text (a
 	// subscription), so it adds nothing to the session's taint.
 	noTaint bool
+	asker   Asker // Call.Asker of the request
 }
 
 // operation runs one request to server that is not a tool call (a read of
@@ -248,7 +273,7 @@ type request struct {
 func (g *Gate) operation(ctx context.Context, server string, req request) *Result {
 	t := req.tool
 	callID := g.NewCallID()
-	c := Call{ID: callID, Server: server, Tool: t.Name, Args: req.args}
+	c := Call{ID: callID, Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}
 	r := &Result{CallID: callID, Server: server, Tool: t.Name, Args: req.args}
 	obs, def := g.observer(), ""
 	ctx = obs.CallStarted(ctx, callID, server, t.Name, req.args)
@@ -277,7 +302,7 @@ func (g *Gate) operation(ctx context.Context, server string, req request) *Resul
 		case decide.Ask:
 			q := &Question{Server: server, Trusted: trusted, Tool: t, Args: c.Args, Decision: d, Scopes: decide.AllowedScopes(d)}
 			asked := time.Now()
-			ans, err := g.o.Asker.Ask(ctx, q)
+			ans, err := g.askerOf(c).Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = notApprovedBy(err)
