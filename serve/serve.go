@@ -120,9 +120,10 @@ type Options struct {
 // across a request to a server or a client. syncMu, mu and fwdMu are held
 // across calls into the SDK server (list changes, whose notifications it
 // sends later on a timer; Sessions), which take the SDK's lock only and
-// never call back into serve. A gate is never called under runMu, parkMu
-// or a parked call's mu, the locks its callbacks take (OnDecision: begin,
-// abandonIdle).
+// never call back into serve; syncMu across the explain gate (which has no
+// callbacks) and mu across making a session's gate. No gate is called
+// under runMu, parkMu or a parked call's mu, the locks a session gate's
+// callbacks take (OnDecision: begin, abandonIdle).
 type Server struct {
 	o   Options
 	srv *mcp.Server
