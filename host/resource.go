@@ -92,9 +92,10 @@ func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadR
 // Asking is a gate whose reads, prompts/get and subscriptions ask Asker
 // instead of GateOptions.Asker (nil: GateOptions.Asker), as Call.Asker does
 // for a call: the asker of the one request they came in, when a gate serves
-// several requests of a client at once (mcphost serve).
+// several requests of a client at once (mcphost serve). It has no Call: a
+// call names its asker itself (Call.Asker).
 type Asking struct {
-	*Gate
+	Gate  *Gate
 	Asker Asker
 }
 
@@ -172,7 +173,7 @@ func (x Asking) Subscribe(ctx context.Context, server, uri string, subscribe fun
 		Subscribe bool   `json:"subscribe"`
 		URI       string `json:"uri"`
 	}{true, uri})
-	return x.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true, asker: x.Asker,
+	return x.Gate.operation(ctx, server, request{tool: resourceTool(server), args: args, can: true, noTaint: true, asker: x.Asker,
 		valid: func(args json.RawMessage) bool { return readURI(args) == uri },
 		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }})
 }
