@@ -114,7 +114,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
 			asked := time.Now()
-			ans, err := g.o.Asker.Ask(ctx, q)
+			ans, err := g.askerOf(op.call).Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = notApprovedBy(err)

@@ -207,6 +207,18 @@ type Call struct {
 	// of refusing them: only for a person who asked for exactly that on the
 	// command line (mcphost call --no-check), never for a model's call.
 	NoArgsCheck bool
+	// Asker, if set, is asked about this call instead of GateOptions.Asker:
+	// the asker of the one request the call came in, when a gate serves
+	// several requests of a client at once (mcphost serve).
+	Asker Asker
+}
+
+// askerOf returns who is asked about c: its own asker, else the gate's.
+func (g *Gate) askerOf(c Call) Asker {
+	if c.Asker != nil {
+		return c.Asker
+	}
+	return g.o.Asker
 }
 
 // Status is how a call through the gate ended: one type with the audit

@@ -85,10 +85,25 @@ func promptTool(server string) *client.Tool {
 // ended; its Result field is unused, the contents are returned instead (nil
 // unless the status is StatusSuccess).
 func (g *Gate) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
-	args := ReadArgs(uri)
+	return Asking{Gate: g}.ReadResource(ctx, server, uri)
+}
+
+// Asking is a gate whose reads, prompts/get and subscriptions ask Asker
+// instead of GateOptions.Asker (nil: GateOptions.Asker), as Call.Asker does
+// for a call: the asker of the one request they came in, when a gate serves
+// several requests of a client at once (mcphost serve). It has no Call: a
+// call names its asker itself (Call.Asker).
+type Asking struct {
+	Gate  *Gate
+	Asker Asker
+}
+
+// ReadResource: see Gate.ReadResource.
+func (x Asking) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	g, args := x.Gate, ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
-	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader,
+	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker,
 		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
 		do: func(ctx context.Context, args json.RawMessage) (err error) {
 			res, err = reader.ReadResource(ctx, server, readURI(args))
@@ -114,10 +129,15 @@ func readURI(args json.RawMessage) string {
 // "arguments": args}: decided, asked, audited and tainting exactly as
 // ReadResource is (a prompt is the server's text, as a resource is).
 func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
-	raw := PromptArgs(name, args)
+	return Asking{Gate: g}.GetPrompt(ctx, server, name, args)
+}
+
+// GetPrompt: see Gate.GetPrompt.
+func (x Asking) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, *Result) {
+	g, raw := x.Gate, PromptArgs(name, args)
 	getter, _ := g.o.Catalog.(PromptGetter)
 	var res *mcp.GetPromptResult
-	r := g.pass(ctx, g.requestOp(server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts,
+	r := g.pass(ctx, g.requestOp(server, request{tool: promptTool(server), args: raw, can: getter != nil, cannot: errNoPrompts, asker: x.Asker,
 		valid: func(raw json.RawMessage) bool {
 			var a promptArgs
 			return json.Unmarshal(raw, &a) == nil && a.Name != ""
@@ -143,11 +163,17 @@ func (g *Gate) GetPrompt(ctx context.Context, server, name string, args map[stri
 // says only that the URI changed, and its contents are read (and decided)
 // on their own.
 func (g *Gate) Subscribe(ctx context.Context, server, uri string, subscribe func(context.Context) error) *Result {
+	return Asking{Gate: g}.Subscribe(ctx, server, uri, subscribe)
+}
+
+// Subscribe: see Gate.Subscribe.
+func (x Asking) Subscribe(ctx context.Context, server, uri string, subscribe func(context.Context) error) *Result {
+	g := x.Gate
 	args, _ := json.Marshal(struct {
 		Subscribe bool   `json:"subscribe"`
 		URI       string `json:"uri"`
 	}{true, uri})
-	return g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: true, noTaint: true,
+	return g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: true, noTaint: true, asker: x.Asker,
 		valid: func(args json.RawMessage) bool { return readURI(args) == uri },
 		do:    func(ctx context.Context, _ json.RawMessage) error { return subscribe(ctx) }}))
 }
@@ -236,6 +262,7 @@ type request struct {
 	// noTaint: what the request returns is not the server's text (a
 	// subscription), so it adds nothing to the session's taint.
 	noTaint bool
+	asker   Asker // Call.Asker of the request
 }
 
 // requestOp is req, a request to server that is not a tool call (a read
@@ -246,7 +273,7 @@ type request struct {
 // the session's taint once it returned the server's text.
 func (g *Gate) requestOp(server string, req request) *operation {
 	t := req.tool
-	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args}, once: true, noTaint: req.noTaint,
+	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}, once: true, noTaint: req.noTaint,
 		find: func(context.Context) (*client.Tool, error) {
 			if _, ok := g.o.Catalog.Spec(server); !ok {
 				return nil, fmt.Errorf("no server named %q", server)

@@ -339,3 +339,30 @@ func TestALostReadIsMadeOnce(t *testing.T) {
 		t.Errorf("%d audit records, want an intent and an outcome", n)
 	}
 }
+
+// TestTheRequestsOwnAskerIsAsked: a call with its own Asker, and a read,
+// prompts/get or subscription made through Asking, put their question to
+// that asker and never to the gate's; without one the gate's is asked.
+func TestTheRequestsOwnAskerIsAsked(t *testing.T) {
+	var reads atomic.Int64
+	m := docsManager(t, &reads)
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates, own := &approveAsker{}, &approveAsker{}
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Asker: gates, Mode: decide.Interactive, Audit: &recLog{}})
+	if res, r := (Asking{Gate: g, Asker: own}).ReadResource(context.Background(), "docs", "file:///a.md"); res == nil || r.DecidedBy != "user:once" {
+		t.Fatalf("read through its own asker: %s by %s (%v)", r.Status, r.DecidedBy, r.Err)
+	}
+	r := (Asking{Gate: g, Asker: own}).Subscribe(context.Background(), "docs", "file:///a.md", func(context.Context) error { return nil })
+	if r.Status != StatusSuccess || r.DecidedBy != "user:once" {
+		t.Fatalf("subscription through its own asker: %s by %s (%v)", r.Status, r.DecidedBy, r.Err)
+	}
+	if own.asked.Load() != 2 || gates.asked.Load() != 0 {
+		t.Fatalf("own asker asked %d times, the gate's %d; want 2 and 0", own.asked.Load(), gates.asked.Load())
+	}
+	if res, _ := g.ReadResource(context.Background(), "docs", "file:///a.md"); res == nil || gates.asked.Load() != 1 || own.asked.Load() != 2 {
+		t.Fatalf("a read without its own asker asked the gate's %d times, the other %d", gates.asked.Load(), own.asked.Load())
+	}
+}

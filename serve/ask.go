@@ -57,10 +57,24 @@ const (
 	routeApprover
 )
 
-// asker is one client session's host.Asker.
+// asker is the host.Asker of one request of a client: its session's route
+// to a person, and the answer the client sent with the request, if any.
+// The handler passes it to the gate with the call (host.Call.Asker,
+// host.Asking), so the gate asks the request's own asker and nothing
+// reaches it through the context. A session's own asker has no answer.
 type asker struct {
 	s  *Server
 	ss *mcp.ServerSession
+	// answer is the answer that came with the request (multi round-trip),
+	// or why none counts; nil when none came.
+	answer *provided
+}
+
+// with returns the asker of a request that came with the answer p.
+func (a *asker) with(p *provided) *asker {
+	c := *a
+	c.answer = p
+	return &c
 }
 
 // elicits reports whether the client declared form elicitation.
@@ -107,10 +121,6 @@ func (a *asker) multiRoundTrip() bool {
 	return p != nil && p.ProtocolVersion >= "2026-07-28"
 }
 
-// answerKey carries, in a call's context, the answer the client sent
-// with it (multi round-trip).
-type answerKey struct{}
-
 // provided is an answer that came with the call, or why none counts.
 type provided struct {
 	res    *mcp.ElicitResult
@@ -120,7 +130,7 @@ type provided struct {
 
 // Ask routes q to the client's elicitation or the approver.
 func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
-	if p, ok := ctx.Value(answerKey{}).(*provided); ok {
+	if p := a.answer; p != nil {
 		if p.reason != "" {
 			return host.Answer{Reason: p.reason}, nil
 		}

@@ -48,7 +48,12 @@
 // declares none is one identity), since the token is what is trusted. At most MaxStatelessClients identities are kept and none is
 // dropped (its taint would go with it): one more is refused
 // (ErrTooManyClients). Its elicitation capability is read per request, and
-// a question's sealed state binds the identity's session id. A call that needs a person is asked, in this order,
+// a question's sealed state binds the identity's session id. Each request's
+// asker (the client's route to a person, with the answer the request came
+// with, if any) goes to the gate with the call, read, prompts/get or
+// subscription as a parameter (host.Call.Asker, host.Asking), never in the
+// context; the identity's gate has no asker of its own, so a request that
+// passed none would be refused as needing a person no one could ask. A call that needs a person is asked, in this order,
 // through the client's own elicitation (a form bound to that one call,
 // showing every argument, the shortest first, each long value cut with its
 // size named, and offering only deny when it cannot show them all; decline,
@@ -191,5 +196,9 @@
 // client (TestAServersURLQuestionIsNeverSentToTheClient), nor does a
 // question a client cannot answer or that could be either of two clients'
 // (TestAServersQuestionGoesOnlyWhereItCanBeAnswered); a client that takes
-// no forms is not sent one (TestAClientThatTakesNoFormsIsNotAskedWithOne).
+// no forms is not sent one (TestAClientThatTakesNoFormsIsNotAskedWithOne);
+// no asker or answer travels in a context, only the two routing keys do
+// (TestNoAskerTravelsInAContext), and a stateless client's question goes to
+// the asker of its own request
+// (TestHTTPClientOfTheNewProtocolIsAskedWithInputRequired).
 package serve

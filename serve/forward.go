@@ -230,7 +230,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
-			ctx, sess, a, err := s.gated(ctx, req.Session)
+			sess, a, err := s.gated(ctx, req.Session)
 			if err != nil {
 				return nil, err
 			}
@@ -239,7 +239,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				state, answers = req.Params.RequestState, req.Params.InputResponses
 			}
-			ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.PromptGetTool, host.PromptArgs(raw, args), state, answers)
+			a, ask, state, err := s.operationRound(sess, a, server, host.PromptGetTool, host.PromptArgs(raw, args), state, answers)
 			if err != nil {
 				return nil, err
 			}
@@ -249,7 +249,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 			// In flight like a call: what the server asks meanwhile is not
 			// taken for another call's (relay.go).
 			defer s.begin(server, req.Session, ctx, nil, nil)()
-			res, r := sess.gate.GetPrompt(ctx, server, raw, args)
+			res, r := host.Asking{Gate: sess.gate, Asker: a}.GetPrompt(ctx, server, raw, args)
 			if res == nil {
 				return nil, s.notRead(r)
 			}
@@ -332,11 +332,11 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 // round of its own), audited and tainting as the chat's and `mcphost
 // read`'s reads are.
 func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
-	ctx, sess, a, err := s.gated(ctx, req.Session)
+	sess, a, err := s.gated(ctx, req.Session)
 	if err != nil {
 		return nil, err
 	}
-	ctx, ask, state, err := s.operationRound(ctx, sess, a, server, host.ResourceReadTool, host.ReadArgs(uri),
+	a, ask, state, err := s.operationRound(sess, a, server, host.ResourceReadTool, host.ReadArgs(uri),
 		req.Params.RequestState, req.Params.InputResponses)
 	if err != nil {
 		return nil, err
@@ -345,21 +345,22 @@ func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server,
 		return &mcp.ReadResourceResult{InputRequests: ask, RequestState: state}, nil
 	}
 	defer s.begin(server, req.Session, ctx, nil, nil)()
-	res, r := sess.gate.ReadResource(ctx, server, uri)
+	res, r := host.Asking{Gate: sess.gate, Asker: a}.ReadResource(ctx, server, uri)
 	if res == nil {
 		return nil, s.notRead(r)
 	}
 	return res, nil
 }
 
-// gated returns the gate of the client behind a request on ss, the asker
-// that can reach that client now, and the request's context carrying it.
-func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (context.Context, *session, *asker, error) {
+// gated returns the gate of the client behind a request on ss and the
+// asker that can reach that client now, which the request passes to the
+// gate (host.Asking).
+func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (*session, *asker, error) {
 	sess, a, err := s.sessionOf(ctx, ss)
 	if err != nil {
-		return ctx, nil, nil, errors.New("mcphost: " + err.Error())
+		return nil, nil, errors.New("mcphost: " + err.Error())
 	}
-	return context.WithValue(ctx, askerKey{}, a), sess, a, nil
+	return sess, a, nil
 }
 
 // notRead is the error for a read or prompts/get that returned nothing: the

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -117,11 +116,11 @@ func (st callState) boundTo(sess *session, e *export, args json.RawMessage) bool
 	return st.Session == sess.client.Session && st.Server == e.server && st.Tool == e.tool && st.ArgsHash == decide.ArgsHash(args)
 }
 
-// answered puts into ctx the answer a client sent with its second round,
-// or why it does not count: it must come with a request state that mcphost
+// answered returns the answer a client sent with its second round, or why
+// it does not count: it must come with a request state that mcphost
 // sealed (st, as the handler unsealed it) for this session, this tool and
 // exactly these arguments, not expired. Any other answer approves nothing.
-func (s *Server) answered(ctx context.Context, sess *session, e *export, args json.RawMessage, st callState, sealed bool, responses mcp.InputResponseMap) context.Context {
+func (s *Server) answered(sess *session, e *export, args json.RawMessage, st callState, sealed bool, responses mcp.InputResponseMap) *provided {
 	pr := &provided{}
 	res, isElicit := responses[approvalInput].(*mcp.ElicitResult)
 	switch {
@@ -140,7 +139,7 @@ func (s *Server) answered(ctx context.Context, sess *session, e *export, args js
 	default:
 		pr.res, pr.def = res, st.Def
 	}
-	return context.WithValue(ctx, answerKey{}, pr)
+	return pr
 }
 
 // redefined returns, for an answer sealed for this very call but about a
@@ -164,28 +163,28 @@ func (s *Server) redefined(sess *session, e *export, args json.RawMessage, st ca
 // form, the input-required round trip a call has (inputRequired,
 // answered): a first request the gate would ask about gets the question as
 // an input request (requests) with a sealed state bound to this session,
-// server, request and exact arguments; the retry's answer goes into the
-// returned context for the gate's question, or, when its state is not
-// mcphost's, refuses (err). Otherwise ctx is returned as it is and the gate
+// server, request and exact arguments; the retry's answer goes with the
+// returned asker (a with it) to the gate's question, or, when its state is
+// not mcphost's, refuses (err). Otherwise a is returned as it is and the gate
 // decides as for any client.
-func (s *Server) operationRound(ctx context.Context, sess *session, a *asker, server, op string, args json.RawMessage, state string, responses mcp.InputResponseMap) (_ context.Context, requests mcp.InputRequestMap, sealedState string, err error) {
+func (s *Server) operationRound(sess *session, a *asker, server, op string, args json.RawMessage, state string, responses mcp.InputResponseMap) (_ *asker, requests mcp.InputRequestMap, sealedState string, err error) {
 	if a == nil || !a.multiRoundTrip() || a.route() != routeElicit {
-		return ctx, nil, "", nil
+		return a, nil, "", nil
 	}
 	e := &export{server: server, tool: op}
 	if state == "" && responses == nil {
 		d, t, err := sess.gate.ExplainOperation(server, op, args)
 		if err != nil || d.Verdict != decide.Ask {
-			return ctx, nil, "", nil
+			return a, nil, "", nil
 		}
 		q := &host.Question{Server: server, Trusted: s.o.Trusted(server), Tool: t, Args: args, Decision: d, Scopes: decide.AllowedScopes(d)}
 		st := s.seal(callState{Kind: stateApprove, Session: sess.client.Session, Server: server, Tool: op,
 			ArgsHash: decide.ArgsHash(args), Def: t.Hash, Expires: time.Now().Add(s.o.AskTimeout).Unix(), Nonce: rand.Text()})
-		return ctx, mcp.InputRequestMap{approvalInput: Elicitation(q)}, st, nil
+		return a, mcp.InputRequestMap{approvalInput: Elicitation(q)}, st, nil
 	}
 	st, sealed := s.unseal(state)
 	if state != "" && !sealed {
-		return ctx, nil, "", errors.New("mcphost: the request state is not one mcphost gave, so nothing was read; ask again without it to be asked")
+		return a, nil, "", errors.New("mcphost: the request state is not one mcphost gave, so nothing was read; ask again without it to be asked")
 	}
-	return s.answered(ctx, sess, e, args, st, sealed, responses), nil, "", nil
+	return a.with(s.answered(sess, e, args, st, sealed, responses)), nil, "", nil
 }

@@ -173,8 +173,7 @@ func TestAProvidedAnswerApprovesOnlyItsDefinition(t *testing.T) {
 		def     string
 		approve bool
 	}{{"old", false}, {"new", true}} {
-		ctx := context.WithValue(context.Background(), answerKey{}, &provided{res: accept(DecisionAllowOnce, ""), def: c.def})
-		got, err := a.Ask(ctx, q)
+		got, err := a.with(&provided{res: accept(DecisionAllowOnce, ""), def: c.def}).Ask(context.Background(), q)
 		if err != nil || got.Approve != c.approve {
 			t.Errorf("an answer about definition %q for %q: %+v %v, want approve %v", c.def, q.Tool.Hash, got, err, c.approve)
 		}

@@ -104,6 +104,26 @@ type Options struct {
 
 // Server is the gate as an MCP server. Create it with New, then Start it
 // and Run it on a transport (or serve HTTP with Handler).
+//
+// Lock order. Of serve's locks only two pairs are ever held together, each
+// taken in this order:
+//
+//	syncMu → mu                      (sync, announce; offer under sync)
+//	fx.subs.op → fx.subs.mu          (hold, watch, release, resubscribe)
+//
+// Every other lock is a leaf, held with no other lock of serve's and
+// released before anything that takes one: runMu (relay.go), parkMu and
+// each parked call's mu (never held together: abandonIdle collects under
+// parkMu, then locks each call's mu on its own), fwdMu (forward.go,
+// completion.go), drain.mu and each running call's logMu. fx.subs.op is
+// held across the server's answer to a subscription; no other lock is held
+// across a request to a server or a client. syncMu, mu and fwdMu are held
+// across calls into the SDK server (list changes, whose notifications it
+// sends later on a timer; Sessions), which take the SDK's lock only and
+// never call back into serve; syncMu across the explain gate (which has no
+// callbacks) and mu across making a session's gate. No gate is called
+// under runMu, parkMu or a parked call's mu, the locks a session gate's
+// callbacks take (OnDecision: begin, abandonIdle).
 type Server struct {
 	o   Options
 	srv *mcp.Server
@@ -119,8 +139,8 @@ type Server struct {
 	wg        sync.WaitGroup     // Start's goroutines
 	ready     chan struct{}      // closed when every server is ready or failed
 
-	syncMu   sync.Mutex
-	mu       sync.Mutex
+	syncMu   sync.Mutex         // one sync or announce at a time; search.on and search.sig
+	mu       sync.Mutex         // the maps below, search.found; after syncMu
 	exported map[string]*export // model-facing name → tool, every one served
 	listed   map[string]*export // those the SDK lists: all, or those found (search.go)
 	search   searchState
@@ -427,7 +447,6 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		if err != nil {
 			return errorResult("mcphost: " + err.Error()), nil
 		}
-		ctx = context.WithValue(ctx, askerKey{}, a)
 		p := req.Params
 		if p == nil {
 			p = &mcp.CallToolParamsRaw{}
@@ -457,14 +476,14 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 				if res := s.redefined(sess, e, args, st, sealed); res != nil {
 					return res, nil
 				}
-				ctx = s.answered(ctx, sess, e, args, st, sealed, p.InputResponses)
+				a = a.with(s.answered(sess, e, args, st, sealed, p.InputResponses))
 			}
 		}
 		var pk *parked
 		if multi {
 			pk = s.park(sess, e, args, capsOf(req.Session))
 		}
-		c := host.Call{Server: e.server, Tool: e.tool, Args: args}
+		c := host.Call{Server: e.server, Tool: e.tool, Args: args, Asker: a}
 		if tok := p.GetProgressToken(); tok != nil {
 			// The server's progress reaches the client under the client's
 			// token, so a long call is seen to be alive (and a client that
@@ -589,7 +608,10 @@ type session struct {
 }
 
 // sessionOf returns the state of the client behind a call on ss, and the
-// asker that can reach that client during this request.
+// asker that can reach that client during this request: the one the
+// request passes to the gate (host.Call.Asker, host.Asking). A stateless
+// client's gate has no asker of its own, so a request that passed none
+// would be refused as needing a person no one could ask.
 func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) (*session, *asker, error) {
 	if !isStateless(ctx) {
 		sess := s.session(ss)
@@ -666,36 +688,21 @@ func (s *Server) statelessSession(ss *mcp.ServerSession) (*session, error) {
 		return nil, ErrTooManyClients
 	}
 	c := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
-	sess := &session{client: c, gate: s.newGate(c, requestAsker{s}, requestAsker{s}.canAsk)}
+	sess := &session{client: c, gate: s.newGate(c, nil, s.anyRequestCanAsk)}
 	s.idents[id] = sess
 	return sess, nil
 }
 
-// askerKey carries, in a call's context, the asker of the request the call
-// came in (sessionOf).
-type askerKey struct{}
-
-// requestAsker is the host.Asker of a stateless client's gate: each
-// question goes to the asker of the request it arose in, which the handler
-// put in the call's context.
-type requestAsker struct{ s *Server }
-
-func (r requestAsker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
-	if a, ok := ctx.Value(askerKey{}).(*asker); ok {
-		return a.Ask(ctx, q)
-	}
-	return host.Answer{}, host.ErrNoPerson
-}
-
-// canAsk cannot see the request, so it says whether anyone could be asked
-// through some request: a request that cannot ask anyone still gets
-// host.ErrNoPerson from Ask, and its call is blocked as needs-approval.
-func (r requestAsker) canAsk() bool {
-	switch r.s.o.AskVia {
+// anyRequestCanAsk is a stateless client's gate's CanAsk. It cannot see
+// the request, so it says whether anyone could be asked through some
+// request: a request that cannot ask anyone still gets host.ErrNoPerson
+// from its asker, and its call is blocked as needs-approval.
+func (s *Server) anyRequestCanAsk() bool {
+	switch s.o.AskVia {
 	case AskDeny:
 		return false
 	case AskApprover:
-		return r.s.o.Approver != nil && r.s.o.Approver.Waiting()
+		return s.o.Approver != nil && s.o.Approver.Waiting()
 	}
 	return true
 }

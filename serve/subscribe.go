@@ -67,11 +67,11 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	if sub == nil || !sub.CanSubscribe(owner) {
 		return invalidParams("mcphost: the server %s, which offers this resource, does not offer subscriptions", sanitize.Name(owner))
 	}
-	ctx, sess, _, err := s.gated(ctx, req.Session)
+	sess, a, err := s.gated(ctx, req.Session)
 	if err != nil {
 		return err
 	}
-	r := sess.gate.Subscribe(ctx, owner, uri, func(ctx context.Context) error { return s.hold(ctx, sub, req.Session, owner, uri) })
+	r := host.Asking{Gate: sess.gate, Asker: a}.Subscribe(ctx, owner, uri, func(ctx context.Context) error { return s.hold(ctx, sub, req.Session, owner, uri) })
 	if r.Status != host.StatusSuccess {
 		if r.Err != nil { // allowed, and the server refused it
 			return errors.New("mcphost: " + bound(r.Err.Error(), 500))
