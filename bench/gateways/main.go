@@ -174,16 +174,8 @@ func run(mcphost, baseline, interop, only, profile string, reads, rounds, warm i
 		{"go-sdk pass-through (HTTP)", func(name string) (*path, error) {
 			cmd := exec.Command(self, serverCmd("proxy-http")...)
 			cmd.Env = append(serverEnv("proxy-http"), proxyEnv+"=http")
-			stderr, err := cmd.StderrPipe()
+			url, err := startServing(cmd)
 			if err != nil {
-				return nil, err
-			}
-			if err := cmd.Start(); err != nil {
-				return nil, err
-			}
-			url, err := waitLine(stderr, regexp.MustCompile(`serving MCP on (http://\S+)`))
-			if err != nil {
-				kill(cmd)
 				return nil, fmt.Errorf("pass-through on HTTP: %w", err)
 			}
 			return httpPath(ctx, name, "read_graph", url, "", cmd)
@@ -229,19 +221,11 @@ func run(mcphost, baseline, interop, only, profile string, reads, rounds, warm i
 				return nil, err
 			}
 			cmd.Args = append(cmd.Args, "--http", "127.0.0.1:0", "--token-file", filepath.Join(dir, "http-token"))
-			stderr, err := cmd.StderrPipe()
+			url, err := startServing(cmd)
 			if err != nil {
-				return nil, err
-			}
-			if err := cmd.Start(); err != nil {
-				return nil, err
-			}
-			url, err := waitLine(stderr, regexp.MustCompile(`serving MCP on (http://\S+)`))
-			if err != nil {
-				kill(cmd)
 				return nil, fmt.Errorf("mcphost serve --http: %w", err)
 			}
-			return httpPath(ctx, name, "memory__read_graph", url, "bench-token", cmd)
+			return httpPath(ctx, name, "memory__read_graph", url, benchToken, cmd)
 		}}}
 	}
 	starts = slices.Insert(starts, 3, serves("", mcphost)...)
@@ -419,7 +403,7 @@ func mcphostCmd(mcphost, dir, name, profile string, server, env []string) (*exec
 	if err := os.WriteFile(cfgPath, cfg, 0o600); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "http-token"), []byte("bench-token\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "http-token"), []byte(benchToken+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(mcphost, "--config", cfgPath, "serve")
@@ -498,4 +482,30 @@ func proxy(ctx context.Context, mode string, args []string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	return http.Serve(ln, mux)
+}
+
+// benchToken is the bearer token of the measured serve: long enough for
+// serve to take it as a secret.
+const benchToken = "bench-token-of-the-gateways-run"
+
+// servingLine is what mcphost serve and the HTTP pass-through print once
+// they listen.
+var servingLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
+
+// startServing starts cmd and returns the URL it says it serves on; cmd is
+// killed if it never says so.
+func startServing(cmd *exec.Cmd) (string, error) {
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	url, err := waitLine(stderr, servingLine)
+	if err != nil {
+		kill(cmd)
+		return "", err
+	}
+	return url, nil
 }
