@@ -57,7 +57,7 @@ func TestServeServerScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := json.Marshal(map[string]any{
-		"mcpServers":  map[string]any{"everything": map[string]any{"command": everything, "trust": true}},
+		"mcpServers": map[string]any{"everything": map[string]any{"command": everything, "trust": true}},
 		// Every tool allowed, also once the session is tainted: the suite
 		// reads resources (private data) and calls unannotated tools
 		// (outside content) under one client, and a tainted session would
