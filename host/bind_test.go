@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -321,5 +322,36 @@ func TestArgsCheckIsPerDefinition(t *testing.T) {
 		if why := g.checkArgs(c.tool, args); (why != "") != c.reject {
 			t.Errorf("hash %q schema %s: %q; want rejected: %v", c.tool.Hash, c.tool.InputSchema, why, c.reject)
 		}
+	}
+}
+
+// TestRepeatedKeysAreNeverSent: arguments that give a key twice are refused
+// before anything is decided or sent, at any depth and however the key is
+// escaped, even with NoArgsCheck: a person's form and the schema check read
+// one of the values, and the server may read the other.
+func TestRepeatedKeysAreNeverSent(t *testing.T) {
+	w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, headless: true})
+	for _, args := range []string{
+		`{"key":"a","value":"1","key":"b"}`,
+		`{"key":"a","value":"1","k\u0065y":"b"}`,
+		`{"key":"a","value":{"x":[{"p":"/tmp/x","p":"/home/u/.bashrc"}]}}`,
+	} {
+		for _, noCheck := range []bool{false, true} {
+			r := w.gate.Call(context.Background(), Call{Server: "f", Tool: "set_value", Args: []byte(args), NoArgsCheck: noCheck})
+			if r.Status != StatusDenied || r.DecidedBy != DecidedBySchema || len(r.Attempts) != 0 || !strings.Contains(r.Message(), "more than once") {
+				t.Errorf("%s (NoArgsCheck %v): %s by %s after %d attempts (%s); want refused, never sent", args, noCheck, r.Status, r.DecidedBy, len(r.Attempts), r.Message())
+			}
+		}
+	}
+	if n := w.count(fixtures.EventExec, "set_value"); n != 0 {
+		t.Fatalf("set_value ran %d times", n)
+	}
+	for _, ok := range []string{`{"a":{"k":1},"b":{"k":2}}`, `[{"k":1},{"k":2}]`, `{"k":"k"}`, `{}`, `not json`} {
+		if k, found := repeatedKey([]byte(ok)); found {
+			t.Errorf("%s: key %q taken as repeated", ok, k)
+		}
+	}
+	if r := w.call("set_value", `{"key":"a","value":"1"}`); r.DecidedBy == DecidedBySchema {
+		t.Errorf("each key once: refused by %s (%s)", r.DecidedBy, r.Message())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/decide/jsonscan"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -433,6 +434,12 @@ const maxChecks = 4096
 // confirms). The words are partly the schema's, the server's: escaped and
 // bounded.
 func (g *Gate) checkArgs(t *client.Tool, c Call) string {
+	if k, ok := repeatedKey(c.Args); ok {
+		// A person is shown one value and a model's words are checked as
+		// one; the server may take the other. Even --no-check sends
+		// nothing so ambiguous.
+		return "the arguments give the key \"" + sanitize.Truncate(sanitize.Line(k), 100) + "\" more than once, so what was shown and checked may not be what the server reads; nothing was sent: call it again with each key once"
+	}
 	if c.NoArgsCheck || openSchema(t.InputSchema) {
 		return ""
 	}
@@ -462,6 +469,50 @@ func (g *Gate) checkArgs(t *client.Tool, c Call) string {
 	}
 	why := strings.TrimPrefix(err.Error(), "validating root: ")
 	return "the arguments do not match the tool's input schema (" + sanitize.Truncate(sanitize.Line(why), 300) + "); nothing was sent: call it again with arguments the schema accepts"
+}
+
+// repeatedKey returns a key that some object of args (valid JSON, at any
+// depth) gives twice, compared after unescaping ("a" and "\u0061" are one
+// key). Invalid JSON has none here: the decision sees it as such.
+func repeatedKey(args json.RawMessage) (string, bool) {
+	if len(args) == 0 || !jsonscan.Valid(args) {
+		return "", false
+	}
+	return repeatedIn(args, jsonscan.SkipSpace(args, 0))
+}
+
+func repeatedIn(b []byte, i int) (string, bool) {
+	switch b[i] {
+	case '{':
+		seen := map[string]bool{}
+		m := jsonscan.NewMembers(b, i)
+		for {
+			raw, vs, _, ok := m.Next()
+			if !ok {
+				return "", false
+			}
+			k := jsonscan.UnescapeString(raw)
+			if seen[k] {
+				return k, true
+			}
+			seen[k] = true
+			if k, ok := repeatedIn(b, vs); ok {
+				return k, true
+			}
+		}
+	case '[':
+		e := jsonscan.NewElements(b, i)
+		for {
+			vs, _, ok := e.Next()
+			if !ok {
+				return "", false
+			}
+			if k, ok := repeatedIn(b, vs); ok {
+				return k, true
+			}
+		}
+	}
+	return "", false
 }
 
 // openSchema reports whether an input schema accepts every JSON object as
