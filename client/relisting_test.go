@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,5 +74,48 @@ func TestRelistingFromNoticeToListing(t *testing.T) {
 	waitFor(t, events, func(e Event) bool { return e.Kind == EventTools })
 	if m.Relisting("s") {
 		t.Error("after the re-list was published, Relisting still reports it pending")
+	}
+}
+
+// A re-list that fails once (here the server answers tools/list with an
+// error) is asked for again, so one transient failure does not leave the
+// server's calls waiting for a listing nobody asks for any more.
+func TestAFailedRelistIsAskedAgain(t *testing.T) {
+	var failNext atomic.Int32 // tools/list answers that fail before one goes through
+	var srv atomic.Pointer[mcp.Server]
+	dial := func(ctx context.Context) (mcp.Transport, error) {
+		s := newTestServer().build()
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/list" && failNext.Load() > 0 {
+					failNext.Add(-1)
+					return nil, errors.New("listing failed for the test")
+				}
+				return next(ctx, method, req)
+			}
+		})
+		srv.Store(s)
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	m := New([]Spec{{Name: "s", Dial: dial}}, Options{RelistInterval: time.Millisecond})
+	defer m.Close()
+	events, unsub := m.Subscribe()
+	defer unsub()
+	m.Start(context.Background()) // returns once the first listing is in
+
+	failNext.Store(1)
+	srv.Load().AddTool(&mcp.Tool{Name: "added", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	waitFor(t, events, func(e Event) bool { return e.Kind == EventTools })
+	if m.Relisting("s") || failNext.Load() != 0 {
+		t.Fatalf("after a failed re-list: pending %v, failures left %d; want it listed again", m.Relisting("s"), failNext.Load())
+	}
+	if _, ok := m.Tool("s", "added"); !ok {
+		t.Fatal("the tool the server added was never listed")
 	}
 }

@@ -512,10 +512,16 @@ func (s *server) requestRelist() {
 	}
 }
 
+// maxRelistRetries bounds how often a failed re-list is asked for again
+// before the server's next notification or restart; until one succeeds the
+// server's calls are not decided (Manager.Relisting).
+const maxRelistRetries = 3
+
 // relistLoop lists tools again after list_changed notifications, at most
 // once per RelistInterval.
 func (s *server) relistLoop() {
 	defer s.m.wg.Done()
+	failed := 0 // re-lists in a row that failed while one was pending
 	for {
 		select {
 		case <-s.relist:
@@ -549,6 +555,15 @@ func (s *server) relistLoop() {
 				s.relistDone = asked
 			}
 			s.mu.Unlock()
+			if err != nil && current && failed < maxRelistRetries {
+				// One failed re-list (a timeout, a dropped answer) must not
+				// leave every later call waiting on a listing no one asks
+				// for again: ask again after the interval, a few times.
+				failed++
+				s.requestRelist()
+			} else if err == nil {
+				failed = 0
+			}
 			if old != nil {
 				if d := diffListings(old, lst); d.Empty() {
 					s.m.publish(Event{Kind: EventToolsRelisted, Server: s.spec.Name})
