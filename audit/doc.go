@@ -71,12 +71,10 @@
 // last record back from the end of the file only when the size is not what
 // this Log left it at (another process appended), and writes the new line
 // with one write on an O_APPEND descriptor. So seq stays contiguous and
-// the chain unbroken whoever writes. The lock is released before any sync:
-// at once after a record Append syncs, and after one it does not (an
-// outcome, a read's intent) when the background sync that follows starts,
-// so that a run of reads takes the lock once rather than twice per call;
-// another process's Append waits for it at most Options.SyncDelay. With
-// Options.NoSync every Append releases it before returning. On systems
+// the chain unbroken whoever writes. The lock is held for that write alone
+// and released before Append returns and before any sync, so a process
+// stopped between two records (Ctrl-Z, SIGSTOP, a debugger) never holds up
+// another's Append. On systems
 // without flock (Windows, Solaris, AIX) only appends within one Log are
 // serialized.
 //

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // lockFree reports whether another open file could take the file lock on
@@ -37,82 +36,47 @@ func lockFree(t *testing.T, path string) bool {
 	}
 }
 
-// TestUnsyncedRecordsKeepTheFileLockUntilASync: a record Append does not
-// sync (a read's intent, an outcome) keeps the file lock, so that a run of
-// reads takes it once rather than twice a call; every sync, an intent's or
-// Close's, starts only once the lock is free for other processes, and
-// Append releases it before returning from a synced intent.
-func TestUnsyncedRecordsKeepTheFileLockUntilASync(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	var freeDuringSync []bool
-	l := open(t, path, Options{SyncDelay: never, Sync: func(f *os.File) error {
-		freeDuringSync = append(freeDuringSync, lockFree(t, path))
-		return f.Sync()
-	}})
-	read := intent("s1", "call-1")
-	read.Class = ReadClass
-	mustAppend(t, l, read)
-	if lockFree(t, path) {
-		t.Error("the file lock is free after a read's intent; want it kept until the next sync")
-	}
-	mustAppend(t, l, outcome("s1", "call-1"))
-	if lockFree(t, path) {
-		t.Error("the file lock is free after an outcome; want it kept until the next sync")
-	}
-	mustAppend(t, l, intent("s1", "call-2"))
-	if !lockFree(t, path) {
-		t.Error("the file lock is held after a synced intent; want it released before the sync")
-	}
-	mustAppend(t, l, outcome("s1", "call-2"))
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if !lockFree(t, path) {
-		t.Error("the file lock is held after Close")
-	}
-	if len(freeDuringSync) != 2 || !freeDuringSync[0] || !freeDuringSync[1] {
-		t.Errorf("file lock free during the syncs: %v; want two syncs (the intent's, Close's), the lock free in both", freeDuringSync)
-	}
-	checkComplete(t, path, 2)
-}
-
-// TestBackgroundSyncReleasesTheFileLock: the background sync that follows
-// an unsynced record releases the file lock before it syncs, so another
-// process's Append waits at most SyncDelay.
-func TestBackgroundSyncReleasesTheFileLock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	free := make(chan bool, 16)
-	l := open(t, path, Options{SyncDelay: time.Millisecond, Sync: func(f *os.File) error {
-		free <- lockFree(t, path)
-		return f.Sync()
-	}})
-	mustAppend(t, l, outcome("s1", "call-1"))
-	select {
-	case ok := <-free:
-		if !ok {
-			t.Error("the file lock was held during the background sync; want it released before")
+// TestAppendNeverKeepsTheFileLock: Append holds the file lock for its write
+// alone, whatever the record: after a read's intent, an outcome (neither
+// synced at once) and a synced intent, another process could lock at once,
+// and every sync starts with the lock free. A process stopped between two
+// records (Ctrl-Z on the chat, SIGSTOP) so never holds up another's Append.
+func TestAppendNeverKeepsTheFileLock(t *testing.T) {
+	for _, o := range []Options{{SyncDelay: never}, {NoSync: true}} {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		var freeDuringSync []bool
+		if !o.NoSync {
+			o.Sync = func(f *os.File) error {
+				freeDuringSync = append(freeDuringSync, lockFree(t, path))
+				return f.Sync()
+			}
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no background sync after an outcome")
-	}
-	if !lockFree(t, path) {
-		t.Error("the file lock is held after the background sync")
-	}
-}
-
-// TestNoSyncReleasesTheFileLock: without syncs there is no sync to release
-// the file lock by, so every Append releases it.
-func TestNoSyncReleasesTheFileLock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l := open(t, path, Options{NoSync: true})
-	mustAppend(t, l, outcome("s1", "call-1"))
-	if !lockFree(t, path) {
-		t.Error("the file lock is held after an Append with NoSync")
+		l := open(t, path, o)
+		read := intent("s1", "call-1")
+		read.Class = ReadClass
+		for i, r := range []*Record{read, outcome("s1", "call-1"), intent("s1", "call-2"), outcome("s1", "call-2")} {
+			mustAppend(t, l, r)
+			if !lockFree(t, path) {
+				t.Errorf("NoSync %v: the file lock is held after record %d (%s); want it free once Append returns", o.NoSync, i+1, r.Kind)
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i, free := range freeDuringSync {
+			if !free {
+				t.Errorf("the file lock was held during sync %d", i+1)
+			}
+		}
+		if !o.NoSync && len(freeDuringSync) != 2 {
+			t.Errorf("%d syncs, want two (the intent's, Close's)", len(freeDuringSync))
+		}
+		checkComplete(t, path, 2)
 	}
 }
 
 // TestProcessesAppendReads: several processes append only reads, whose
-// records keep the file lock until a background sync, and this one joins
+// records are synced in the background, and this one joins
 // in: every record lands whole, once, in one contiguous chain.
 func TestProcessesAppendReads(t *testing.T) {
 	exe, err := os.Executable()

@@ -69,10 +69,8 @@ type Options struct {
 	// SyncDelay bounds how long a record that Append does not wait for (an
 	// outcome, or the intent of a read) stays written but not synced: a
 	// sync starts at most this long after it was written, unless an
-	// intent's sync or Close covers it first. It also bounds how long this
-	// Log keeps the file lock after such a record, and so how long another
-	// process's Append may wait (see the package documentation). Zero or
-	// less means DefaultSyncDelay.
+	// intent's sync or Close covers it first. Zero or less means
+	// DefaultSyncDelay.
 	SyncDelay time.Duration
 	// Heads, when set, keeps the log's head outside the log: Close records
 	// it there (see SaveHead), so that removing records from the end of the
@@ -98,9 +96,6 @@ type Log struct {
 	hash   string
 	needNL bool // the file ends in a partial line
 	buf    []byte
-	// held: this Log keeps the file lock after its write, until its next
-	// sync starts (see holdFile).
-	held bool
 
 	// Syncing (sync.go). written counts the records this Log wrote, synced
 	// how many of the first of them are known to be on disk.
@@ -211,60 +206,24 @@ func (l *Log) Append(r *Record) error {
 	case l.failed != nil:
 		return fmt.Errorf("audit: append to %s: %w", l.path, l.failed)
 	}
-	if err := l.holdFile(); err != nil {
+	// The file lock is held for the write alone, never across a sync or
+	// between records: a process that is stopped (Ctrl-Z, SIGSTOP, a
+	// debugger) between two records must not hold up every other
+	// process's Append.
+	if err := l.lockedFile(func() error { return l.write(r) }); err != nil {
 		return err
-	}
-	err := l.write(r)
-	if err != nil || l.opts.NoSync || waitsForDisk(r) {
-		// The file lock is released before the sync: other processes
-		// append while the disk works, and concurrent intents share one
-		// sync. Without syncs there is no sync to release it by.
-		if uerr := l.releaseFile(); err == nil {
-			err = uerr
-		}
 	}
 	switch {
-	case err != nil:
-		return err
 	case l.opts.NoSync:
 		return nil
 	case waitsForDisk(r):
+		// Other processes append while the disk works, and concurrent
+		// intents share one sync.
 		return l.syncThrough(l.written)
 	default:
-		l.syncSoon() // which releases the file lock
+		l.syncSoon()
 		return nil
 	}
-}
-
-// holdFile takes the file lock unless this Log holds it already. A record
-// that Append does not sync keeps the lock until the sync that follows it
-// (at most Options.SyncDelay later) or the next record that is synced at
-// once, so that a run of reads takes the lock once, not twice a call: other
-// processes' Appends wait at most that long. The file's size is still
-// checked on every write (write calls refresh), so a log cut by something
-// that does not take the lock is still noticed. l.mu is held.
-func (l *Log) holdFile() error {
-	if l.held {
-		return nil
-	}
-	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("audit: lock %s: %w", l.path, err)
-	}
-	l.held = true
-	return nil
-}
-
-// releaseFile releases the file lock if this Log holds it. l.mu is held.
-func (l *Log) releaseFile() error {
-	if !l.held {
-		return nil
-	}
-	l.held = false
-	if err := unlockFile(l.f); err != nil {
-		l.size = -1 // read the end again under the next lock
-		return fmt.Errorf("audit: unlock %s: %w", l.path, err)
-	}
-	return nil
 }
 
 // write appends r at the end of the file. l.mu and the file lock are held.
@@ -472,9 +431,6 @@ func (l *Log) Close() error {
 	}
 	l.closed = true
 	var errs []error
-	if err := l.releaseFile(); err != nil {
-		errs = append(errs, err)
-	}
 	if l.timer != nil {
 		l.timer.Stop() // if it already fired, it sees l.closed and returns
 		l.timer = nil

@@ -75,15 +75,8 @@ func (l *Log) backgroundSync() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.timer = nil
-	if l.closed {
+	if l.closed || l.failed != nil {
 		return // Close syncs what is left
-	}
-	// The file lock Append kept (see holdFile) is released here at the
-	// latest, before the disk works; after a failed unlock the next
-	// Append locks again and reads the end of the file again.
-	_ = l.releaseFile()
-	if l.failed != nil {
-		return
 	}
 	_ = l.syncThrough(l.written)
 }
