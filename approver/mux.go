@@ -28,7 +28,8 @@ type Mux struct {
 
 	mu    sync.Mutex
 	conns map[*Conn]*Hello
-	paths map[string]bool    // sockets connected to (or refused), never tried again
+	paths map[string]*Conn   // sockets being dialled or connected to (nil while dialling)
+	sock  map[*Conn]string   // the socket each connection dialled, to forget when it ends
 	owner map[string]*Conn   // question id → the serve that asked it
 	asked map[*Conn][]string // a serve's questions still shown
 	live  int                // connections whose reader runs
@@ -42,7 +43,7 @@ type muxEvent struct {
 // NewMux returns a Mux with no connection.
 func NewMux() *Mux {
 	return &Mux{events: make(chan muxEvent, 64), done: make(chan struct{}), conns: map[*Conn]*Hello{},
-		paths: map[string]bool{}, owner: map[string]*Conn{}, asked: map[*Conn][]string{}}
+		paths: map[string]*Conn{}, sock: map[*Conn]string{}, owner: map[string]*Conn{}, asked: map[*Conn][]string{}}
 }
 
 // Dial connects to every serve whose socket is in dir (SocketDir) and says
@@ -68,24 +69,39 @@ func (m *Mux) Dial(ctx context.Context, dir string) (problems []error, err error
 	return problems, nil
 }
 
-// dialOne connects to the serve at sock unless it was tried before.
+// dialOne connects to the serve at sock unless it is connected (or being
+// connected) already. A socket that did not answer is tried again at the
+// next look, and one whose serve ended is forgotten, so a serve that starts
+// later under the same name (a reused pid) is reached too.
 func (m *Mux) dialOne(ctx context.Context, sock string) error {
 	m.mu.Lock()
-	tried := m.paths[sock]
-	m.paths[sock] = true
+	_, known := m.paths[sock]
+	if !known {
+		m.paths[sock] = nil
+	}
 	m.mu.Unlock()
-	if tried {
+	if known {
 		return nil
+	}
+	forget := func() {
+		m.mu.Lock()
+		delete(m.paths, sock)
+		m.mu.Unlock()
 	}
 	c, err := Dial(ctx, sock)
 	if err != nil {
+		forget()
 		return err
 	}
 	h, err := c.Hello()
 	if err != nil {
 		c.Close()
+		forget()
 		return fmt.Errorf("connect to mcphost serve at %s: %w", sock, err)
 	}
+	m.mu.Lock()
+	m.paths[sock], m.sock[c] = c, sock
+	m.mu.Unlock()
 	m.Add(c, h)
 	return nil
 }
@@ -193,6 +209,10 @@ func (m *Mux) gone(c *Conn, h *Hello, err error) {
 	}
 	delete(m.asked, c)
 	delete(m.conns, c)
+	if sock, ok := m.sock[c]; ok && m.paths[sock] == c {
+		delete(m.paths, sock)
+	}
+	delete(m.sock, c)
 	m.live--
 	last := m.live == 0
 	m.mu.Unlock()

@@ -302,3 +302,60 @@ func TestNoQuestionBeforeHello(t *testing.T) {
 		t.Fatalf("after the question: %q, want it withdrawn (and not sent twice)", typ)
 	}
 }
+
+// TestASocketThatDidNotAnswerIsTriedAgain: a serve's socket that does not
+// answer when the approver looks (a serve that died and left it, or one
+// not yet listening) is tried again at the next look, so a serve that then
+// starts under that name is reached.
+func TestASocketThatDidNotAnswerIsTriedAgain(t *testing.T) {
+	root := t.TempDir()
+	dir := SocketDir(filepath.Join(root, "state"))
+	live, err := Listen(filepath.Join(dir, "serve-one.sock"), Options{Label: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	// A socket left by a serve that died: bound, no longer listening.
+	deadPath := filepath.Join(dir, "serve-two.sock")
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: deadPath, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.SetUnlinkOnClose(false)
+	dead.Close()
+
+	m := NewMux()
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := m.Dial(ctx, dir); err != nil || m.Len() != 1 {
+		t.Fatalf("Dial: %v, %d serves connected, want the live one", err, m.Len())
+	}
+	go m.Watch(ctx, dir, 10*time.Millisecond)
+	two, err := Listen(deadPath, Options{Label: "two"}) // sweeps the dead socket, listens anew
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.Close()
+	waitLen := func(n int, what string) {
+		t.Helper()
+		for m.Len() != n {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s (%d connected, want %d)", what, m.Len(), n)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	waitLen(2, "the serve that started at a socket which had not answered was never reached")
+	// That serve ends, and another starts under the same name (a reused
+	// pid): it is reached too.
+	two.Close()
+	waitLen(1, "the serve that ended is still counted")
+	again, err := Listen(deadPath, Options{Label: "two again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	waitLen(2, "a serve that started under the name of one that ended was never reached")
+}
