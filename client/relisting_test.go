@@ -16,31 +16,19 @@ import (
 func TestRelistingFromNoticeToListing(t *testing.T) {
 	var hold atomic.Pointer[chan struct{}] // when set, tools/list waits until it is closed
 	listing := make(chan struct{}, 1)
-	var srv atomic.Pointer[mcp.Server]
-	dial := func(ctx context.Context) (mcp.Transport, error) {
-		s := newTestServer().build()
-		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if h := hold.Load(); h != nil && method == "tools/list" {
-					select {
-					case listing <- struct{}{}:
-					default:
-					}
-					select {
-					case <-*h:
-					case <-ctx.Done():
-					}
-				}
-				return next(ctx, method, req)
+	srv, dial := listingServer(func(ctx context.Context) error {
+		if h := hold.Load(); h != nil {
+			select {
+			case listing <- struct{}{}:
+			default:
 			}
-		})
-		srv.Store(s)
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := s.Connect(ctx, st, nil); err != nil {
-			return nil, err
+			select {
+			case <-*h:
+			case <-ctx.Done():
+			}
 		}
-		return ct, nil
-	}
+		return nil
+	})
 	m := New([]Spec{{Name: "s", Dial: dial}}, Options{RelistInterval: time.Millisecond})
 	defer m.Close()
 	events, unsub := m.Subscribe()
@@ -82,25 +70,13 @@ func TestRelistingFromNoticeToListing(t *testing.T) {
 // server's calls waiting for a listing nobody asks for any more.
 func TestAFailedRelistIsAskedAgain(t *testing.T) {
 	var failNext atomic.Int32 // tools/list answers that fail before one goes through
-	var srv atomic.Pointer[mcp.Server]
-	dial := func(ctx context.Context) (mcp.Transport, error) {
-		s := newTestServer().build()
-		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "tools/list" && failNext.Load() > 0 {
-					failNext.Add(-1)
-					return nil, errors.New("listing failed for the test")
-				}
-				return next(ctx, method, req)
-			}
-		})
-		srv.Store(s)
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := s.Connect(ctx, st, nil); err != nil {
-			return nil, err
+	srv, dial := listingServer(func(context.Context) error {
+		if failNext.Load() > 0 {
+			failNext.Add(-1)
+			return errors.New("listing failed for the test")
 		}
-		return ct, nil
-	}
+		return nil
+	})
 	m := New([]Spec{{Name: "s", Dial: dial}}, Options{RelistInterval: time.Millisecond})
 	defer m.Close()
 	events, unsub := m.Subscribe()
@@ -117,5 +93,31 @@ func TestAFailedRelistIsAskedAgain(t *testing.T) {
 	}
 	if _, ok := m.Tool("s", "added"); !ok {
 		t.Fatal("the tool the server added was never listed")
+	}
+}
+
+// listingServer dials the test server in memory; before each tools/list it
+// answers, onList runs, and an error it returns is the listing's answer.
+// The server last dialled is kept, for the test to add tools to.
+func listingServer(onList func(context.Context) error) (*atomic.Pointer[mcp.Server], func(context.Context) (mcp.Transport, error)) {
+	srv := new(atomic.Pointer[mcp.Server])
+	return srv, func(ctx context.Context) (mcp.Transport, error) {
+		s := newTestServer().build()
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tools/list" {
+					if err := onList(ctx); err != nil {
+						return nil, err
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		srv.Store(s)
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
 	}
 }
