@@ -24,11 +24,12 @@ func TestRewindTakesBackTheLastTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if l.Rewind(func(s string) bool { return s == "nowhere" }) {
+	if _, ok := l.Rewind(func(s string) bool { return s == "nowhere" }); ok {
 		t.Fatal("Rewind matched a message that was never sent")
 	}
-	if !l.Rewind(func(s string) bool { return strings.HasPrefix(s, "second") }) {
-		t.Fatal("Rewind found no message")
+	taken, ok := l.Rewind(func(s string) bool { return strings.HasPrefix(s, "second") })
+	if !ok || taken.Text != "second\n\n[attached file]" {
+		t.Fatalf("Rewind took back %q, %v", taken.Text, ok)
 	}
 	var got []string
 	for _, m := range l.Messages() {

@@ -280,15 +280,13 @@ func (m *Model) editLast() {
 	text := m.tr.entries[i].text
 	if m.loop != nil {
 		is := func(s string) bool { return s == text || strings.HasPrefix(s, text+"\n\n") }
-		if !m.loop.Rewind(is) {
+		taken, ok := m.loop.Rewind(is)
+		if !ok {
 			m.flash = "your last message was summarised by compaction: it cannot be edited"
 			return
 		}
-		// The saved chat follows: a resume continues from here.
-		m.rec.cleared() // session.go
-		for _, msg := range m.loop.Messages() {
-			m.rec.message(msg)
-		}
+		// The saved chat follows: a resume continues from before it.
+		m.rec.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteRewound, Message: chatlog.FromLLM(taken)})
 	}
 	m.tr.entries = m.tr.entries[:i]
 	m.tr.sel = -1
@@ -545,4 +543,16 @@ func (m *Model) switchChat(id string) tea.Cmd {
 	}
 	m.switchTo = id
 	return m.quit()
+}
+
+// rewound replays, in a resumed chat's transcript, a message taken back
+// with esc esc: it and what followed it leave the transcript.
+func (m *Model) rewound(text string) {
+	for i := len(m.tr.entries) - 1; i >= 0; i-- {
+		if e := m.tr.entries[i]; e.kind == entryUser && e.text == text {
+			m.tr.entries = m.tr.entries[:i]
+			m.tr.bottom()
+			return
+		}
+	}
 }

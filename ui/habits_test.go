@@ -333,3 +333,49 @@ func TestServerInstructionsReachTheModelAsTheServers(t *testing.T) {
 		t.Fatalf("system prompt\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestEscEscEditIsSavedForResume: the saved chat follows an edit: resumed,
+// it shows and gives the model the edited turn, not the one taken back.
+func TestEscEscEditIsSavedForResume(t *testing.T) {
+	dir := t.TempDir()
+	log1, err := chatlog.New(dir, chatlog.Header{ID: "s1", Dir: "/p", Model: "script:demo"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := llm.NewScript([]llm.ScriptTurn{{Text: "Answer one."}, {Text: "Answer two."}, {Text: "Answer three."}})
+	h := habitsHarness(t, t.TempDir(), model, Config{Session: log1})
+	for i, msg := range []string{"first question", "second question"} {
+		h.typeText(msg)
+		h.key("enter")
+		h.until("the run ends", func() bool {
+			return h.m.run == nil && strings.Contains(h.screen(), []string{"Answer one.", "Answer two."}[i])
+		})
+	}
+	h.key("esc")
+	h.key("esc")
+	h.typeText(", edited")
+	h.key("enter")
+	h.until("the run ends", func() bool { return h.m.run == nil && strings.Contains(h.screen(), "Answer three.") })
+	h.m.Close()
+
+	prev, err := chatlog.Load(dir, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, msg := range prev.History() {
+		texts = append(texts, string(msg.Role)+":"+msg.Text)
+	}
+	if got, want := strings.Join(texts, " | "), "user:first question | assistant:Answer one. | user:second question, edited | assistant:Answer three."; got != want {
+		t.Fatalf("resumed history\n%s\nwant\n%s", got, want)
+	}
+	log2, err := prev.Continue(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := habitsHarness(t, t.TempDir(), fakeModel{}, Config{Session: log2, Resumed: prev})
+	s := h2.screen()
+	if strings.Contains(s, "Answer two.") || !strings.Contains(s, "second question, edited") || !strings.Contains(s, "Answer three.") {
+		t.Fatalf("the resumed transcript shows the turn taken back, or not the edited one:\n%s", s)
+	}
+}
