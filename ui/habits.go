@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/state"
 )
 
@@ -278,16 +279,22 @@ func (m *Model) editLast() {
 		return
 	}
 	text := m.tr.entries[i].text
+	// The message as the model got it: the person's words, then what was
+	// attached to them.
+	is := func(s string) bool { return s == text || strings.HasPrefix(s, text+"\n\n") }
+	var taken llm.Message
+	var ok bool
 	if m.loop != nil {
-		is := func(s string) bool { return s == text || strings.HasPrefix(s, text+"\n\n") }
-		taken, ok := m.loop.Rewind(is)
-		if !ok {
-			m.flash = "your last message was summarised by compaction: it cannot be edited"
-			return
-		}
-		// The saved chat follows: a resume continues from before it.
-		m.rec.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteRewound, Message: chatlog.FromLLM(taken)})
+		taken, ok = m.loop.Rewind(is)
+	} else {
+		taken, ok = m.rec.rewindHistory(is) // a resumed chat before its first message
 	}
+	if !ok {
+		m.flash = "your last message is not in the model's conversation (never sent, or summarised by compaction): ↑ brings it back"
+		return
+	}
+	// The saved chat follows: a resume continues from before it.
+	m.rec.append(chatlog.Record{Type: chatlog.TypeNote, Note: chatlog.NoteRewound, Message: chatlog.FromLLM(taken)})
 	m.tr.entries = m.tr.entries[:i]
 	m.tr.sel = -1
 	m.tr.bottom()
@@ -555,4 +562,22 @@ func (m *Model) rewound(text string) {
 			return
 		}
 	}
+}
+
+// rewindHistory takes back, from the resumed conversation not yet given
+// to a loop, the last user message for which is holds and what followed
+// it, as Loop.Rewind does.
+func (r *recorder) rewindHistory(is func(string) bool) (llm.Message, bool) {
+	if r == nil {
+		return llm.Message{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.history) - 1; i >= 0; i-- {
+		if msg := r.history[i]; msg.Role == llm.RoleUser && len(msg.ToolResults) == 0 && is(msg.Text) {
+			r.history = r.history[:i:i]
+			return msg, true
+		}
+	}
+	return llm.Message{}, false
 }

@@ -373,9 +373,26 @@ func TestEscEscEditIsSavedForResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2 := habitsHarness(t, t.TempDir(), fakeModel{}, Config{Session: log2, Resumed: prev})
+	model2 := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Answer four."}})}
+	h2 := habitsHarness(t, t.TempDir(), model2, Config{Session: log2, Resumed: prev})
 	s := h2.screen()
 	if strings.Contains(s, "Answer two.") || !strings.Contains(s, "second question, edited") || !strings.Contains(s, "Answer three.") {
 		t.Fatalf("the resumed transcript shows the turn taken back, or not the edited one:\n%s", s)
+	}
+	// Before its first message, a resumed chat takes back the last turn
+	// of the saved conversation.
+	h2.key("esc")
+	h2.key("esc")
+	if got := h2.m.input.Value(); got != "second question, edited" {
+		t.Fatalf("input %q after esc esc in the resumed chat", got)
+	}
+	h2.key("enter")
+	h2.until("the run ends", func() bool { return h2.m.run == nil && len(model2.reqs) == 1 })
+	texts = nil
+	for _, msg := range model2.reqs[0].Messages {
+		texts = append(texts, string(msg.Role)+":"+msg.Text)
+	}
+	if got, want := strings.Join(texts, " | "), "user:first question | assistant:Answer one. | user:second question, edited"; got != want {
+		t.Fatalf("the resumed model was sent\n%s\nwant\n%s", got, want)
 	}
 }
