@@ -8,7 +8,9 @@
 #     file is refused and the message comes back to the input;
 #  3. esc esc on the empty input takes back the last message; sent again,
 #     edited, it replaces the old turn;
-#  4. /model alone opens a picker of the configured models; enter switches.
+#  4. /model alone opens a picker of the configured models; enter switches;
+#  5. /resume in a new chat lists the saved one; enter ends the new chat
+#     and continues the saved one, whose history the model gets.
 #
 # Exit status: 0 passed, 1 a check failed, 3 tmux or jq is missing and could
 # not be installed. TUI_E2E_KEEP=1 keeps the work directory.
@@ -101,4 +103,23 @@ tm send-keys -t "$session" C-d
 for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
 [ -f "$work/exit" ] || fail "two ctrl+d did not quit"
 [ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+
+echo "$name: /resume switches to the saved chat" >&2
+tm kill-session -t "$session"
+rm -f "$work/exit"
+printf '{"expectHistory": {"contains": "Answer B."}, "text": "Resumed with its history."}\n' >"$work/model3.jsonl"
+tm new-session -d -s "$session" -x 120 -y 35 -c "$work/proj" \
+  "XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color '$work/mcphost' --demo --model 'script:$work/model3.jsonl' 2>'$work/stderr'; echo \$? >'$work/exit'; sleep 30"
+wait_for "servers 2/2 ready"
+type_line "/resume"
+wait_for "Resume which chat?" "Summarize @docs/notes.txt"
+tm send-keys -t "$session" Enter
+wait_for "continuing the chat" "Who answers now?" "The second model answers."
+# The command line's --model applies, as to mcphost --model M --resume ID.
+type_line "And now?"
+wait_for "Resumed with its history."
+tm send-keys -t "$session" C-d
+tm send-keys -t "$session" C-d
+for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
+[ "$(cat "$work/exit" 2>/dev/null)" = 0 ] || fail "the resumed chat did not quit cleanly"
 echo "$name: ok" >&2
