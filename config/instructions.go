@@ -13,7 +13,7 @@ import (
 
 // InstructionsFiles are the project instructions files mcphost reads from
 // the working directory, in order of preference: AGENTS.md, the name
-// several agents share, and CLAUDE.md for a project that has only that.
+// several coding assistants read, and CLAUDE.md for a project that has only that.
 // When both exist only AGENTS.md is read, so a project that keeps both
 // (often one a copy of the other) is not sent the same text twice.
 var InstructionsFiles = []string{"AGENTS.md", "CLAUDE.md"}

@@ -103,7 +103,8 @@ func TestAtPathRefusesProtectedPaths(t *testing.T) {
 	}
 }
 
-// TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles.
+// TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles: what is not a
+// text file is refused with the reason; a long one is cut, and said so.
 func TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
@@ -202,8 +203,8 @@ func TestEscEscEditsTheLastMessage(t *testing.T) {
 	}
 }
 
-// TestEscInDialogsAndInputKeepsItsMeaning: esc with text in the input, or
-// with the menu open, never takes back a message.
+// TestEscWithTextKeepsTheInput: esc twice on a draft never takes back a
+// message nor replaces the draft.
 func TestEscWithTextKeepsTheInput(t *testing.T) {
 	model := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Answer one."}})}
 	h := habitsHarness(t, t.TempDir(), model, Config{})
