@@ -40,6 +40,10 @@ const (
 	// Session is set, with the new model and base URL only, which a
 	// resume uses; the servers are not part of it.
 	NoteModel = "model"
+	// NoteRewound says the person took back their message Message (as it
+	// was sent, attachments included) and everything after it, to send
+	// it again edited: the model's conversation goes on from before it.
+	NoteRewound = "rewound"
 )
 
 // Record is one line of a session file.

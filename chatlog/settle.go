@@ -171,6 +171,8 @@ func (s *Session) conversation() ([]llm.Message, []*host.CallEntry) {
 			c.started = append(c.started, *r.Started)
 		case r.Type == TypeNote && r.Note == NoteCleared:
 			c = settler{outcomes: s.outcomes}
+		case r.Type == TypeNote && r.Note == NoteRewound && r.Message != nil:
+			c.rewind(r.Message.LLM().Text)
 		}
 	}
 	c.closeOpen()
@@ -201,6 +203,18 @@ func (c *settler) message(m llm.Message) {
 	c.closeOpen()
 	c.msgs = append(c.msgs, m)
 	c.records, c.started = nil, nil
+}
+
+// rewind takes back the last user message whose text is text, and what
+// followed it. The calls of the turns taken back stay known: they ran.
+func (c *settler) rewind(text string) {
+	for i := len(c.msgs) - 1; i >= 0; i-- {
+		if m := c.msgs[i]; m.Role == llm.RoleUser && len(m.ToolResults) == 0 && m.Text == text {
+			c.msgs = c.msgs[:i:i]
+			c.records, c.started = nil, nil
+			return
+		}
+	}
 }
 
 // openCalls returns the tool calls of the last message when it is an

@@ -122,7 +122,7 @@ func messageBytes(m llm.Message) int {
 // still not fit.
 func (l *Loop) fit(ctx context.Context, tools []llm.Tool) error {
 	window := l.window()
-	est := estimate(l.o.System, l.messages, tools)
+	est := estimate(l.systemPrompt(), l.messages, tools)
 	if est*100 <= window*compactShare {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (l *Loop) Compact(ctx context.Context) (*Compaction, error) {
 func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Compaction, error) {
 	window := l.window()
 	target := window * compactTo / 100
-	c := &Compaction{Before: estimate(l.o.System, l.messages, tools), Window: window}
+	c := &Compaction{Before: estimate(l.systemPrompt(), l.messages, tools), Window: window}
 	// The last tool message answers the turn being run: it stays whole.
 	lastTool := -1
 	for i := len(l.messages) - 1; i >= 0; i-- {
@@ -188,7 +188,7 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 			r.Content = marker
 		}
 	}
-	c.After = estimate(l.o.System, l.messages, tools)
+	c.After = estimate(l.systemPrompt(), l.messages, tools)
 	if force || c.After*100 > window*fullShare ||
 		(c.After*100 > window*compactShare && (l.summaryRefused == 0 || (c.After-l.summaryRefused)*100 >= window*summaryRetry)) {
 		if err := l.summarise(ctx, tools, c); err != nil {
@@ -198,7 +198,7 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 			}
 			l.emit(LoopEvent{Kind: EvWarning, Text: "the conversation was not summarised: " + err.Error()})
 		}
-		c.After = estimate(l.o.System, l.messages, tools)
+		c.After = estimate(l.systemPrompt(), l.messages, tools)
 	}
 	if c.Elided > 0 || c.Summarised > 0 {
 		l.Transcript = append(l.Transcript, Entry{Role: "compaction", Text: c.String(), Compaction: c})
@@ -213,7 +213,7 @@ func (l *Loop) compact(ctx context.Context, tools []llm.Tool, force bool) (*Comp
 // answer the one before: at an assistant message or a person's message.
 func (l *Loop) summarise(ctx context.Context, tools []llm.Tool, c *Compaction) error {
 	window := l.window()
-	budget := window*keepShare/100 - estimate(l.o.System, nil, tools)
+	budget := window*keepShare/100 - estimate(l.systemPrompt(), nil, tools)
 	cut, tail := -1, 0
 	for i := len(l.messages) - 1; i > 0; i-- {
 		tail += messageBytes(l.messages[i]) / bytesPerToken

@@ -26,6 +26,10 @@ type LoopOptions struct {
 	Names *client.Names
 	// System is the system prompt.
 	System string
+	// Briefing, if set, is asked at the start of each Run for the texts
+	// given beside System (see [SystemPrompt]): the project's
+	// instructions and the servers'.
+	Briefing func() Briefing
 	// MaxSteps bounds the model turns of one Run (default 25).
 	MaxSteps int
 	// MaxResultTokens bounds a tool result passed to the model, estimated
@@ -77,7 +81,10 @@ type Loop struct {
 	// since, or would not fit (compact.go).
 	summaryRefused int
 	o              LoopOptions
-	messages       []llm.Message
+	// system is the system prompt of the Run in progress: System with
+	// the Briefing of its start.
+	system   string
+	messages []llm.Message
 	// Transcript is everything that happened, in order, for rendering.
 	Transcript []Entry
 	Usage      llm.Usage
@@ -345,6 +352,15 @@ func (l *Loop) SetModel(m llm.Model, contextWindow int) {
 	l.o.Model, l.o.ContextWindow = m, contextWindow
 }
 
+// systemPrompt is the system prompt of the Run in progress, or of the
+// last one.
+func (l *Loop) systemPrompt() string {
+	if l.system == "" {
+		return l.o.System
+	}
+	return l.system
+}
+
 func (l *Loop) emit(e LoopEvent) {
 	if l.o.OnEvent != nil {
 		l.o.OnEvent(e)
@@ -399,6 +415,10 @@ func (l *Loop) toolDescription(t *client.Tool) string {
 func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 	l.add(llm.Message{Role: llm.RoleUser, Text: user})
 	l.Transcript = append(l.Transcript, Entry{Role: "user", Text: user})
+	l.system = l.o.System
+	if l.o.Briefing != nil {
+		l.system = SystemPrompt(l.o.System, l.o.Briefing(), l.trusted)
+	}
 	out := &RunOutcome{}
 	var tools []llm.Tool
 	found := 0
@@ -435,7 +455,7 @@ func (l *Loop) Run(ctx context.Context, user string) (*RunOutcome, error) {
 		var calls []llm.ToolCall
 		var done llm.Event
 		turn := Turn{Step: step, Model: l.o.Model.Name(), Start: time.Now()}
-		err := l.o.Model.Stream(ctx, &llm.Request{System: l.o.System, Messages: l.messages, Tools: tools}, func(e llm.Event) {
+		err := l.o.Model.Stream(ctx, &llm.Request{System: l.systemPrompt(), Messages: l.messages, Tools: tools}, func(e llm.Event) {
 			switch e.Kind {
 			case llm.EventTextDelta:
 				text.WriteString(e.Text)

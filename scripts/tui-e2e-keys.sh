@@ -80,7 +80,7 @@ wait_for "servers $want/$want ready"
 
 echo "$name: the command menu" >&2
 tm send-keys -t "$session" -l /
-wait_for "every tool with its badges" "/resources [FILTER]" "1 of 15"
+wait_for "every tool with its badges" "/resources [FILTER]" "1 of 17"
 tm send-keys -t "$session" -l he
 wait_for "› /help" "this help"
 tm send-keys -t "$session" Enter

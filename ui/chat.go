@@ -26,6 +26,9 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.eof()
 	}
 	m.quitAt, m.flash = time.Time{}, ""
+	if !key.Matches(k, ck.Close) {
+		m.habits.escAt, m.habits.escStopped = time.Time{}, false
+	}
 
 	switch d := m.dialogs.top(); {
 	// The dialogs own their keys, Esc included: it denies a confirmation
@@ -83,6 +86,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 	// esc on a confirmation still denies it and never cancels the run.
 	case key.Matches(k, ck.Interrupt) && (m.run != nil || len(m.calls) > 0):
 		m.cancelRuns()
+		m.habits.escStopped = true // habits.go: the escs that follow do not edit
 		return nil
 	case key.Matches(k, ck.Focus):
 		m.focus = focusTranscript
@@ -103,7 +107,7 @@ func (m *Model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if key.Matches(k, ck.Close) {
-		return nil
+		return m.escPressed() // habits.go: esc esc edits the last message
 	}
 	if k.String() == "backspace" && m.backspaceToken() {
 		return nil
@@ -134,7 +138,7 @@ func (m *Model) menuKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "enter":
 		// After a command, enter runs it with what was typed; a mention
 		// is taken first unless it is complete.
-		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuProviders || s.kind == menuMentions && s.entries[s.at].insert == s.word {
+		if s := m.menu; s.kind == menuToolRefs || s.kind == menuServers || s.kind == menuProviders || (s.kind == menuMentions || s.kind == menuPaths) && s.entries[s.at].insert == s.word {
 			m.menu = nil
 			return nil, false
 		}
@@ -312,11 +316,19 @@ func (m *Model) sendText(text string) tea.Cmd {
 		m.notice(levelWarn, noModelShort)
 		return nil
 	}
-	m.tr.bottom()
-	m.tr.add(&entry{kind: entryUser, text: text})
-	// Mentions are found in the person's words only, before any resource
-	// text joins them: a resource cannot make mcphost read another.
+	// Mentions are found in the person's words only, before any file or
+	// resource text joins them: neither can make mcphost read another.
 	mentions := m.findMentions(text) // resources.go
+	said := text
+	if files := findFiles(text); len(files) > 0 {
+		var ok bool
+		if text, ok = m.attachFiles(text, files); !ok { // habits.go
+			m.setInput(said)
+			return nil
+		}
+	}
+	m.tr.bottom()
+	m.tr.add(&entry{kind: entryUser, text: said})
 	if a := m.attach; a != nil {
 		m.attach = nil
 		m.notice(levelInfo, fmt.Sprintf("attached %s from %s (%d bytes, sent as data)", cleanLine(a.uri), cleanLine(a.server), len(a.text)))
@@ -338,7 +350,7 @@ func (m *Model) startRun(text string, mentions []mention) tea.Cmd {
 		history, past := m.rec.takeHistory() // session.go
 		m.loop = host.NewLoop(host.LoopOptions{
 			Model: m.metered(m.cfg.Model), Gate: m.gate, Tools: m.mgr.Tools(),
-			System: m.cfg.System, MaxSteps: m.cfg.MaxSteps,
+			System: m.cfg.System, Briefing: m.briefing, MaxSteps: m.cfg.MaxSteps, // habits.go
 			History: history, Past: past, OnMessage: m.rec.message, OnResult: m.rec.result, // session.go
 			ToolSearch: m.cfg.Context.ToolSearch, AlwaysLoad: m.cfg.Context.AlwaysLoad, ContextWindow: m.cfg.Context.ContextWindow,
 			OnEvent: func(ev host.LoopEvent) {
@@ -528,7 +540,14 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/export":
 		m.exportCommand(rest) // export.go
 	case "/model":
+		if rest == "" && m.modelPicker() { // habits.go
+			return nil
+		}
 		m.modelCommand(rest) // switchmodel.go
+	case "/resume":
+		return m.resumeCommand(rest) // habits.go
+	case "/instructions":
+		m.instructionsCommand(rest) // habits.go
 	case "/copy":
 		return m.copyCommand(rest) // copy.go
 	case "/quit", "/exit":

@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/ui/dialog"
@@ -108,6 +109,22 @@ type Config struct {
 	// waits. Build it with notify.New from the person's "notify" setting
 	// and notify.Detect; the zero value rings the bell alone.
 	Notify notify.Notifier
+
+	// WorkDir is the directory an @path is relative to; "" is the
+	// process's.
+	WorkDir string
+	// Instructions is the project's instructions file (AGENTS.md), nil
+	// when there is none. It is sent to the model only with the person's
+	// consent: InstructionsConsented (recorded earlier), or
+	// /instructions send in the chat.
+	Instructions          *config.Instructions
+	InstructionsConsented bool
+	// Models are offered by /model without an argument, besides the one
+	// in use: the configured models and the recently used ones.
+	Models []string
+	// Sessions lists the saved chats for /resume, newest first; nil: the
+	// chats are not saved.
+	Sessions func() ([]chatlog.Summary, error)
 }
 
 func (c Config) historyPath() string {
@@ -221,6 +238,9 @@ func Run(ctx context.Context, cfg Config) error {
 	_, err := p.Run()
 	m.Close()                      // the terminal is restored: cancel the running call, record it, stop the servers
 	_ = m.printScrollback(cfg.Out) // best effort: the session is over either way
+	if m.switchTo != "" && ctx.Err() == nil {
+		return &SwitchChat{ID: m.switchTo} // habits.go
+	}
 	if ctx.Err() != nil {
 		// The caller (a signal) ended the session: not a failure, but a
 		// call that may have run must be said.

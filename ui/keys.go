@@ -19,6 +19,10 @@ type chatKeys struct {
 	Send, Newline, Cancel, Quit, Close, Tools, Help, Focus, PageUp, PageDown, Expand key.Binding
 	Complete, Prev, Next, Search, Mouse                                              key.Binding
 	Interrupt, Suspend, Editor                                                       key.Binding
+
+	// EditLast is esc twice on an empty input when nothing runs; it is
+	// handled with Close (habits.go) and listed for the help.
+	EditLast key.Binding
 }
 
 func newChatKeys() chatKeys {
@@ -32,6 +36,7 @@ func newChatKeys() chatKeys {
 		// cancellation as ctrl+c. It never reaches a dialog (esc there
 		// denies) nor a panel.
 		Interrupt: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "interrupt the streaming answer or the running call (as ctrl+c does)")),
+		EditLast:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc esc", "on an empty input when nothing runs: edit your last message; sending it runs its turn again in place of the old one")),
 		Suspend:   key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend mcphost and give the terminal back; fg resumes it")),
 		Editor:    key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "edit the message in $VISUAL or $EDITOR; saving replaces the input")),
 		Tools:     key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "tools panel (also /tools)")),
@@ -111,7 +116,7 @@ func newKeyMaps() keyMaps {
 func (k keyMaps) groups() []keyGroup {
 	c, t, l, f := k.chat, k.transcript, k.list, k.form
 	return []keyGroup{
-		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Interrupt, c.Quit, c.Suspend, c.Close, c.Complete, c.Prev, c.Next, c.Search, c.Editor, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand, c.Mouse}},
+		{"Chat", []key.Binding{c.Send, c.Newline, c.Cancel, c.Interrupt, c.EditLast, c.Quit, c.Suspend, c.Close, c.Complete, c.Prev, c.Next, c.Search, c.Editor, c.Tools, c.Help, c.Focus, c.PageUp, c.PageDown, c.Expand, c.Mouse}},
 		{"Transcript (f2)", []key.Binding{t.Prev, t.Next, t.Toggle, t.Open, t.Top, t.Bottom, t.Back}},
 		{"Panels", []key.Binding{l.Up, l.Down, l.Open, l.Restart, l.Revoke, l.Attach, l.Back}},
 		{"Call form", []key.Binding{f.Send, f.Reset, f.Back}},
@@ -168,7 +173,9 @@ var commandHelp = [][2]string{
 	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
 	{"/export [FILE]", "write the conversation as Markdown (never over an existing file)"},
 	{"/copy [result]", "copy the last answer (or the selected card's result) to the clipboard, OSC 52"},
-	{"/model [PROVIDER:MODEL]", "show the model, or switch to another for the next message (the conversation carries over)"},
+	{"/model [PROVIDER:MODEL]", "switch to another model for the next message (the conversation carries over); alone: pick one"},
+	{"/resume [ID]", "pick a saved chat and continue it in place of this one"},
+	{"/instructions [send|stop]", "the project's AGENTS.md: show it, send it to the model, or stop"},
 	{"/help", "this help"},
 	{"/quit", "leave mcphost"},
 }

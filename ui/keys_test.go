@@ -192,7 +192,7 @@ func TestSlashMenu(t *testing.T) {
 		t.Fatalf("the menu after / : %+v", h.m.menu)
 	}
 	s := h.screen()
-	for _, want := range []string{"› /tools [FILTER]", "every tool with its badges", "/compact", "1 of 15"} {
+	for _, want := range []string{"› /tools [FILTER]", "every tool with its badges", "/compact", "1 of 17"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the menu lacks %q:\n%s", want, s)
 		}

@@ -44,6 +44,13 @@ type Model struct {
 	once  sync.Once
 
 	trust *trustSet
+	// habits is the state of @path, esc esc and the instructions
+	// (habits.go).
+	habits habitState
+	// switchTo is the saved chat /resume chose to continue after this one
+	// (habits.go).
+	switchTo string
+
 	mgr   *client.Manager
 	gate  *host.Gate
 	asker *asker
@@ -235,6 +242,7 @@ func NewModel(cfg Config) *Model {
 	m.layout()
 	m.rec = newRecorder(cfg.Session, cfg.Resumed, func(n noticeMsg) { m.post(n) }) // session.go
 	m.openSession()
+	m.startHabits() // habits.go
 	return m
 }
 

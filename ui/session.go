@@ -159,6 +159,9 @@ func (m *Model) openSession() {
 			if rec.Note == chatlog.NoteCleared {
 				m.notice(levelInfo, "transcript cleared; the model did not see what is above")
 			}
+			if rec.Note == chatlog.NoteRewound && rec.Message != nil {
+				m.rewound(rec.Message.Text.S) // habits.go
+			}
 		}
 	}
 	m.notice(levelInfo, fmt.Sprintf("continuing the chat %s of %s (%s); the model has its history. "+

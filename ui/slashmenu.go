@@ -40,6 +40,7 @@ const (
 	menuToolRefs           // SERVER/TOOL, after /explain
 	menuServers            // a server name, after /trust
 	menuProviders          // a provider, after /model
+	menuPaths              // @path, a local file (habits.go)
 )
 
 // slashMenu is the open menu.
@@ -87,6 +88,9 @@ func menuWord(v string) (word string, start int, kind menuKind, ok bool) {
 	i := strings.LastIndexAny(v, " \t\n")
 	w := v[i+1:]
 	if strings.HasPrefix(w, "@") && !strings.HasPrefix(w, "@@") {
+		if isPathWord(w[1:]) { // habits.go
+			return w, i + 1, menuPaths, true
+		}
 		return w, i + 1, menuMentions, true
 	}
 	return "", 0, 0, false
@@ -125,6 +129,8 @@ func (m *Model) syncMenu() tea.Cmd {
 		all, sigil = m.serverEntries(), 0
 	case menuProviders:
 		all, sigil = providerEntries(), 0 // switchmodel.go
+	case menuPaths:
+		all = m.pathEntries(word) // habits.go
 	default:
 		all = commandEntries()
 	}
@@ -138,7 +144,7 @@ func (m *Model) syncMenu() tea.Cmd {
 		}
 	}
 	entries := append(prefix, inside...)
-	if len(entries) == 0 && kind != menuMentions {
+	if len(entries) == 0 && kind != menuMentions && kind != menuPaths {
 		m.menu = nil
 		return nil
 	}
@@ -157,7 +163,7 @@ func (m *Model) syncMenu() tea.Cmd {
 }
 
 // menuEnter says what enter does in each kind of menu.
-var menuEnter = [...]string{menuCommands: "enter runs it", menuMentions: "enter takes it", menuToolRefs: "enter runs the command", menuServers: "enter runs the command", menuProviders: "tab takes it"}
+var menuEnter = [...]string{menuCommands: "enter runs it", menuMentions: "enter takes it", menuToolRefs: "enter runs the command", menuServers: "enter runs the command", menuProviders: "tab takes it", menuPaths: "enter takes it"}
 
 // menuHeight is the number of rows menuLines draws.
 func (m *Model) menuHeight() int {
@@ -227,7 +233,9 @@ func (m *Model) menuLines(w int) []string {
 	st := m.st
 	if len(s.entries) == 0 {
 		msg := "  no resource matches " + cleanLine(s.word)
-		if m.mentions == nil || m.mentions.loading {
+		if s.kind == menuPaths {
+			msg = "  no file matches " + cleanLine(s.word)
+		} else if m.mentions == nil || m.mentions.loading {
 			msg = "  listing the servers' resources…"
 		}
 		return []string{fit(st.Muted.Render(msg), w)}

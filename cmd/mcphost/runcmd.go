@@ -183,7 +183,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, s *streams) er
 	cs := st.contextSettings(model)
 	loop := host.NewLoop(host.LoopOptions{
 		Model: model, Gate: sess.gate, Tools: sess.m.Tools(), MaxSteps: o.MaxSteps,
-		System: systemPrompt, ToolSearch: cs.ToolSearch, AlwaysLoad: cs.AlwaysLoad, ContextWindow: cs.ContextWindow,
+		System: systemPrompt, Briefing: st.briefing(s, sess.m), ToolSearch: cs.ToolSearch, AlwaysLoad: cs.AlwaysLoad, ContextWindow: cs.ContextWindow,
 		History: cont.history, Past: cont.past, OnMessage: cont.message, OnResult: cont.result,
 		OnEvent: func(e host.LoopEvent) {
 			cont.event(e)
