@@ -53,11 +53,7 @@ func (g *Gate) argPlaces(spec *client.Spec, args json.RawMessage) (bases, paths 
 	if !g.o.Policy.ProtectsPaths() || bytes.IndexByte(args, '"') < 0 {
 		return nil, nil
 	}
-	var roots []string
-	if r, ok := g.o.Catalog.(rootLister); ok {
-		roots = r.RootDirs()
-	}
-	return ArgPlaces(spec, roots, g.o.Policy.Home(), args)
+	return ArgPlaces(spec, g.roots(), g.o.Policy.Home(), args)
 }
 
 // ArgPlaces returns the directories spec's server may resolve a relative
