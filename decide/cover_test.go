@@ -180,3 +180,32 @@ func TestNewGrant(t *testing.T) {
 		}
 	}
 }
+
+// A tool whose name says it deletes, empties or rolls back something can
+// lose more than what is at the paths it names: new paths never lower it.
+func TestNewPathsNotForNamesThatLoseMore(t *testing.T) {
+	p := policies(t)[""]
+	for _, c := range []struct {
+		name string
+		want decide.Tier
+	}{
+		{"write_file", decide.T1},
+		{"save_note", decide.T1},
+		{"put_object", decide.T1},
+		{"delete_branch", decide.T2},
+		{"file_remove", decide.T2},
+		{"purge_cache", decide.T2},
+		{"reset_db", decide.T2},
+		{"clear_items", decide.T2},
+		{"rollbackMigration", decide.T2},
+		{"d\u0435lete_all", decide.T2}, // a Cyrillic е
+		{"ｄｅｌｅｔｅ", decide.T2},
+		{"a_b_c_d_e_f_g_h_i_j_k_l_n_o_p_q_r_s_delete", decide.T2}, // more words than are read
+	} {
+		in := coverRow{trusted: tr, hints: "fttf", newP: newP, mode: I}.input(t)
+		in.Tool.Name = c.name
+		if d := p.Decide(in); d.Tier != c.want || d.Verdict != decide.Ask {
+			t.Errorf("%s naming only new paths: %s %s %v, want ask %s", c.name, d.Verdict, d.Tier, codes(d), c.want)
+		}
+	}
+}

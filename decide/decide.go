@@ -90,7 +90,7 @@ func (p *Policy) Decide(in Input) Decision {
 		poisoned = true
 	}
 	d.Tier = tierOf(d.Class, openWorld)
-	if d.Tier == T2 && NewPathsMatter(d) && in.NewPaths {
+	if d.Tier == T2 && in.NewPaths && NewPathsMatter(t.Name, d) {
 		// An overwrite of what is not there loses nothing: still asked, as
 		// a plain confirmation, and a grant given for it covers no call
 		// that names something that exists (Grant.Tier).
@@ -172,16 +172,20 @@ func (p *Policy) Decide(in Input) Decision {
 	return d
 }
 
-// NewPathsMatter reports whether Input.NewPaths can change a call decided
-// so: a destructive call of a trusted server's unchanged tool, closed
-// world (tier T2), whose tool declares itself idempotent. Such a tool's
-// destructive effect is an overwrite: repeating the call changes nothing
-// more, so what it can lose is what is already at the place it writes. A
-// tool that is not idempotent (a move, an edit, a shell command) may
-// lose what its arguments do not name, and keeps T2. A host finds
-// NewPaths, which reads the file system, only when this holds.
-func NewPathsMatter(d Decision) bool {
-	return d.Class == Destructive && d.Effective.OpenWorld == False && d.Effective.Idempotent == True
+// NewPathsMatter reports whether Input.NewPaths can change the decision d
+// for a call of the tool named tool: a destructive call of a trusted
+// server's unchanged tool, closed world (tier T2), whose tool declares
+// itself idempotent and whose name says nothing of deleting, emptying or
+// rolling back (see nameLosesMore). Such a tool's destructive effect is an
+// overwrite: repeating the call changes nothing more, so what it can lose
+// is what is already at the place it writes. A tool that is not
+// idempotent (a move, an edit, a shell command) may lose what its
+// arguments do not name, and so may a "delete_branch" or a "reset_db"
+// whose arguments name no file; they keep T2. A host finds NewPaths,
+// which reads the file system, only when this holds.
+func NewPathsMatter(tool string, d Decision) bool {
+	return d.Class == Destructive && d.Effective.OpenWorld == False && d.Effective.Idempotent == True &&
+		!nameLosesMore(tool)
 }
 
 // readsPaths reports whether the protected-path check may take the call

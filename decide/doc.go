@@ -230,11 +230,13 @@
 // ScopeAlways grant; AllowedScopes lists what a dialog may offer.
 //
 // An idempotent destructive call of a trusted server's unchanged tool,
-// closed world (T2), asks at T1 with reason "new-paths" when the host
-// found that its arguments name only paths that do not exist yet
-// (Input.NewPaths): repeating such a call changes nothing more, so what it
-// can lose is what is at the place it writes, and nothing is there. A
-// grant given at T1 then covers no call that names something that exists.
+// closed world (T2), whose name says nothing of deleting, emptying or
+// rolling back, asks at T1 with reason "new-paths" when the host found
+// that its arguments name only paths that do not exist yet
+// (Input.NewPaths, NewPathsMatter): repeating such a call changes nothing
+// more, so what it can lose is what is at the place it writes, and
+// nothing is there. A grant given at T1 then covers no call that names
+// something that exists.
 //
 // Taint suspends allow rules the same way: once the session is tainted,
 // an open-world call asks (and is denied headless) even when an allow

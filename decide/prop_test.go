@@ -546,7 +546,7 @@ func TestPropNewPathsOnlyLowersT2ToT1(t *testing.T) {
 		if after.Verdict != before.Verdict || after.Class != before.Class || after.Rule != before.Rule {
 			t.Fatalf("new paths changed %s %s %q into %s %s %q", before.Verdict, before.Class, before.Rule, after.Verdict, after.Class, after.Rule)
 		}
-		if after.Tier != before.Tier && !(before.Tier == decide.T2 && after.Tier == decide.T1 && decide.NewPathsMatter(before) &&
+		if after.Tier != before.Tier && !(before.Tier == decide.T2 && after.Tier == decide.T1 && decide.NewPathsMatter(in.Tool.Name, before) &&
 			after.Has(decide.CodeNewPaths) && in.Server.Trusted) {
 			t.Fatalf("new paths moved %s to %s (%v)", before.Tier, after.Tier, codes(after))
 		}

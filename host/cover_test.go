@@ -232,7 +232,10 @@ func TestNewPaths(t *testing.T) {
 		{local, `{"path":"notes/new.md","content":"a note\n"}`, true},
 		{local, `{"path":"` + dir + `/notes/new.md"}`, true},
 		{local, `{"path":"~/notes/new.md"}`, true},
-		{local, `{"path":"notes/new/deeper.md"}`, true},
+		{local, `{"path":"notes/new/deeper.md"}`, false},                    // its directory is not here either
+		{local, `{"project":"apps/web"}`, false},                            // an identifier, not a place here
+		{local, `{"repo":"owner/name","branch":"feature/x"}`, false},        // nor these
+		{local, `{"cmd":"echo hi > notes/x"}`, false},                       // a command line is no path
 		{local, `{"path":"README.md","content":"x"}`, false},                // exists
 		{local, `{"path":"notes/new.md","content":"see README.md"}`, false}, // a word names what exists
 		{local, `{"cmd":"rm -rf build && echo > out/x"}`, false},            // so does a command's

@@ -611,7 +611,7 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 		Paths:   paths,
 	}
 	d := g.o.Policy.Decide(in)
-	if d.Tier == decide.T2 && decide.NewPathsMatter(d) {
+	if d.Tier == decide.T2 && decide.NewPathsMatter(t.Name, d) {
 		// Only then does it matter whether the arguments name what exists:
 		// the file system is read for no other call.
 		if in.NewPaths = newPaths(&spec, g.roots(), g.o.Policy.Home(), args); in.NewPaths {

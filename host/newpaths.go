@@ -10,16 +10,20 @@ import (
 
 // newPaths reports whether a call of a tool of spec's server with args
 // names at least one path and nothing that exists yet (decide.Input.
-// NewPaths): every string of the arguments, object keys included, and
+// NewPaths). Every string of the arguments, object keys included, and
 // every word of one, is looked up as a path the server could resolve it to
-// (absolute, after "~" and $HOME, or joined with each of the server's bases,
-// links followed), and none exists; and at least one of them has a
-// directory part ("notes/n.md", "/tmp/x"), so that it is a path at all and
-// not a name or a sentence. It answers false whenever it cannot tell: a
-// server reached over the network, whose file system is not this one;
-// arguments with more strings than are looked at; or more lookups than
-// the bounds allow. It reads the file system (Lstat, Readlink) and never
-// fails.
+// (absolute, after "~" and $HOME, or joined with each of the server's
+// bases, links followed), and none may exist. A string with a directory
+// part ("notes/n.md", "~/x", "/tmp/x") must moreover be a place on this
+// machine: its directory exists under one of those bases. At least one
+// such string is needed, so that the arguments name a path at all; a
+// string like "owner/repo" or "feature/x", whose directory is nowhere
+// here, or a command line ("echo > out/x"), is no new path but something
+// else, and makes the answer false. It answers false whenever it cannot
+// tell: a server reached over the network, whose file system is not this
+// one; arguments with more strings than are looked at; or more lookups
+// than the bounds allow. It reads the file system (Lstat, Readlink) and
+// never fails.
 func newPaths(spec *client.Spec, roots []string, home string, args json.RawMessage) bool {
 	if spec.URL != "" {
 		return false // the server's files are not this machine's
@@ -33,10 +37,13 @@ func newPaths(spec *client.Spec, roots []string, home string, args json.RawMessa
 	bases := serverBases(spec, roots, homes, r)
 	named := false
 	for _, s := range strs {
-		for _, w := range append([]string{s}, pathWords(s)...) {
-			if strings.ContainsRune(w, '/') || strings.HasPrefix(w, "~") {
-				named = true
+		if strings.ContainsRune(s, '/') || strings.HasPrefix(s, "~") {
+			if !inDirectoryHere(r, candidates(s, bases, homes)) {
+				return false
 			}
+			named = true
+		}
+		for _, w := range append([]string{s}, pathWords(s)...) {
 			abs := candidates(w, bases, homes)
 			if len(abs) == 0 {
 				return false // a relative path, and nowhere known to look for it
@@ -52,6 +59,18 @@ func newPaths(spec *client.Spec, roots []string, home string, args json.RawMessa
 		}
 	}
 	return named
+}
+
+// inDirectoryHere reports whether the directory of one of the paths a
+// string may name exists, links followed.
+func inDirectoryHere(r *resolver, paths []string) bool {
+	for _, p := range paths {
+		dir := r.resolve(filepath.Dir(filepath.Clean(p)))
+		if r.budget > 0 && r.lstat(dir).dir {
+			return true
+		}
+	}
+	return false
 }
 
 // pathWords splits s into the words a command line or a sentence holds,

@@ -251,6 +251,7 @@ type resolver struct {
 
 type lookup struct {
 	exists bool
+	dir    bool // a directory (not a link to one)
 	link   bool
 	target string
 }
@@ -265,7 +266,7 @@ func (r *resolver) lstat(p string) lookup {
 	r.budget--
 	var l lookup
 	if fi, err := os.Lstat(p); err == nil {
-		l.exists = true
+		l.exists, l.dir = true, fi.IsDir()
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if t, err := os.Readlink(p); err == nil {
 				l.link, l.target = true, t
