@@ -57,8 +57,10 @@ type Grant struct {
 	// calls of the tool at that tier or below, never a riskier one (a
 	// write_file approved at T1 because it named only new paths does not
 	// cover one that overwrites, at T2). T0, which no question is ever
-	// asked at, means the tier was not recorded (an "always" grant saved
-	// before tiers were): such a grant is bounded by its scope alone.
+	// asked at, means the tier was not recorded, as for an "always" grant
+	// read back from the state file: such a grant is bounded by its scope
+	// alone, which loses nothing, since "always" is never offered for a
+	// call whose tier was lowered (AllowedScopes).
 	Tier Tier `json:"tier,omitempty"`
 	// Tainted reports that the person gave the grant for an open-world
 	// call in a tainted session, with the taint warning in front of them:

@@ -14,7 +14,7 @@ import (
 // every word of one, is looked up as a path the server could resolve it to
 // (absolute, after "~" and $HOME, or joined with each of the server's
 // bases, links followed), and none may exist. A string with a directory
-// part ("notes/n.md", "~/x", "/tmp/x") must moreover be a place on this
+// part ("notes/n.md", "~/x", "/srv/x") must moreover be a place on this
 // machine: its directory exists under one of those bases. At least one
 // such string is needed, so that the arguments name a path at all; a
 // string like "owner/repo" or "feature/x", whose directory is nowhere
