@@ -13,9 +13,11 @@ package decide
 //     Otherwise absent hints take the spec defaults, and a read-only claim
 //     that contradicts destructiveHint:true or the tool's name (or what
 //     it looks like, see Skeleton) is not believed.
-//  2. Tier from the class and world, raised to T1 by the auto-approve
-//     level where it applies, or by a poisoned description (PoisonFlags).
-//     T0 allows; T1 to T3 ask.
+//  2. Tier from the class and world, lowered from T2 to T1 for an
+//     idempotent destructive call that names only paths that do not exist
+//     yet (Input.NewPaths, NewPathsMatter), raised to T1 by the
+//     auto-approve level where it applies, or by a poisoned description
+//     (PoisonFlags). T0 allows; T1 to T3 ask.
 //  3. The first matching deny rule refuses, whatever else holds.
 //  4. Invalid arguments make the call ask at least; arguments that lead
 //     to a protected path (see Input.Bases and Input.Paths), whatever the
@@ -28,9 +30,11 @@ package decide
 //     with a poisoned description; and to an open-world call in a tainted
 //     session only when it says "evenWhenTainted". Deny and ask rules
 //     also match the tool name's confusable skeleton.
-//  6. A call that still asks is allowed by a matching grant, unless an
-//     ask rule matched, step 4 applies, the definition changed, or the
-//     call is open-world in a tainted session.
+//  6. A call that still asks is allowed by a matching grant given for a
+//     call of its tier or a riskier one, unless an ask rule matched, step
+//     4 applies, or the definition changed. An open-world call in a
+//     tainted session is allowed only if it is a read and the grant was
+//     given in that state (Grant.Tainted).
 //  7. In Headless mode Ask becomes Deny.
 func (p *Policy) Decide(in Input) Decision {
 	if p == nil {
@@ -86,6 +90,13 @@ func (p *Policy) Decide(in Input) Decision {
 		poisoned = true
 	}
 	d.Tier = tierOf(d.Class, openWorld)
+	if d.Tier == T2 && in.NewPaths && NewPathsMatter(t.Name, d) {
+		// An overwrite of what is not there loses nothing: still asked, as
+		// a plain confirmation, and a grant given for it covers no call
+		// that names something that exists (Grant.Tier).
+		d.Tier = T1
+		rs.add(rNewPaths)
+	}
 	if poisoned && d.Tier == T0 {
 		d.Tier = T1 // a poisoned description always asks
 	}
@@ -137,11 +148,18 @@ func (p *Policy) Decide(in Input) Decision {
 	}
 
 	if verdict == Ask && askRule == nil && !locked && !changed {
-		if openWorld && in.Session.Tainted() {
+		tainted := openWorld && in.Session.Tainted()
+		if tainted {
 			rs.add(rTainted)
-		} else if g := findGrant(&in, d.Tier); g != nil {
-			verdict, d.Grant = Allow, g
-			rs.add(rGrant[g.Scope])
+		}
+		// In a tainted session an open-world call could carry private data
+		// out: only a read, under a grant the person gave knowing of the
+		// taint, runs without asking again.
+		if !tainted || d.Class == Read {
+			if g := findGrant(&in, d.Tier, tainted); g != nil {
+				verdict, d.Grant = Allow, g
+				rs.add(rGrant[g.Scope])
+			}
 		}
 	}
 
@@ -152,6 +170,22 @@ func (p *Policy) Decide(in Input) Decision {
 	d.Verdict = verdict
 	d.Reasons = rs.slice()
 	return d
+}
+
+// NewPathsMatter reports whether Input.NewPaths can change the decision d
+// for a call of the tool named tool: a destructive call of a trusted
+// server's unchanged tool, closed world (tier T2), whose tool declares
+// itself idempotent and whose name says nothing of deleting, emptying or
+// rolling back (see nameLosesMore). Such a tool's destructive effect is an
+// overwrite: repeating the call changes nothing more, so what it can lose
+// is what is already at the place it writes. A tool that is not
+// idempotent (a move, an edit, a shell command) may lose what its
+// arguments do not name, and so may a "delete_branch" or a "reset_db"
+// whose arguments name no file; they keep T2. A host finds NewPaths,
+// which reads the file system, only when this holds.
+func NewPathsMatter(tool string, d Decision) bool {
+	return d.Class == Destructive && d.Effective.OpenWorld == False && d.Effective.Idempotent == True &&
+		!nameLosesMore(tool)
 }
 
 // readsPaths reports whether the protected-path check may take the call

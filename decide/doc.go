@@ -219,12 +219,24 @@
 // # Grants, taint and modes
 //
 // A Grant is a person's approval, bound to the server's identity, the tool
-// name and the definition hash (see Grant for the exact matching). It
-// turns Ask into Allow, never Deny into anything; it does not apply under
-// an ask rule, a protected path, invalid arguments, a changed definition,
-// or, for an open-world call, once the session is tainted (it has seen
-// both private data and outside content). Tier T3 accepts no ScopeAlways
-// grant; AllowedScopes lists what a dialog may offer.
+// name and the definition hash (see Grant for the exact matching), and,
+// made with NewGrant, to the tier of the question answered: it covers no
+// riskier call. It turns Ask into Allow, never Deny into anything; it does
+// not apply under an ask rule, a protected path, invalid arguments or a
+// changed definition. Once the session is tainted (it has seen both
+// private data and outside content) it covers an open-world call only if
+// the call is a read and the person gave the grant in that state, with
+// the taint warning in front of them (Grant.Tainted). Tier T3 accepts no
+// ScopeAlways grant; AllowedScopes lists what a dialog may offer.
+//
+// An idempotent destructive call of a trusted server's unchanged tool,
+// closed world (T2), whose name says nothing of deleting, emptying or
+// rolling back, asks at T1 with reason "new-paths" when the host found
+// that its arguments name only paths that do not exist yet
+// (Input.NewPaths, NewPathsMatter): repeating such a call changes nothing
+// more, so what it can lose is what is at the place it writes, and
+// nothing is there. A grant given at T1 then covers no call that names
+// something that exists.
 //
 // Taint suspends allow rules the same way: once the session is tainted,
 // an open-world call asks (and is denied headless) even when an allow

@@ -393,6 +393,47 @@ func lookAlikeSuggestsWrite(name string) (string, bool) {
 	return "", false
 }
 
+// undoVerbs are name words that, without destroying by name, empty or
+// roll back something as a whole ("clear_cache", "reset_db"): such a tool
+// loses more than what is at the paths it names.
+var undoVerbs = wordSet("clean", "clear", "empty", "flush", "format", "prune", "reset", "revert", "rollback")
+
+var undoSkeletons = sync.OnceValue(func() map[string]bool { return skeletonSet(undoVerbs) })
+
+// nameLosesMore reports whether a tool's name says it can lose more than
+// what it overwrites: a strongly destructive verb (delete, purge, wipe,
+// exec, ...) or one that empties or rolls back (clear, reset, ...)
+// anywhere in it, as written or by its look-alike skeleton. A name with
+// more words than are read counts as one that does.
+func nameLosesMore(name string) bool {
+	var w nameWords
+	w.split(name)
+	if w.n == len(w.start) {
+		return true
+	}
+	var buf [32]byte
+	for i := 0; i < w.n; i++ {
+		x := string(w.lower(i, &buf))
+		if strongWriteVerbs[x] || undoVerbs[x] {
+			return true
+		}
+	}
+	if plainSkeleton(name) {
+		return false
+	}
+	strong, undo := verbSkeletons().strong, undoSkeletons()
+	w = nameWords{}
+	w.split(norm.NFKC.String(name))
+	for i := 0; i < w.n; i++ {
+		for _, x := range strings.FieldsFunc(lookAlikeWord(w.word(i)), isNameSeparator) {
+			if strong[x] || undo[x] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func isNameSeparator(r rune) bool {
 	return r == '_' || r == '-' || r == '.' || r == '/' || r == ':' || r == ' '
 }

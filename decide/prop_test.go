@@ -81,8 +81,11 @@ func drawInput(t *rapid.T) decide.Input {
 			Tool:           rapid.SampledFrom([]string{tool, tool, "other"}).Draw(t, "gtool"),
 			DefinitionHash: rapid.SampledFrom([]string{"h1", "h2", ""}).Draw(t, "ghash"),
 			ArgsHash:       rapid.SampledFrom([]string{decide.ArgsHash(json.RawMessage(args)), "", "0000"}).Draw(t, "gargs"),
+			Tier:           decide.Tier(rapid.IntRange(0, 3).Draw(t, "gtier")),
+			Tainted:        rapid.Bool().Draw(t, "gtainted"),
 		})
 	}
+	in.NewPaths = rapid.Bool().Draw(t, "newPaths")
 	return in
 }
 
@@ -409,8 +412,10 @@ func TestPropProtectedPathNeverAllowed(t *testing.T) {
 	})
 }
 
-// Grants never allow an open-world call in a tainted session, and never
-// allow a T3 call with ScopeAlways.
+// Grants allow an open-world call in a tainted session only when it is a
+// read and the grant was given in that state; they never allow a call
+// riskier than the one they were given for, nor a T3 call with
+// ScopeAlways.
 func TestPropGrantLimits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
@@ -418,8 +423,11 @@ func TestPropGrantLimits(t *testing.T) {
 		if d.Grant == nil {
 			return
 		}
-		if in.Session.Tainted() && d.Effective.OpenWorld == decide.True {
-			t.Fatalf("grant allowed an open-world call in a tainted session")
+		if in.Session.Tainted() && d.Effective.OpenWorld == decide.True && (d.Class != decide.Read || !d.Grant.Tainted) {
+			t.Fatalf("a %s grant (tainted %v) allowed an open-world %s call in a tainted session", d.Grant.Scope, d.Grant.Tainted, d.Class)
+		}
+		if d.Grant.Tier != decide.T0 && d.Tier > d.Grant.Tier {
+			t.Fatalf("a grant given at %s allowed a call at %s", d.Grant.Tier, d.Tier)
 		}
 		if d.Tier == decide.T3 && d.Grant.Scope == decide.ScopeAlways {
 			t.Fatalf("always grant applied at T3")
@@ -477,7 +485,8 @@ func TestPropDenyCatchesLookAlikes(t *testing.T) {
 }
 
 // In a tainted session an open-world call is never allowed, unless an
-// allow rule that says "evenWhenTainted" allowed it.
+// allow rule that says "evenWhenTainted" allowed it, or it is a read and a
+// grant the person gave in the tainted session did.
 func TestPropTaintSuspendsAllowRules(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := drawInput(t)
@@ -488,6 +497,9 @@ func TestPropTaintSuspendsAllowRules(t *testing.T) {
 			return
 		}
 		if s, ok := g.spec(d.Rule); ok && strings.Contains(string(s.Raw), `"evenWhenTainted":true`) {
+			return
+		}
+		if d.Rule == "" && d.Grant != nil && d.Grant.Tainted && d.Class == decide.Read {
 			return
 		}
 		t.Fatalf("open-world call allowed in a tainted session (rule %q, reasons %v)", d.Rule, codes(d))
@@ -515,6 +527,28 @@ func TestPropPoisonedNeverAllowedWithoutAPerson(t *testing.T) {
 		}
 		if d.Verdict == decide.Allow && d.Grant == nil {
 			t.Fatalf("poisoned description allowed without a grant (rule %q, reasons %v)", d.Rule, codes(d))
+		}
+	})
+}
+
+// Finding that a call names only new paths lowers nothing but the tier of
+// an idempotent destructive closed-world call, from T2 to T1: it never
+// allows a call by itself, and changes nothing else.
+func TestPropNewPathsOnlyLowersT2ToT1(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := drawInput(t)
+		in.Session.Grants = nil
+		p := drawPolicy(t).compile(t)
+		in.NewPaths = false
+		before := p.Decide(in)
+		in.NewPaths = true
+		after := p.Decide(in)
+		if after.Verdict != before.Verdict || after.Class != before.Class || after.Rule != before.Rule {
+			t.Fatalf("new paths changed %s %s %q into %s %s %q", before.Verdict, before.Class, before.Rule, after.Verdict, after.Class, after.Rule)
+		}
+		if after.Tier != before.Tier && !(before.Tier == decide.T2 && after.Tier == decide.T1 && decide.NewPathsMatter(in.Tool.Name, before) &&
+			after.Has(decide.CodeNewPaths) && in.Server.Trusted) {
+			t.Fatalf("new paths moved %s to %s (%v)", before.Tier, after.Tier, codes(after))
 		}
 	})
 }

@@ -19,6 +19,7 @@ const (
 	CodeIdempotent           = "idempotent"
 	CodeOpenWorld            = "open-world"
 	CodeClosedWorld          = "closed-world"
+	CodeNewPaths             = "new-paths"
 	CodePoisonedPrefix       = "poisoned-description:" // followed by a PoisonFlags heuristic: other-tool, secrets, conceal or instruction-block
 	CodeAutoApprove          = "auto-approve"
 	CodeInvalidArguments     = "invalid-arguments"
@@ -50,6 +51,7 @@ var reasonTable = []Reason{
 	{CodeIdempotent, "Repeating the call with the same arguments has no further effect, so it may be retried."},
 	{CodeOpenWorld, "The tool reaches outside systems, such as the internet or other services, which raises its tier by one."},
 	{CodeClosedWorld, "The tool only touches a closed, local set of data."},
+	{CodeNewPaths, "The call names only paths that do not exist yet, so this overwrite loses nothing there: it asks as a plain confirmation, and approving it covers no call that names something that exists."},
 	{CodePoisonedPrefix + PoisonOtherTool, "The tool's description tells the model how to use another tool, a known way to hijack it, so the call always asks; allow rules do not apply, only a person's approval."},
 	{CodePoisonedPrefix + PoisonSecrets, "The tool's description points the model at secrets such as SSH keys, .env files or credentials, so the call always asks; allow rules do not apply, only a person's approval."},
 	{CodePoisonedPrefix + PoisonConceal, "The tool's description asks the model to keep something from you, so the call always asks; allow rules do not apply, only a person's approval."},
@@ -60,7 +62,7 @@ var reasonTable = []Reason{
 	{CodeProtectedPath, "The call's arguments lead to mcphost's own configuration, state, tokens or audit files (by name, by a relative path or through a link), so a person must confirm it as the riskiest kind of call; no rule or earlier approval can skip this."},
 	{CodeRulePrefix + "<id>", "A rule from your own configuration or command line matched this call; its id follows the colon."},
 	{CodeAllowNeedsServerName, "An allow rule matched only through a wildcard server name; allow rules apply to an untrusted server only when they name it exactly."},
-	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if a grant or an allow rule allowed them before; only an allow rule with \"evenWhenTainted\": true still applies."},
+	{CodeTaintedSession, "This session has read private data and taken in content from outside systems, so open-world calls need confirmation even if a grant or an allow rule allowed them before; only a read you approved for this session after this warning, or an allow rule with \"evenWhenTainted\": true, still applies."},
 	{CodeGrantPrefix + "once", "You allowed this exact call once."},
 	{CodeGrantPrefix + "args", "You allowed this tool with exactly these arguments."},
 	{CodeGrantPrefix + "session", "You allowed this tool for this session."},
@@ -119,6 +121,7 @@ var (
 	rIdempotent       = mustReason(CodeIdempotent)
 	rOpenWorld        = mustReason(CodeOpenWorld)
 	rClosedWorld      = mustReason(CodeClosedWorld)
+	rNewPaths         = mustReason(CodeNewPaths)
 	rAutoApprove      = mustReason(CodeAutoApprove)
 	rInvalidArgs      = mustReason(CodeInvalidArguments)
 	rProtected        = mustReason(CodeProtectedPath)

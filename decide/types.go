@@ -225,6 +225,12 @@ type Input struct {
 	// paths, compared with the protected paths like an argument naming
 	// them. Decide does no file system access of its own.
 	Paths []string
+	// NewPaths reports that the host looked and found that the arguments
+	// name at least one path on the file system the server writes to, and
+	// that nothing they name (any string, or any word of one, resolved
+	// against every base) exists yet. It only matters when NewPathsMatter
+	// holds; a host that cannot tell leaves it false.
+	NewPaths bool
 }
 
 // Reason is one stable code with a sentence a person understands. See

@@ -152,7 +152,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			if changed {
 				g.setPin(a.ident, t, a.trusted) // approving the call accepts the new definition
 			}
-			g.grant(ans.Scope, a.ident, c.Server, t, c.Args)
+			g.grant(d, ans.Scope, a.ident, c.Server, t, c.Args)
 		}
 		if c.OnDecision != nil {
 			c.OnDecision(r.Decision, r.DecidedBy)

@@ -601,7 +601,7 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	if g.o.CanAsk != nil && !g.o.CanAsk() {
 		mode = decide.Headless
 	}
-	return g.o.Policy.Decide(decide.Input{
+	in := decide.Input{
 		Server:  DecideServer(&spec, trusted),
 		Tool:    DecideTool(t, pinned),
 		Args:    args,
@@ -609,7 +609,24 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 		Mode:    mode,
 		Bases:   bases,
 		Paths:   paths,
-	})
+	}
+	d := g.o.Policy.Decide(in)
+	if d.Tier == decide.T2 && decide.NewPathsMatter(t.Name, d) {
+		// Only then does it matter whether the arguments name what exists:
+		// the file system is read for no other call.
+		if in.NewPaths = newPaths(&spec, g.roots(), g.o.Policy.Home(), args); in.NewPaths {
+			d = g.o.Policy.Decide(in)
+		}
+	}
+	return d
+}
+
+// roots returns the directories the catalog offers its servers as roots.
+func (g *Gate) roots() []string {
+	if r, ok := g.o.Catalog.(rootLister); ok {
+		return r.RootDirs()
+	}
+	return nil
 }
 
 // pin returns the hash the gate compares the tool's definition with, and
@@ -678,13 +695,14 @@ func (g *Gate) setPin(ident string, t *client.Tool, trusted bool) {
 	g.o.Pins.Set(ident, t, trusted)
 }
 
-func (g *Gate) grant(scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage) {
-	gr := decide.Grant{Scope: scope, Server: ident, Tool: t.Name, DefinitionHash: t.Hash}
+// grant keeps the approval a person gave, with scope, for the call decided
+// d: bound to the definition they were shown and, through d, to the tier
+// and taint of the question (decide.NewGrant).
+func (g *Gate) grant(d decide.Decision, scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage) {
+	gr := decide.NewGrant(d, scope, ident, t.Name, t.Hash, args)
 	switch scope {
 	case decide.ScopeOnce:
 		return // this call only
-	case decide.ScopeArgs:
-		gr.ArgsHash = decide.ArgsHash(args)
 	case decide.ScopeAlways:
 		if g.o.Store != nil {
 			_ = g.o.Store.AddAlwaysGrant(gr, server) // if it cannot be saved it still holds for this session

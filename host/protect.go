@@ -53,11 +53,7 @@ func (g *Gate) argPlaces(spec *client.Spec, args json.RawMessage) (bases, paths 
 	if !g.o.Policy.ProtectsPaths() || bytes.IndexByte(args, '"') < 0 {
 		return nil, nil
 	}
-	var roots []string
-	if r, ok := g.o.Catalog.(rootLister); ok {
-		roots = r.RootDirs()
-	}
-	return ArgPlaces(spec, roots, g.o.Policy.Home(), args)
+	return ArgPlaces(spec, g.roots(), g.o.Policy.Home(), args)
 }
 
 // ArgPlaces returns the directories spec's server may resolve a relative
@@ -255,6 +251,7 @@ type resolver struct {
 
 type lookup struct {
 	exists bool
+	dir    bool // a directory (not a link to one)
 	link   bool
 	target string
 }
@@ -269,7 +266,7 @@ func (r *resolver) lstat(p string) lookup {
 	r.budget--
 	var l lookup
 	if fi, err := os.Lstat(p); err == nil {
-		l.exists = true
+		l.exists, l.dir = true, fi.IsDir()
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if t, err := os.Readlink(p); err == nil {
 				l.link, l.target = true, t
