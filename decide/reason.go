@@ -75,7 +75,7 @@ var reasonTable = []reasonRow{
 	{Reason{CodeGrantPrefix + "args", "You allowed this tool with exactly these arguments."}, true},
 	{Reason{CodeGrantPrefix + "session", "You allowed this tool for this session."}, true},
 	{Reason{CodeGrantPrefix + "always", "You always allow this tool."}, true},
-	{Reason{CodeByPerson, "You asked for this yourself (an @server:uri mention, or a resource you opened), not the model, so it runs without asking; deny and ask rules and protected paths still apply."}, true},
+	{Reason{CodeByPerson, "You asked for this yourself (an @server:uri mention in your message), not the model, so it runs without asking; deny and ask rules and protected paths still apply."}, true},
 	{Reason{CodeNeedsApproval, "The call needs a person's approval and nobody can be asked in headless mode, so it is refused."}, false},
 }
 

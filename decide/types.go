@@ -214,8 +214,8 @@ type Input struct {
 	Session Session
 	Mode    Mode
 	// ByPerson is true when the person asked for the call themselves, not
-	// the model: a resource they mentioned as @server:uri in a message or
-	// opened in a list. The call runs without asking, at whatever tier
+	// the model: a resource they mentioned as @server:uri in a message they
+	// typed. The call runs without asking, at whatever tier
 	// (an untrusted server's read is still class Unknown), except that
 	// deny rules refuse it, ask rules ask, and invalid arguments or a
 	// protected path make it ask (at T3 for a path) as for any call. The

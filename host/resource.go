@@ -98,12 +98,28 @@ type Asking struct {
 	Asker Asker
 }
 
+// ReadOwn reads the resource uri of server as ReadResource does, for a
+// read the person asked for themselves: an @server:uri mention in a
+// message they typed. It is decided
+// as their own action (decide.Input.ByPerson), not as a model's guess: it
+// runs without asking whatever the server's trust, unless a deny or ask
+// rule, or a protected path (a file:// URI of mcphost's own files), holds
+// it back. It is audited and taints the session as any read. Never call it
+// for a read the model asked for.
+func (g *Gate) ReadOwn(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	return Asking{Gate: g}.read(ctx, server, uri, true)
+}
+
 // ReadResource: see Gate.ReadResource.
 func (x Asking) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	return x.read(ctx, server, uri, false)
+}
+
+func (x Asking) read(ctx context.Context, server, uri string, byPerson bool) (*mcp.ReadResourceResult, *Result) {
 	g, args := x.Gate, ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
-	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker,
+	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker, byPerson: byPerson,
 		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
 		do: func(ctx context.Context, args json.RawMessage) (err error) {
 			res, err = reader.ReadResource(ctx, server, readURI(args))
@@ -263,6 +279,8 @@ type request struct {
 	// subscription), so it adds nothing to the session's taint.
 	noTaint bool
 	asker   Asker // Call.Asker of the request
+	// byPerson: the person asked for it themselves (operation.byPerson).
+	byPerson bool
 }
 
 // requestOp is req, a request to server that is not a tool call (a read
@@ -273,7 +291,7 @@ type request struct {
 // the session's taint once it returned the server's text.
 func (g *Gate) requestOp(server string, req request) *operation {
 	t := req.tool
-	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}, once: true, noTaint: req.noTaint,
+	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}, once: true, noTaint: req.noTaint, byPerson: req.byPerson,
 		find: func(context.Context) (*client.Tool, error) {
 			if _, ok := g.o.Catalog.Spec(server); !ok {
 				return nil, fmt.Errorf("no server named %q", server)
