@@ -44,9 +44,25 @@ func resourceTool(server string) *client.Tool {
 	t := &client.Tool{Server: server, Name: ResourceReadTool, Title: "read a resource",
 		Description: "Reads one resource of the server (MCP resources/read).", Annotations: resourceHints,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`)}
-	t.Hash = "resources/read@1"
+	t.Hash = resourceToolHash
 	return t
 }
+
+// OwnWords reports whether t is one of the gate's stand-ins for a request
+// that is not a tool call (ResourceReadTool, PromptGetTool): its title and
+// description are mcphost's own words, and a question about it must not
+// present them as the server's. It goes by the stand-in's definition
+// hash, which no server's tool can have (theirs are SHA-256), never by
+// the name, which a server may copy.
+func OwnWords(t *client.Tool) bool {
+	return t != nil && (t.Hash == resourceToolHash || t.Hash == promptToolHash)
+}
+
+// The definition hashes of the stand-ins.
+const (
+	resourceToolHash = "resources/read@1"
+	promptToolHash   = "prompts/get@1"
+)
 
 // PromptGetTool is the tool name under which the gate decides, asks about
 // and audits a prompts/get of a server's prompt, as ResourceReadTool is
@@ -69,7 +85,7 @@ func promptTool(server string) *client.Tool {
 	t := &client.Tool{Server: server, Name: PromptGetTool, Title: "get a prompt",
 		Description: "Gets one prompt of the server, filled with arguments (MCP prompts/get).", Annotations: resourceHints,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)}
-	t.Hash = "prompts/get@1"
+	t.Hash = promptToolHash
 	return t
 }
 
