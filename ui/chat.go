@@ -291,6 +291,9 @@ func (m *Model) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	// Whatever is sent, its answer appears at the bottom: a person who
+	// scrolled up to read is brought back there.
+	m.tr.bottom()
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
 		m.remember(text)
 		m.resetInput()
