@@ -537,7 +537,7 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/quit", "/exit":
 		return m.quit()
 	default:
-		m.notice(levelWarn, fmt.Sprintf("unknown command %s: /help lists the commands (start a message with // to send a slash)", cleanLine(name)))
+		m.notice(levelWarn, unknownCommand(name)) // suggest.go
 	}
 	return nil
 }
