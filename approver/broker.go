@@ -248,6 +248,11 @@ func questionFor(id string, q *host.Question) *Question {
 		Scopes: append([]decide.Scope{}, q.Scopes...), Changed: q.Changed}
 	if t := q.Tool; t != nil {
 		m.Tool, m.Title, m.Description = bound(t.Name, maxName), bound(t.Title, maxTitle), bound(t.Description, maxDescription)
+		if host.OwnWords(t) {
+			// A read's or a prompt's stand-in: its words are mcphost's,
+			// and the protocol's title and description are the server's.
+			m.Title, m.Description = "", ""
+		}
 	}
 	for i, r := range q.Decision.Reasons {
 		if i == maxReasons {

@@ -798,3 +798,25 @@ func TestSocketDirectorySymlinkRefused(t *testing.T) {
 		t.Errorf("the link's target holds %d entries, want none (no lock, no socket)", len(ents))
 	}
 }
+
+// TestAStandInIsNotSentAsTheServersWords: a question about a read of a
+// resource carries no title or description, since the stand-in's are
+// mcphost's words and the protocol's are the server's; a server's own
+// tool that copies the name keeps its own.
+func TestAStandInIsNotSentAsTheServersWords(t *testing.T) {
+	m := client.New([]client.Spec{{Name: "docs"}}, client.Options{})
+	defer m.Close()
+	g := host.NewGate(host.GateOptions{Catalog: m})
+	d, stand, err := g.ExplainOperation("docs", host.ResourceReadTool, host.ReadArgs("docs://readme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := questionFor("id-1", &host.Question{Server: "docs", Tool: stand, Args: host.ReadArgs("docs://readme"), Decision: d})
+	if q.Tool != host.ResourceReadTool || q.Title != "" || q.Description != "" {
+		t.Fatalf("the stand-in went out as tool %q, title %q, description %q; want its name only", q.Tool, q.Title, q.Description)
+	}
+	copycat := questionFor("id-2", &host.Question{Server: "docs", Tool: &client.Tool{Name: host.ResourceReadTool, Description: "Mine.", Hash: "0123abcd"}})
+	if copycat.Description != "Mine." {
+		t.Fatalf("a server's tool named like the stand-in lost its description: %q", copycat.Description)
+	}
+}

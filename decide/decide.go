@@ -36,6 +36,10 @@ package decide
 //     tainted session is allowed only if it is a read and the grant was
 //     given in that state (Grant.Tainted).
 //  7. In Headless mode Ask becomes Deny.
+//
+// A call the person asked for themselves (Input.ByPerson) starts from
+// Allow at step 2, whatever its tier; steps 3 to 5 apply to it as to any
+// call.
 func (p *Policy) Decide(in Input) Decision {
 	if p == nil {
 		p = zeroPolicy
@@ -100,7 +104,7 @@ func (p *Policy) Decide(in Input) Decision {
 	if poisoned && d.Tier == T0 {
 		d.Tier = T1 // a poisoned description always asks
 	}
-	if d.Tier == T0 && (p.auto == ApproveNone || (p.auto == ApproveReads && d.Class == Additive)) {
+	if d.Tier == T0 && !in.ByPerson && (p.auto == ApproveNone || (p.auto == ApproveReads && d.Class == Additive)) {
 		d.Tier = T1
 		rs.add(rAutoApprove)
 	}
@@ -108,6 +112,11 @@ func (p *Policy) Decide(in Input) Decision {
 
 	verdict := Ask
 	if d.Tier == T0 {
+		verdict = Allow
+	} else if in.ByPerson {
+		// The person's own request is not a model's guess to confirm;
+		// what follows (deny and ask rules, invalid arguments, protected
+		// paths) still holds it back.
 		verdict = Allow
 	}
 	args := viewArgs(in.Args)
@@ -163,6 +172,9 @@ func (p *Policy) Decide(in Input) Decision {
 		}
 	}
 
+	if in.ByPerson && verdict == Allow && d.Tier != T0 {
+		rs.add(rByPerson)
+	}
 	if in.Mode != Interactive && verdict == Ask {
 		verdict = Deny
 		rs.add(rNeedsApproval)

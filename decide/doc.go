@@ -262,6 +262,11 @@
 //
 // In Headless mode Ask becomes Deny with reason "needs-approval".
 //
+// A call the person asked for themselves, not the model (Input.ByPerson:
+// an @server:uri mention in a chat message), starts from Allow whatever
+// its tier, with reason "by-person"; deny rules, ask rules, invalid
+// arguments and protected paths still hold it back as they do any call.
+//
 // Decision.Retry says whether a call whose outcome is unknown may be sent
 // again: a read, or a write whose effective idempotentHint is true, from
 // a trusted server whose definition is unchanged.
@@ -279,5 +284,10 @@
 //
 // Every decision carries reason codes, stable strings with one sentence
 // each for people; ReasonCodes lists them in the order Decide emits them
-// and ReasonText gives the sentence.
+// and ReasonText gives the sentence. Each is of one of two kinds: a reason
+// to ask or refuse, or a fact in the call's favour that lowers its risk
+// (read-only, idempotent, closed-world, a grant, by-person, and the allow
+// rule that let the call run). Decision.InFavour tells them apart and
+// Decision.Split sorts them, so that whoever shows the reasons never lists
+// "it only reads" as a reason to ask.
 package decide

@@ -213,6 +213,14 @@ type Input struct {
 	Args    json.RawMessage // the call's arguments; empty or null means none
 	Session Session
 	Mode    Mode
+	// ByPerson is true when the person asked for the call themselves, not
+	// the model: a resource they mentioned as @server:uri in a message they
+	// typed. The call runs without asking, at whatever tier
+	// (an untrusted server's read is still class Unknown), except that
+	// deny rules refuse it, ask rules ask, and invalid arguments or a
+	// protected path make it ask (at T3 for a path) as for any call. The
+	// host sets it only for requests a person typed or chose.
+	ByPerson bool
 
 	// Bases are the directories the server may resolve a relative path in
 	// the arguments against: its working directory, directories on its

@@ -43,6 +43,10 @@ type operation struct {
 	// noTaint: what the request returns is not the server's text (a
 	// subscription), so it adds nothing to the session's taint.
 	noTaint bool
+	// byPerson: the person asked for this request themselves (a resource
+	// they mentioned), so it is decided as their own action
+	// (decide.Input.ByPerson).
+	byPerson bool
 }
 
 // account is the gate's one record of a call: what was asked for (the
@@ -99,7 +103,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			pinned, changed = g.pin(a.ident, t, a.trusted)
 			decidedOn = pinned
 		}
-		d := g.decide(spec, a.trusted, t, decidedOn, c.Args)
+		d := g.decideFor(spec, a.trusted, t, decidedOn, c.Args, op.byPerson)
 		r.Decision = d
 		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
 

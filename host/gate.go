@@ -593,6 +593,12 @@ func allowed(scopes []decide.Scope, s decide.Scope) bool {
 }
 
 func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage) decide.Decision {
+	return g.decideFor(spec, trusted, t, pinned, args, false)
+}
+
+// decideFor is decide for a request the person made themselves (byPerson:
+// decide.Input.ByPerson) or the model made (false).
+func (g *Gate) decideFor(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage, byPerson bool) decide.Decision {
 	g.mu.Lock()
 	sess := decide.Session{Grants: append([]decide.Grant(nil), g.grants...), SawOpenWorldOutput: g.sawOpen, SawPrivateRead: g.sawPriv}
 	g.mu.Unlock()
@@ -609,6 +615,8 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 		Mode:    mode,
 		Bases:   bases,
 		Paths:   paths,
+
+		ByPerson: byPerson,
 	}
 	d := g.o.Policy.Decide(in)
 	if d.Tier == decide.T2 && decide.NewPathsMatter(t.Name, d) {

@@ -665,7 +665,14 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		// on one line, without marks, it cannot forge one of mcphost's.
 		content = "mcphost: " + Defang(r.Message(), true)
 		if len(entry.Reasons) > 0 && (r.Status == StatusDenied || r.Status == StatusBlocked) {
-			content += " (reasons: " + strings.Join(entry.Reasons, ", ") + ")"
+			// The reasons it was held back; what speaks for the call (it
+			// only reads, a grant) is never given as one.
+			ask, favour := r.Decision.Split()
+			content += " (reasons: " + strings.Join(codesOf(ask), ", ")
+			if len(favour) > 0 {
+				content += "; in its favour: " + strings.Join(codesOf(favour), ", ")
+			}
+			content += ")"
 		}
 		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy.PersonDenied() {
 			content += "; the person gave no reason"
@@ -740,4 +747,13 @@ func (l *Loop) modelError(err error) error {
 		return fmt.Errorf("model %w", err)
 	}
 	return fmt.Errorf("model %s: %w", name, err)
+}
+
+// codesOf returns the reasons' codes, in order.
+func codesOf(rs []decide.Reason) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Code
+	}
+	return out
 }

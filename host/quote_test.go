@@ -267,3 +267,35 @@ func TestSummaryClosesCutRegions(t *testing.T) {
 		t.Errorf("the summary prompt has %d opening and %d closing marks, want the one region closed before the next line:\n%s", open, closed, p)
 	}
 }
+
+// TestRefusalToTheModelListsOnlyReasonsToAsk: the model's copy of a
+// refusal gives the reasons the call was held back, and names what spoke
+// for it (it is idempotent, it touches only local data) apart, never as a
+// reason.
+func TestRefusalToTheModelListsOnlyReasonsToAsk(t *testing.T) {
+	m := procManager(t, procServer{"tasks", "tasks"})
+	names := client.BuildNames(m.Tools())
+	var del string
+	for _, tool := range m.Tools() {
+		if tool.Name == "delete_task" {
+			del = names.Model(tool)
+		}
+	}
+	if del == "" {
+		t.Fatal("the tasks fixture lists no delete_task")
+	}
+	rec := &turnRecorder{Model: llm.NewScript([]llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptCall{call(del, `{"id":"T-1"}`)}},
+		{ExpectError: bptr(true), Text: "refused"},
+	})}
+	g := NewGate(GateOptions{Catalog: m, Policy: &decide.Policy{}, Trusted: func(string) bool { return true }, Mode: decide.Headless, Audit: openTestAudit(t)})
+	l := NewLoop(LoopOptions{Model: rec, Gate: g, Tools: m.Tools(), Names: names, ToolSearch: SearchNever})
+	if _, err := l.Run(context.Background(), "delete"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := rec.reqs[1].Messages
+	got := msgs[len(msgs)-1].ToolResults[0].Content
+	if want := "(reasons: destructive, needs-approval; in its favour: idempotent, closed-world)"; !strings.HasSuffix(got, want) {
+		t.Errorf("the refusal reads %q, want it to end %q", got, want)
+	}
+}

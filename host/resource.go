@@ -44,9 +44,25 @@ func resourceTool(server string) *client.Tool {
 	t := &client.Tool{Server: server, Name: ResourceReadTool, Title: "read a resource",
 		Description: "Reads one resource of the server (MCP resources/read).", Annotations: resourceHints,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"uri":{"type":"string"}},"required":["uri"]}`)}
-	t.Hash = "resources/read@1"
+	t.Hash = resourceToolHash
 	return t
 }
+
+// OwnWords reports whether t is one of the gate's stand-ins for a request
+// that is not a tool call (ResourceReadTool, PromptGetTool): its title and
+// description are mcphost's own words, and a question about it must not
+// present them as the server's. It goes by the stand-in's definition
+// hash, which no server's tool can have (theirs are SHA-256), never by
+// the name, which a server may copy.
+func OwnWords(t *client.Tool) bool {
+	return t != nil && (t.Hash == resourceToolHash || t.Hash == promptToolHash)
+}
+
+// The definition hashes of the stand-ins.
+const (
+	resourceToolHash = "resources/read@1"
+	promptToolHash   = "prompts/get@1"
+)
 
 // PromptGetTool is the tool name under which the gate decides, asks about
 // and audits a prompts/get of a server's prompt, as ResourceReadTool is
@@ -69,7 +85,7 @@ func promptTool(server string) *client.Tool {
 	t := &client.Tool{Server: server, Name: PromptGetTool, Title: "get a prompt",
 		Description: "Gets one prompt of the server, filled with arguments (MCP prompts/get).", Annotations: resourceHints,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},"required":["name"]}`)}
-	t.Hash = "prompts/get@1"
+	t.Hash = promptToolHash
 	return t
 }
 
@@ -98,12 +114,28 @@ type Asking struct {
 	Asker Asker
 }
 
+// ReadOwn reads the resource uri of server as ReadResource does, for a
+// read the person asked for themselves: an @server:uri mention in a
+// message they typed. It is decided
+// as their own action (decide.Input.ByPerson), not as a model's guess: it
+// runs without asking whatever the server's trust, unless a deny or ask
+// rule, or a protected path (a file:// URI of mcphost's own files), holds
+// it back. It is audited and taints the session as any read. Never call it
+// for a read the model asked for.
+func (g *Gate) ReadOwn(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	return Asking{Gate: g}.read(ctx, server, uri, true)
+}
+
 // ReadResource: see Gate.ReadResource.
 func (x Asking) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, *Result) {
+	return x.read(ctx, server, uri, false)
+}
+
+func (x Asking) read(ctx context.Context, server, uri string, byPerson bool) (*mcp.ReadResourceResult, *Result) {
 	g, args := x.Gate, ReadArgs(uri)
 	reader, _ := g.o.Catalog.(ResourceReader)
 	var res *mcp.ReadResourceResult
-	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker,
+	r := g.pass(ctx, g.requestOp(server, request{tool: resourceTool(server), args: args, can: reader != nil, cannot: errNoReader, asker: x.Asker, byPerson: byPerson,
 		valid: func(args json.RawMessage) bool { return readURI(args) != "" },
 		do: func(ctx context.Context, args json.RawMessage) (err error) {
 			res, err = reader.ReadResource(ctx, server, readURI(args))
@@ -263,6 +295,8 @@ type request struct {
 	// subscription), so it adds nothing to the session's taint.
 	noTaint bool
 	asker   Asker // Call.Asker of the request
+	// byPerson: the person asked for it themselves (operation.byPerson).
+	byPerson bool
 }
 
 // requestOp is req, a request to server that is not a tool call (a read
@@ -273,7 +307,7 @@ type request struct {
 // the session's taint once it returned the server's text.
 func (g *Gate) requestOp(server string, req request) *operation {
 	t := req.tool
-	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}, once: true, noTaint: req.noTaint,
+	return &operation{call: Call{Server: server, Tool: t.Name, Args: req.args, Asker: req.asker}, once: true, noTaint: req.noTaint, byPerson: req.byPerson,
 		find: func(context.Context) (*client.Tool, error) {
 			if _, ok := g.o.Catalog.Spec(server); !ok {
 				return nil, fmt.Errorf("no server named %q", server)

@@ -366,3 +366,40 @@ func TestTheRequestsOwnAskerIsAsked(t *testing.T) {
 		t.Fatalf("a read without its own asker asked the gate's %d times, the other %d", gates.asked.Load(), own.asked.Load())
 	}
 }
+
+// TestThePersonsOwnReadIsNotAsked: a read the person asked for themselves
+// (ReadOwn: an @server:uri mention) of an untrusted server runs without a
+// question, where the model's read of the same resource asks at T3; a
+// protected path is still asked about (and so not read when nobody answers),
+// and a deny rule still refuses it.
+func TestThePersonsOwnReadIsNotAsked(t *testing.T) {
+	deny := decide.RuleSpec{Effect: decide.Deny, Source: "test", Raw: json.RawMessage(`{"id":"no-b","tool":"docs/resources/read","args":{"uri":{"equals":"file:///b.md"}}}`)}
+	p, err := decide.Compile([]decide.RuleSpec{deny}, decide.Options{AutoApprove: decide.ApproveAdditive, Home: "/home/u", ProtectedPaths: []string{"/home/u/.config/mcphost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int64
+	m := docsManager(t, &reads)
+	asker := &approveAsker{}
+	log := &recLog{}
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return false }, Asker: asker, Mode: decide.Interactive, Audit: log})
+
+	res, r := g.ReadOwn(context.Background(), "docs", "file:///a.md")
+	if r.Status != StatusSuccess || asker.asked.Load() != 0 || res == nil || !r.Decision.Has(decide.CodeByPerson) {
+		t.Fatalf("the person's own read: %s by %s, asked %d times, reasons %v; want it read without a question", r.Status, r.DecidedBy, asker.asked.Load(), r.Decision.Reasons)
+	}
+	if _, r := g.ReadResource(context.Background(), "docs", "file:///a.md"); r.Decision.Tier != decide.T3 || asker.asked.Load() != 1 {
+		t.Fatalf("the model's read: tier %s, asked %d times; want it asked at T3", r.Decision.Tier, asker.asked.Load())
+	}
+
+	g = NewGate(GateOptions{Catalog: m, Policy: p, Trusted: func(string) bool { return false }, Asker: errAsker{ErrNoPerson}, Mode: decide.Interactive, Audit: log})
+	before := reads.Load()
+	_, r = g.ReadOwn(context.Background(), "docs", "file:///home/u/.config/mcphost/config.json")
+	if r.Status == StatusSuccess || !r.Decision.Has(decide.CodeProtectedPath) || r.Decision.Tier != decide.T3 || reads.Load() != before {
+		t.Fatalf("the person's read of mcphost's config: %s, reasons %v, tier %s; want it asked at T3 and not read", r.Status, r.Decision.Reasons, r.Decision.Tier)
+	}
+	_, r = g.ReadOwn(context.Background(), "docs", "file:///b.md")
+	if r.Status != StatusDenied || reads.Load() != before {
+		t.Fatalf("the person's read against a deny rule: %s by %s; want it denied and not read", r.Status, r.DecidedBy)
+	}
+}

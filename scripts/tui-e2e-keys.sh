@@ -130,20 +130,21 @@ wait_for "Paste received." "pasted line 30"
 [[ "$(screen)" != *"[pasted 30 lines]"* ]] || fail "the token, not the paste, was sent"
 
 if [ "$interop" = 1 ]; then
-  echo "$name: @server:uri completes, is confirmed and attached" >&2
+  echo "$name: @server:uri completes and is attached as the person's own read" >&2
   tm send-keys -t "$session" -l "Summarize @ev:"
   wait_for "@ev:demo://resource/static/document/architecture.md"
   tm send-keys -t "$session" -l "demo://resource/static/document/arch"
   tm send-keys -t "$session" Tab
   wait_for "› Summarize @ev:demo://resource/static/document/architecture.md"
   tm send-keys -t "$session" Enter
-  wait_for "ev/resources/read" "type resources/read"
-  past_grace
-  tm send-keys -t "$session" -l "resources/read"
-  tm send-keys -t "$session" Enter
+  # The person typed the mention: an untrusted server's read is not asked
+  # at tier 3 like the model's guess, it is read (and audited) at once.
   wait_for "attached @ev:demo://resource/static/document/architecture.md" "Resource received."
+  [[ "$(screen)" != *"type resources/read"* ]] || fail "the person's own mention was asked like a model's read"
   n=$(jq -s '[.[] | select(.tool == "resources/read" and .server == "ev")] | length' "$work/audit.jsonl")
   [ "$n" = 2 ] || fail "want an intent and an outcome for the read in the audit log, got $n records"
+  n=$(jq -s '[.[] | select(.tool == "resources/read" and .server == "ev" and (.reasons // [] | index("by-person")))] | length' "$work/audit.jsonl")
+  [ "$n" -ge 1 ] || fail "the read is not recorded as the person's own (reason by-person)"
 fi
 
 echo "$name: /model switches for the next message" >&2

@@ -230,7 +230,11 @@ func message(q *host.Question) string {
 	}
 	fmt.Fprintf(&b, "mcphost asks: run %s on server %s (%s)?\n", sanitize.Name(q.Tool.Name), sanitize.Name(q.Server), trust)
 	fmt.Fprintf(&b, "Class %s, tier %s.\n", d.Class, d.Tier)
-	if q.Tool.Title != "" && !q.Changed {
+	switch {
+	case host.OwnWords(q.Tool):
+		// A stand-in for a read or a prompt: the words are mcphost's.
+		fmt.Fprintf(&b, "What it does (mcphost's words): %s\n", q.Tool.Description)
+	case q.Tool.Title != "" && !q.Changed:
 		fmt.Fprintf(&b, "The server calls it “%s” (the server's words).\n", bound(q.Tool.Title, 200))
 	}
 	if q.Changed {
@@ -240,9 +244,18 @@ func message(q *host.Question) string {
 		}
 		b.WriteString("; allowing this call accepts the new definition.\n")
 	}
+	// Only the reasons to ask are listed as such; what lowers the risk
+	// (it only reads, it touches local data only) stands apart.
+	ask, favour := d.Split()
 	b.WriteString("Why mcphost asks:\n")
-	for _, r := range d.Reasons {
+	for _, r := range ask {
 		b.WriteString("- " + r.Text + "\n")
+	}
+	if len(favour) > 0 {
+		b.WriteString("In its favour:\n")
+		for _, r := range favour {
+			b.WriteString("- " + r.Text + "\n")
+		}
 	}
 	flags := decide.PoisonFlags(q.Tool.Description)
 	if flags != nil {

@@ -152,3 +152,34 @@ func TestAClientThatTakesNoFormsIsNotAskedWithOne(t *testing.T) {
 		t.Fatalf("a URL-only client: %q, asked %d times; want the call refused for want of someone to ask, and no form sent", text(res), e.count())
 	}
 }
+
+// TestTheFormListsOnlyReasonsToAsk: the form's "Why mcphost asks" lists the
+// reasons to ask; what lowers the risk (the tool touches only local data)
+// stands under "In its favour". A question about a read of a resource
+// gives mcphost's own description of it as mcphost's, not as the server's.
+func TestTheFormListsOnlyReasonsToAsk(t *testing.T) {
+	q := question(`{"path":"a"}`)
+	q.Decision.Reasons = []decide.Reason{
+		{Code: decide.CodeDestructive, Text: decide.ReasonText(decide.CodeDestructive)},
+		{Code: decide.CodeClosedWorld, Text: decide.ReasonText(decide.CodeClosedWorld)},
+	}
+	msg := Elicitation(q).Message
+	why, fav := strings.Index(msg, "Why mcphost asks:\n"), strings.Index(msg, "In its favour:\n")
+	destr, closed := strings.Index(msg, decide.ReasonText(decide.CodeDestructive)), strings.Index(msg, decide.ReasonText(decide.CodeClosedWorld))
+	if why < 0 || fav < why || destr < why || destr > fav || closed < fav {
+		t.Fatalf("the reasons are not split (why %d, destructive %d, favour %d, closed-world %d):\n%s", why, destr, fav, closed, msg)
+	}
+
+	m := client.New([]client.Spec{{Name: "docs"}}, client.Options{})
+	defer m.Close()
+	g := host.NewGate(host.GateOptions{Catalog: m, Trusted: func(string) bool { return false }})
+	d, stand, err := g.ExplainOperation("docs", host.ResourceReadTool, host.ReadArgs("docs://readme"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := &host.Question{Server: "docs", Tool: stand, Args: host.ReadArgs("docs://readme"), Decision: d, Scopes: []decide.Scope{decide.ScopeOnce}}
+	msg = Elicitation(read).Message
+	if strings.Contains(msg, "the server's words") || !strings.Contains(msg, "What it does (mcphost's words): "+stand.Description) {
+		t.Fatalf("mcphost's words about a read are not given as its own:\n%s", msg)
+	}
+}

@@ -556,11 +556,18 @@ func (s *Server) refusal(r *host.Result) string {
 	fmt.Fprintf(&b, "mcphost: %s needs a person's approval (class %s, tier %s) and no one could be asked, so it did not run.\n",
 		ref, r.Decision.Class, r.Decision.Tier)
 	b.WriteString("Why it needs approval:\n")
-	for _, rs := range r.Decision.Reasons {
+	ask, favour := r.Decision.Split()
+	for _, rs := range ask {
 		if rs.Code == decide.CodeNeedsApproval {
 			continue
 		}
 		b.WriteString("- " + rs.Text + "\n")
+	}
+	if len(favour) > 0 {
+		b.WriteString("In its favour (not enough to run it without a person):\n")
+		for _, rs := range favour {
+			b.WriteString("- " + rs.Text + "\n")
+		}
 	}
 	if r.Decision.Has(decide.CodeDefinitionChanged) {
 		b.WriteString(host.ChangeNote(sanitize.Name(r.Server), sanitize.Name(r.Tool), r.ChangedFields) + ".\n")

@@ -1108,3 +1108,37 @@ func TestProgressReachesTheClient(t *testing.T) {
 		t.Fatalf("progress %+v, want the server's steps under the client's token", got)
 	}
 }
+
+// TestARefusalListsOnlyReasonsToAsk: a refusal's "Why it needs approval"
+// lists the reasons to ask; a fact in the call's favour (it touches only
+// local data, repeating it is harmless) is named apart.
+func TestARefusalListsOnlyReasonsToAsk(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	c := w.connect(nil)
+	msg := text(c.call(t, "flaky__set_value", `{"key":"k","value":"v"}`))
+	why, fav := strings.Index(msg, "Why it needs approval:\n"), strings.Index(msg, "In its favour")
+	if why < 0 {
+		t.Fatalf("refusal %q has no reasons", msg)
+	}
+	asks := msg[why:]
+	if fav >= 0 {
+		asks = msg[why:fav]
+	}
+	sawFavour := false
+	for _, code := range decide.ReasonCodes() {
+		d := decide.Decision{Reasons: []decide.Reason{{Code: code}}}
+		if !d.InFavour(d.Reasons[0]) {
+			continue
+		}
+		s := decide.ReasonText(code)
+		if strings.Contains(asks, s) {
+			t.Errorf("refusal lists %q, a fact in its favour, as a reason to ask:\n%s", code, msg)
+		}
+		if fav >= 0 && strings.Contains(msg[fav:], s) {
+			sawFavour = true
+		}
+	}
+	if !sawFavour {
+		t.Errorf("refusal names no fact in its favour under its own heading:\n%s", msg)
+	}
+}

@@ -295,6 +295,9 @@ func (m *Model) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	// Whatever is sent, its answer appears at the bottom: a person who
+	// scrolled up to read is brought back there.
+	m.tr.bottom()
 	if strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//") {
 		m.remember(text)
 		m.resetInput()
@@ -553,7 +556,7 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/quit", "/exit":
 		return m.quit()
 	default:
-		m.notice(levelWarn, fmt.Sprintf("unknown command %s: /help lists the commands (start a message with // to send a slash)", cleanLine(name)))
+		m.notice(levelWarn, unknownCommand(name)) // suggest.go
 	}
 	return nil
 }

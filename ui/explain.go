@@ -59,19 +59,38 @@ func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []str
 	if d.Rule != "" {
 		lines = append(lines, st.Muted.Render("rule      ")+cleanLine(d.Rule))
 	}
-	lines = append(lines, st.Muted.Render("why"))
-	for _, r := range d.Reasons {
-		lines = append(lines, "  - "+cleanLine(r.Code)+": "+cleanLine(r.Text))
-	}
 	var out []string
-	for i, l := range lines {
-		indent := "          "
-		if i >= len(lines)-len(d.Reasons) {
-			indent = "    "
+	for _, l := range lines {
+		out = append(out, hang(l, width, "          ")...)
+	}
+	// The reasons to ask (or refuse) apart from what lowers the risk: "it
+	// only reads" is never listed as a reason.
+	ask, favour := d.Split()
+	for _, part := range []struct {
+		head    string
+		reasons []decide.Reason
+	}{{whyHeading(d), ask}, {"in its favour", favour}} {
+		if len(part.reasons) == 0 {
+			continue
 		}
-		out = append(out, hang(l, width, indent)...)
+		out = append(out, st.Muted.Render(part.head))
+		for _, r := range part.reasons {
+			out = append(out, hang("  - "+cleanLine(r.Code)+": "+cleanLine(r.Text), width, "    ")...)
+		}
 	}
 	return out
+}
+
+// whyHeading names the reasons that held a call back, by what they did.
+func whyHeading(d decide.Decision) string {
+	switch d.Verdict {
+	case decide.Ask:
+		return "why it asks"
+	case decide.Deny:
+		return "why it is refused"
+	default:
+		return "what counts against it"
+	}
 }
 
 func verdictWords(d decide.Decision) string {

@@ -22,3 +22,20 @@ func TestExplainAllowedSaysItOnce(t *testing.T) {
 		t.Errorf("the ask does not say how it asks:\n%s", s)
 	}
 }
+
+// TestExplainSplitsTheReasons: /explain lists the reasons to ask under
+// "why it asks" and what lowers the risk under "in its favour", never the
+// other way round.
+func TestExplainSplitsTheReasons(t *testing.T) {
+	cfg, _ := tasksConfig(t, "tasks")
+	h := newHarness(t, cfg)
+	h.send(teaSize(140, 40))
+	h.ready()
+	h.command("/explain tasks/delete_task {\"id\":\"T-1\"}")
+	s := h.screen()
+	why, fav := strings.Index(s, "why it asks"), strings.Index(s, "in its favour")
+	destr, closed := strings.Index(s, "- destructive:"), strings.Index(s, "- closed-world:")
+	if why < 0 || fav < why || destr < why || destr > fav || closed < fav {
+		t.Errorf("the reasons are not split (why %d, destructive %d, favour %d, closed-world %d):\n%s", why, destr, fav, closed, s)
+	}
+}

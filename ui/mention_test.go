@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +64,6 @@ func TestMentionAttachesResourceThroughTheGate(t *testing.T) {
 	}
 }
 
-// TestMentionOfUntrustedServerAsksAndDenialStopsTheMessage: an untrusted
-// server's resource is read only once the person approves it; a denial
-// sends nothing to the model and says why.
 // TestTooManyMentionsAreNotSent: a message that mentions more than
 // maxMentions resources is not sent, nothing is read, and the notice says
 // how many may be attached.
@@ -91,22 +89,53 @@ func TestTooManyMentionsAreNotSent(t *testing.T) {
 	}
 }
 
-func TestMentionOfUntrustedServerAsksAndDenialStopsTheMessage(t *testing.T) {
-	model := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Read it."}})}
-	h, clk := mentionHarness(t, model, false, &memAudit{})
+// TestMentionOfUntrustedServerIsNotAskedButAProtectedPathIs: the person's
+// own @server:uri mention of an untrusted server's resource is their
+// request, not the model's guess: it is read without a tier-3 question.
+// A mention of mcphost's own files is still asked at T3, and a denial
+// sends nothing to the model and says why.
+func TestMentionOfUntrustedServerIsNotAskedButAProtectedPathIs(t *testing.T) {
+	model := &recordingModel{Model: llm.NewScript([]llm.ScriptTurn{{Text: "Read it."}, {Text: "Read it again."}})}
+	clk := newClock()
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive, Home: "/home/u", ProtectedPaths: []string{"/home/u/.config/mcphost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &memAudit{}
+	h := newHarness(t, Config{Servers: []client.Spec{docsSpec(t, "x")}, Model: model,
+		Gate: host.GateOptions{Policy: p, Audit: log}, Now: clk.Now, Dark: dark(true)})
+	h.ready()
 	h.typeText("Read @docs:file:///guide.md")
 	h.key("enter")
+	h.until("the run ends", func() bool { return h.m.run == nil && len(model.reqs) == 1 })
+	if !strings.Contains(model.lastUser(), "Read me.") {
+		t.Fatalf("the resource was not attached: %q", model.lastUser())
+	}
+	log.mu.Lock()
+	var reasons []string
+	for _, r := range log.recs {
+		if r.Tool == host.ResourceReadTool && r.Kind == "intent" {
+			reasons = r.Reasons
+		}
+	}
+	log.mu.Unlock()
+	if !slices.Contains(reasons, decide.CodeByPerson) {
+		t.Fatalf("the read is not recorded as the person's own: reasons %v", reasons)
+	}
+
+	h.typeText("Read @docs:file:///home/u/.config/mcphost/config.json")
+	h.key("enter")
 	h.until("the dialog asks", func() bool { return shown[*confirmDialog](h.m) != nil })
-	if s := h.screen(); !strings.Contains(s, "docs/resources/read") || !strings.Contains(s, "file:///guide.md") {
-		t.Fatalf("the dialog does not show the read:\n%s", s)
+	if s := h.screen(); !strings.Contains(s, "docs/resources/read") || !strings.Contains(s, "UNKNOWN · T3") {
+		t.Fatalf("the dialog does not ask at T3 for mcphost's config:\n%s", s)
 	}
 	clk.Add(time.Second)
 	h.key("esc")
 	h.until("the run ends", func() bool { return h.m.run == nil })
-	if len(model.reqs) != 0 {
+	if len(model.reqs) != 1 {
 		t.Fatalf("the model was asked %d times after the read was denied", len(model.reqs))
 	}
-	if s := h.screen(); !strings.Contains(s, "not sent: @docs:file:///guide.md could not be attached") {
+	if s := strings.Join(strings.Fields(h.screen()), " "); !strings.Contains(s, "not sent: @docs:file:///home/u/.config/mcphost/config.json could not be attached") {
 		t.Fatalf("the denial is not explained:\n%s", s)
 	}
 }

@@ -672,8 +672,13 @@ func (m *Model) View() tea.View {
 		}
 	}
 	if d := m.topView(); d != "" {
+		// The screen behind the dialog is cleared, all but the status
+		// line: no fragment of the transcript or a panel stands around
+		// the box to be mistaken for part of the question.
+		blank := strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", w)+"\n", max(h-1, 1)), "\n")
+		layers = append(layers, lipgloss.NewLayer(blank).X(0).Y(0).Z(2))
 		dw, dh := lipgloss.Width(d), lipgloss.Height(d)
-		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(2))
+		layers = append(layers, lipgloss.NewLayer(d).X(max((w-dw)/2, 0)).Y(max((h-dh)/2, 0)).Z(3))
 	}
 	var content string
 	if len(layers) == 1 {

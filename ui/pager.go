@@ -278,7 +278,11 @@ func (p *pager) view(m *Model, w, h int) []string {
 	default:
 		foot = st.Muted.Render("↑/↓ pgup/pgdn home/end · / search · n/N next/previous · s save · q back")
 		if p.query != "" {
-			foot = st.Muted.Render(fmt.Sprintf("%d lines match “%s” · ", len(p.matches), cleanLine(p.query))) + foot
+			count := fmt.Sprintf("%d lines match", len(p.matches))
+			if len(p.matches) == 1 {
+				count = "1 line matches"
+			}
+			foot = st.Muted.Render(count+" “"+cleanLine(p.query)+"” · ") + foot
 		}
 	}
 	out = append(out, fit(foot, w))

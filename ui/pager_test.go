@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/mcphost/mcphost/host"
 )
 
@@ -183,5 +184,22 @@ func TestPagerMarksEveryMatch(t *testing.T) {
 	p.layout(40, 10)
 	if p.cur < 0 || p.from[p.cur] != 2 {
 		t.Fatalf("after a resize the current match is wrapped line %d, want the one of the third line", p.cur)
+	}
+}
+
+// TestPagerCountsMatchesInWords: the search's count reads as English, one
+// line in the singular.
+func TestPagerCountsMatchesInWords(t *testing.T) {
+	m := &Model{st: newStyles(true, true)}
+	for _, tc := range []struct {
+		query, want string
+	}{{"none", "1 line matches “none”"}, {"alpha", "2 lines match “alpha”"}, {"zzz", "0 lines match “zzz”"}} {
+		p := &pager{text: []string{"alpha beta", "none here", "alphabet"}, query: tc.query}
+		p.layout(80, 10)
+		p.find()
+		view := ansi.Strip(strings.Join(p.view(m, 80, 10), "\n"))
+		if !strings.Contains(view, tc.want) {
+			t.Errorf("search %q: the foot lacks %q:\n%s", tc.query, tc.want, view)
+		}
 	}
 }

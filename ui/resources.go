@@ -804,9 +804,11 @@ func (m *Model) findMentions(text string) []mention {
 }
 
 // attachMentions reads each mentioned resource through the gate (a read of
-// SERVER/resources/read, decided, asked about and audited like any call)
-// and appends its text to text as marked data. It runs on the run's
-// goroutine; a read the gate refuses or that fails stops the message.
+// SERVER/resources/read, decided and audited like any call, as the
+// person's own request: host.Gate.ReadOwn runs it without asking unless a
+// rule or a protected path holds it back) and appends its text to text as
+// marked data. It runs on the run's goroutine; a read the gate refuses or
+// that fails stops the message.
 func (m *Model) attachMentions(ctx context.Context, text string, mentions []mention) (string, error) {
 	if len(mentions) > maxMentions {
 		m.post(noticeMsg{l: levelWarn, text: fmt.Sprintf("not sent: the message mentions %d resources; at most %d may be attached to one message", len(mentions), maxMentions)})
@@ -815,7 +817,7 @@ func (m *Model) attachMentions(ctx context.Context, text string, mentions []ment
 	for i := 0; i < len(mentions); i++ {
 		mn := mentions[i]
 		ref := "@" + cleanLine(mn.server) + ":" + cleanLine(mn.uri)
-		res, r := m.gate.ReadResource(ctx, mn.server, mn.uri)
+		res, r := m.gate.ReadOwn(ctx, mn.server, mn.uri) // the person typed it: not a model's guess
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}

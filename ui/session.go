@@ -122,16 +122,22 @@ func callResultText(res *mcp.CallToolResult) string {
 }
 
 // openSession fills the transcript of a resumed chat and says what a
-// person must know at the start: the configuration's warnings, and that
-// session grants did not survive.
+// person must know at the start: the configuration's warnings (on a
+// resume, which servers changed), and that session grants did not
+// survive. On a resume the warnings come after the old transcript, next
+// to "continuing the chat", where the person looks, not above it.
 func (m *Model) openSession() {
-	for _, w := range m.cfg.Warnings {
-		m.notice(levelWarn, "warning: "+cleanLine(w))
+	warn := func() {
+		for _, w := range m.cfg.Warnings {
+			m.notice(levelWarn, "warning: "+cleanLine(w))
+		}
 	}
 	s := m.cfg.Resumed
 	if s == nil {
+		warn()
 		return
 	}
+	defer warn()
 	for i, rec := range s.Records {
 		switch rec.Type {
 		case chatlog.TypeMessage:

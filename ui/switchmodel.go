@@ -42,7 +42,11 @@ func (m *Model) modelCommand(spec string) {
 		err = fmt.Errorf("no model was built for %q", spec)
 	}
 	if err != nil {
-		m.notice(levelWarn, "/model: "+cleanLine(err.Error())+"; the model is still "+current)
+		text := "/model: " + cleanLine(err.Error()) + "; the model is still " + current
+		if hint := modelHint(spec); hint != "" { // suggest.go
+			text += "; " + cleanLine(hint)
+		}
+		m.notice(levelWarn, text)
 		return
 	}
 	old := m.cfg.Model

@@ -163,11 +163,21 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 			msg = r.Err.Error()
 		}
 		if r.Status == host.StatusBlocked || r.Status == host.StatusDenied {
-			var why []string
-			for _, rs := range r.Decision.Reasons {
+			// The reasons it was held back; what speaks for the call
+			// is named apart, never as a reason.
+			var why, favour []string
+			ask, fav := r.Decision.Split()
+			for _, rs := range ask {
 				why = append(why, rs.Code)
 			}
-			msg += " (reasons: " + strings.Join(why, ", ") + ")"
+			for _, rs := range fav {
+				favour = append(favour, rs.Code)
+			}
+			msg += " (reasons: " + strings.Join(why, ", ")
+			if len(favour) > 0 {
+				msg += "; in its favour: " + strings.Join(favour, ", ")
+			}
+			msg += ")"
 		}
 		return withCode(code, fmt.Errorf("%s", showingName(msg, ref, true)))
 	}

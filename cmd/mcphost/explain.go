@@ -160,7 +160,7 @@ func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *str
 			Suggestions:     tips,
 		}
 		for _, r := range d.Reasons {
-			out.Decision.Explained = append(out.Decision.Explained, reasonJSON{Code: r.Code, Text: reasonText(t, r)})
+			out.Decision.Explained = append(out.Decision.Explained, reasonJSON{Code: r.Code, Text: reasonText(t, r), InFavour: d.InFavour(r)})
 		}
 		return writeJSON(s, out)
 	}
@@ -188,9 +188,20 @@ func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *str
 	if d.Rule != "" {
 		fmt.Fprintf(w, "  rule:      %s\n", d.Rule)
 	}
-	fmt.Fprintln(w, "\nWhy:")
-	for _, r := range d.Reasons {
-		fmt.Fprintf(w, "  - %s: %s\n", r.Code, reasonText(t, r))
+	// The reasons to ask or refuse, then what lowers the risk, each under
+	// its own heading: "it only reads" is never a reason to ask.
+	ask, favour := d.Split()
+	if len(ask) > 0 {
+		fmt.Fprintf(w, "\n%s:\n", whyHeading(d))
+		for _, r := range ask {
+			fmt.Fprintf(w, "  - %s: %s\n", r.Code, reasonText(t, r))
+		}
+	}
+	if len(favour) > 0 {
+		fmt.Fprintln(w, "\nIn its favour:")
+		for _, r := range favour {
+			fmt.Fprintf(w, "  - %s: %s\n", r.Code, reasonText(t, r))
+		}
 	}
 	if len(tips) > 0 {
 		fmt.Fprintln(w, "\nWhat would change it:")
@@ -201,6 +212,18 @@ func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *str
 	fmt.Fprintln(w, "\nDescription (the server's words):")
 	fmt.Fprintln(w, indentText(describe(t), "  "))
 	return nil
+}
+
+// whyHeading names the reasons that held a call back, by what they did.
+func whyHeading(d decide.Decision) string {
+	switch d.Verdict {
+	case decide.Ask:
+		return "Why it asks"
+	case decide.Deny:
+		return "Why it is refused"
+	default:
+		return "What counts against it"
+	}
 }
 
 // reasonText is a reason's sentence, with the word of the tool's name that

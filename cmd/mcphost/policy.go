@@ -138,6 +138,9 @@ type hintsJSON struct {
 type reasonJSON struct {
 	Code string `json:"code"`
 	Text string `json:"text"`
+	// InFavour: a fact that lowers the risk (decide.Decision.InFavour),
+	// not a reason to ask.
+	InFavour bool `json:"inFavour,omitempty"`
 }
 
 func reasonCodes(d decide.Decision) []string {

@@ -63,7 +63,9 @@ type Confirm struct {
 	title   string
 	desc    string
 	poison  []string // the poisoned-description heuristics that fire
-	reasons []string
+	own     bool     // title and description are mcphost's words (host.OwnWords)
+	reasons []string // the reasons to ask
+	favour  []string // the facts that lower the risk (decide.Decision.InFavour)
 	args    string
 	argsOK  bool
 	word    string // what a T3 approval must type
@@ -120,11 +122,16 @@ func NewConfirm(q *host.Question, o Options) *Confirm {
 		c.title = oneLine(q.Tool.Title)
 		c.desc = oneLine(q.Tool.Description)
 		c.poison = decide.PoisonFlags(q.Tool.Description)
+		c.own = host.OwnWords(q.Tool)
 	}
 	c.name = sanitize.Name(server) + "/" + sanitize.Name(tool)
 	c.word = typedWord(tool)
-	for _, r := range q.Decision.Reasons {
+	ask, favour := q.Decision.Split()
+	for _, r := range ask {
 		c.reasons = append(c.reasons, reasonText(r))
+	}
+	for _, r := range favour {
+		c.favour = append(c.favour, reasonText(r))
 	}
 	c.args, c.argsOK = prettyArgs(q.Args)
 
@@ -564,33 +571,44 @@ func lineCol(b []byte, off int64) (int, int) {
 
 // relayout lays the dialog out for its size and mode: the header, the
 // footer, and the height of the scrolling body between them. When the
-// header, the arguments and the footer do not all fit (a small screen),
-// the dialog turns compact: the header keeps the verdict line and the raw
-// name, the footer the buttons and one short line of keys, and everything
-// else (title, description, warnings, reasons, arguments) scrolls in the
-// body. The description is in the body in full whenever the header's one
-// line cuts it, so an instruction hidden in it can be read.
+// reasons and the arguments do not fit beside the description, space is
+// short: the arguments come first in the body, then the reasons, then the
+// server's description, so what will run is read before what the server
+// says of it. When even the header, the arguments and the footer do not
+// fit (a small screen), the dialog turns compact: the header keeps the
+// verdict line and the raw name, the footer the buttons and one short line
+// of keys, and everything else scrolls in the body, the arguments first.
+// The description is in the body in full whenever the header's one line
+// cuts it, so an instruction hidden in it can be read.
 func (c *Confirm) relayout() {
 	st := c.st
 	w, h := c.o.Width-4, c.o.Height-2
 
 	base := spread(Badge(c.q.Decision.Class, c.tier, st), st.Muted.Render(position(c.o)), w)
 	base = append(base, hardWrap(st.Heading.Render(c.name), w)...)
-	var extras, warns []string
-	if c.title != "" {
-		extras = append(extras, quotedLine(st, "Server's title: ", c.title, w))
-	}
-	// The description: in the header when three lines hold it, else one
-	// cut line there and the whole of it in the body, after the arguments.
-	var descLines, fullDesc []string
-	if c.desc != "" {
-		descLines = hanging(st.Muted.Render("Server's description: "), `"`+c.desc+`"`, w)
-		if len(descLines) > 3 {
-			descLines = []string{quotedLine(st, "Server's description: ", c.desc, w)}
-			full := strings.TrimSpace(expandTabs(sanitize.Text(c.q.Tool.Description)))
-			fullDesc = append([]string{"", st.Label.Render("Server's description, in full")}, wrapText(full, w)...)
+	var titleLines, descLines, fullDesc, warns []string
+	switch {
+	case c.own:
+		// A stand-in for a request that is not a tool call: the words
+		// are mcphost's, and never shown as the server's.
+		if c.desc != "" {
+			descLines = hanging(st.Muted.Render("What it does (mcphost): "), c.desc, w)
 		}
-		extras = append(extras, descLines...)
+	default:
+		if c.title != "" {
+			titleLines = []string{quotedLine(st, "Server's title: ", c.title, w)}
+		}
+		// The description: in the header when three lines hold it, else
+		// one cut line there and the whole of it in the body, after the
+		// arguments.
+		if c.desc != "" {
+			descLines = hanging(st.Muted.Render("Server's description: "), `"`+c.desc+`"`, w)
+			if len(descLines) > 3 {
+				descLines = []string{quotedLine(st, "Server's description: ", c.desc, w)}
+				full := strings.TrimSpace(expandTabs(sanitize.Text(c.q.Tool.Description)))
+				fullDesc = append([]string{"", st.Label.Render("Server's description, in full")}, wrapText(full, w)...)
+			}
+		}
 	}
 	if len(c.poison) > 0 {
 		warns = append(warns, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
@@ -608,53 +626,79 @@ func (c *Confirm) relayout() {
 			warns = append(warns, styled(st.Warn, hanging("  What changed: ", strings.Join(fields, ", "), w))...)
 		}
 	}
-	why := []string{st.Label.Render("Why it asks")}
-	for _, r := range c.reasons {
-		why = append(why, hanging("• ", r, w)...)
+	// Why it asks lists only the reasons to ask; what speaks for the call
+	// (it only reads, a grant covers it) has a heading of its own.
+	var why []string
+	if len(c.reasons) > 0 {
+		why = append(why, st.Label.Render("Why it asks"))
+		for _, r := range c.reasons {
+			why = append(why, hanging("• ", r, w)...)
+		}
 	}
-	if len(c.reasons) == 0 {
-		why = nil
+	if len(c.favour) > 0 {
+		if len(why) > 0 {
+			why = append(why, "")
+		}
+		why = append(why, st.Label.Render("In its favour"))
+		for _, r := range c.favour {
+			why = append(why, hanging("• ", r, w)...)
+		}
 	}
 	argLabel := "Arguments"
 	if !c.argsOK {
 		argLabel += " (not valid JSON)"
 	}
 	argLines := hardWrap(c.args, w)
-
-	// The usual layout first.
-	c.compact = false
-	head := append(append(append([]string{}, base...), extras...), warns...)
-	foot := c.footerLines(w)
-	room := h - len(head) - len(foot) - 2 // a blank line and the body label
-	c.reasonsInBody = len(why) > 0 && room-len(why)-1 < min(len(argLines), 5)
-	body := argLines
-	if c.reasonsInBody {
-		body = append(append(append([]string{}, why...), "", st.Label.Render(argLabel)), argLines...)
-	} else if len(why) > 0 {
-		head = append(head, "")
-		head = append(head, why...)
-		room -= len(why) + 1
-	}
-	if room < 3 || c.reasonsInBody && room < 5 {
-		// Compact: only the essentials stay put.
-		c.compact, c.reasonsInBody = true, true
-		head = base
-		foot = c.footerLines(w)
-		room = h - len(head) - len(foot) - 1 // the body label, no blank line
-		body = append([]string{}, warns...)
-		if c.title != "" {
-			body = append(body, extras[0])
-		}
-		if fullDesc == nil {
-			body = append(body, descLines...)
-		}
-		if len(why) > 0 {
-			body = append(append(body, ""), why...)
+	// section appends lines to body after a blank line.
+	section := func(body []string, lines ...string) []string {
+		if len(lines) == 0 {
+			return body
 		}
 		if len(body) > 0 {
 			body = append(body, "")
 		}
-		body = append(append(body, st.Label.Render(argLabel)), argLines...)
+		return append(body, lines...)
+	}
+
+	// The usual layout first.
+	c.compact = false
+	head := append(append(append(append([]string{}, base...), titleLines...), descLines...), warns...)
+	foot := c.footerLines(w)
+	room := h - len(head) - len(foot) - 2 // a blank line and the body label
+	short := room-len(why)-1 < min(len(argLines), 5)
+	body := argLines
+	if short {
+		// The arguments first, then why it asks, then what the server
+		// says of its tool.
+		c.reasonsInBody = true
+		head = append(append(append([]string{}, base...), titleLines...), warns...)
+		room = h - len(head) - len(foot) - 2
+		body = append([]string{st.Label.Render(argLabel)}, argLines...)
+		body = section(body, why...)
+		if fullDesc == nil {
+			body = section(body, descLines...)
+		}
+	} else {
+		c.reasonsInBody = false
+		if len(why) > 0 {
+			head = append(head, "")
+			head = append(head, why...)
+			room -= len(why) + 1
+		}
+	}
+	if room < 3 || short && room < 5 {
+		// Compact: only the essentials stay put; the arguments lead.
+		c.compact, c.reasonsInBody = true, true
+		head = base
+		foot = c.footerLines(w)
+		room = h - len(head) - len(foot) - 1 // the body label, no blank line
+		body = append([]string{st.Label.Render(argLabel)}, argLines...)
+		body = section(body, warns...)
+		body = section(body, titleLines...)
+		body = section(body, why...)
+		if fullDesc == nil {
+			body = section(body, descLines...)
+		}
 	}
 	body = append(body, fullDesc...)
 	if room < 1 {
