@@ -17,6 +17,9 @@ type streams struct {
 	// Terminal reports whether stdin and stdout are both a terminal: the
 	// condition for starting the TUI or prompting.
 	Terminal bool
+	// InTerminal reports whether stdin is a terminal. Such an input is
+	// never read as data: run reads standard input only when it is piped.
+	InTerminal bool
 	// Color reports whether colour may be used on Out.
 	Color bool
 	// Getenv reads the environment.
@@ -34,10 +37,11 @@ type streams struct {
 
 func systemStreams() *streams {
 	wd, _ := os.Getwd()
-	tty := term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())
+	inTTY := term.IsTerminal(os.Stdin.Fd())
+	tty := inTTY && term.IsTerminal(os.Stdout.Fd())
 	return &streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		Terminal: tty,
+		Terminal: tty, InTerminal: inTTY,
 		Color:    tty && os.Getenv("NO_COLOR") == "",
 		Getenv:   os.Getenv,
 		WorkDir:  wd,
