@@ -42,8 +42,8 @@ func systemStreams() *streams {
 	return &streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Terminal: tty, InTerminal: inTTY,
-		Color:    tty && os.Getenv("NO_COLOR") == "",
-		Getenv:   os.Getenv,
-		WorkDir:  wd,
+		Color:   tty && os.Getenv("NO_COLOR") == "",
+		Getenv:  os.Getenv,
+		WorkDir: wd,
 	}
 }
