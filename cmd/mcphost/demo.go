@@ -56,3 +56,23 @@ func (st *setup) trustDemo(names []string) error {
 	}
 	return nil
 }
+
+// noServerNamed is the usage error for a server name nothing configured
+// has: it lists what is configured, suggests a near name, and for a demo
+// server's name, run while servers of the person's own are configured,
+// says that the demo servers need --demo.
+func (st *setup) noServerNamed(name string, configured []string) error {
+	msg := fmt.Sprintf("no server named %q; configured: %s", name, strings.Join(configured, ", "))
+	if len(configured) == 0 {
+		msg = fmt.Sprintf("no server named %q; none is configured", name)
+	}
+	switch {
+	case !st.demo && slices.Contains(demoServers, name):
+		msg += fmt.Sprintf("\n%s is a built-in demo server: with servers of your own configured, the demo servers run only with --demo (mcphost --demo ...)", name)
+	default:
+		if near := nearNames(name, configured); len(near) > 0 {
+			msg += fmt.Sprintf("\ndid you mean %q?", near[0])
+		}
+	}
+	return usageError(errors.New(msg))
+}
