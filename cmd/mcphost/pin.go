@@ -80,7 +80,7 @@ func startOne(ctx context.Context, st *setup, server string) (*client.Manager, e
 	}
 	if ss := m.Servers()[0]; ss.State != client.StateReady {
 		m.Close()
-		return nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, sanitize.Text(ss.LastError)))
+		return nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, serverFailure(ss)))
 	}
 	return m, nil
 }

@@ -169,7 +169,7 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, s *streams) er
 	defer sess.Close()
 	for _, ss := range append(sess.m.Servers(), st.held...) {
 		if ss.State != "ready" && ss.State != stateDisabled {
-			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", ss.Name, ss.State, sanitize.Line(ss.LastError))
+			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", sanitize.Line(ss.Name), ss.State, serverFailure(ss))
 		}
 	}
 

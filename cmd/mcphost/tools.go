@@ -326,7 +326,7 @@ func failureLines(m *client.Manager) []string {
 	var failed []string
 	for _, ss := range m.Servers() {
 		if ss.State == client.StateFailed {
-			failed = append(failed, sanitize.Line(ss.Name)+": "+indent(indent(sanitize.Text(ss.LastError))))
+			failed = append(failed, sanitize.Line(ss.Name)+": "+indent(serverFailure(ss)))
 		}
 	}
 	return failed
