@@ -46,8 +46,9 @@ On a terminal (or with $COLUMNS set) the table fits its width: when every
 column does not fit, the four hints share one HINTS column (readOnly,
 destructive, idempotent, openWorld: y true, n false, - left out) and the
 title is cut, or moves to the descriptions when there is no room for it.
-Names are never cut. Descriptions are wrapped to the width, or to 100
-columns when the output is not a terminal.
+Names are never cut. Descriptions are wrapped to the width; piped output
+(without $COLUMNS) keeps the whole table and each description line whole,
+for scripts.
 
 With --json, strings are kept exactly as sent (the table escapes control
 characters and invisible text), and each tool carries its definition hash.
@@ -151,17 +152,19 @@ func runTools(ctx context.Context, g *globalOptions, o *toolsOptions, s *streams
 		width := s.columns()
 		table, narrowed, titled := toolsTable(rows, width)
 		fmt.Fprint(s.Out, table)
-		descWidth := width
-		if descWidth == 0 {
-			descWidth = 100
-		}
 		fmt.Fprintln(s.Out, "\nDESCRIPTIONS (THE SERVERS' WORDS)")
 		for _, r := range rows {
 			head := sanitize.Name(r.t.Ref()) + nameNote(r.t.Name)
 			if !titled && r.t.Title != "" {
 				head += "  " + toolTitle(r.t, 0)
 			}
-			fmt.Fprintf(s.Out, "%s\n%s\n", head, indentText(ansi.Wrap(describe(r.t), max(descWidth-4, 20), ""), "    "))
+			desc := describe(r.t)
+			if width > 0 {
+				// Fitted to a screen; piped output keeps each line of a
+				// description whole, for the scripts that read it.
+				desc = ansi.Wrap(desc, max(width-4, 20), "")
+			}
+			fmt.Fprintf(s.Out, "%s\n%s\n", head, indentText(desc, "    "))
 		}
 		fmt.Fprintln(s.Err, `"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
 		if narrowed {
