@@ -128,7 +128,7 @@ func checkTools(m *client.Manager, path string, calls []batchCall, noCheck bool)
 		}
 		for _, ss := range m.Servers() {
 			if ss.Name == server && ss.State != client.StateReady {
-				return withCode(exitError, fmt.Errorf("%s:%d: server %q is %s, so its tools cannot be checked: %s", path, c.line, server, ss.State, sanitize.Line(ss.LastError)))
+				return withCode(exitError, fmt.Errorf("%s:%d: server %q is %s, so its tools cannot be checked: %s", path, c.line, server, ss.State, serverFailure(ss)))
 			}
 		}
 		return withCode(exitUsage, fmt.Errorf("%s:%d: %w", path, c.line, noSuchTool(m, server, tool)))
