@@ -152,6 +152,14 @@ func runTools(ctx context.Context, g *globalOptions, o *toolsOptions, s *streams
 		width := s.columns()
 		table, narrowed, titled := toolsTable(rows, width)
 		fmt.Fprint(s.Out, table)
+		// note writes a footnote to stderr, wrapped at word breaks when
+		// the width is known.
+		note := func(text string) {
+			if width > 0 {
+				text = ansi.Wordwrap(text, width, "")
+			}
+			fmt.Fprintln(s.Err, text)
+		}
 		fmt.Fprintln(s.Out, "\nDESCRIPTIONS (THE SERVERS' WORDS)")
 		for _, r := range rows {
 			head := sanitize.Name(r.t.Ref()) + nameNote(r.t.Name)
@@ -166,13 +174,13 @@ func runTools(ctx context.Context, g *globalOptions, o *toolsOptions, s *streams
 			}
 			fmt.Fprintf(s.Out, "%s\n%s\n", head, indentText(desc, "    "))
 		}
-		fmt.Fprintln(s.Err, `"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
+		note(`"-": the server left the hint out. CLASS, TIER and VERDICT are the default decision in an interactive session; run mcphost explain SERVER/TOOL for the reasons.`)
 		if narrowed {
-			fmt.Fprintln(s.Err, `HINTS are readOnly, destructive, idempotent and openWorld in that order: y true, n false, - left out; "none": no annotations.`)
+			note(`HINTS are readOnly, destructive, idempotent and openWorld in that order: y true, n false, - left out; "none": no annotations.`)
 		}
 		if n := len(untrusted); n > 0 {
-			fmt.Fprintf(s.Err, "%s: its hints are not believed, so its tools count as the worst case; if you trust it, mark it with --trust %s or \"trust\": true in its config entry.\n",
-				untrustedList(untrusted), sanitize.Name(slices.Sorted(maps.Keys(untrusted))[0]))
+			note(fmt.Sprintf("%s: its hints are not believed, so its tools count as the worst case; if you trust it, mark it with --trust %s or \"trust\": true in its config entry.",
+				untrustedList(untrusted), sanitize.Name(slices.Sorted(maps.Keys(untrusted))[0])))
 		}
 	}
 	return startFailures(st, m)
