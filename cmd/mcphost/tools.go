@@ -164,7 +164,7 @@ func runTools(ctx context.Context, g *globalOptions, o *toolsOptions, s *streams
 		for _, r := range rows {
 			head := sanitize.Name(r.t.Ref()) + nameNote(r.t.Name)
 			if !titled && r.t.Title != "" {
-				head += "  " + toolTitle(r.t, 0)
+				head += "  " + toolTitle(r.t)
 			}
 			desc := describe(r.t)
 			if width > 0 {
@@ -194,22 +194,19 @@ type toolRow struct {
 }
 
 // toolTitle is a tool's title as the table shows it: in quotes (the
-// server's words), escaped, cut to max bytes when max > 0; "-" for none.
-func toolTitle(t *client.Tool, max int) string {
+// server's words), escaped, cut to 60 bytes; "-" for none.
+func toolTitle(t *client.Tool) string {
 	if t.Title == "" {
 		return "-"
 	}
-	if max <= 0 {
-		max = 60
-	}
-	return "“" + sanitize.Line(sanitize.Truncate(t.Title, max)) + "”"
+	return "“" + sanitize.Line(sanitize.Truncate(t.Title, 60)) + "”"
 }
 
 // toolsTable is tools' table: every column, when it fits width (or width
 // is 0, output that is not fitted); else the narrow form, with the four
 // hints in one HINTS column and the title only when room is left for it
-// (narrowed reports the narrow form, titled whether the title is there). Names are never cut: a cut name
-// could pass for another.
+// (narrowed reports the narrow form, titled whether the title is there).
+// Names are never cut: a cut name could pass for another.
 func toolsTable(rows []toolRow, width int) (table string, narrowed, titled bool) {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -223,7 +220,7 @@ func toolsTable(rows []toolRow, width int) (table string, narrowed, titled bool)
 		case a.Malformed != "":
 			hints = "malformed annotations\t\t\t"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s\t%s%s\n", sanitize.Name(r.t.Ref()), toolTitle(r.t, 0), hints, r.d.Class, r.d.Tier, r.d.Verdict, trustWord(r.trusted), poisonMark(r.t))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tT%d\t%s\t%s%s\n", sanitize.Name(r.t.Ref()), toolTitle(r.t), hints, r.d.Class, r.d.Tier, r.d.Verdict, trustWord(r.trusted), poisonMark(r.t))
 	}
 	tw.Flush()
 	if width <= 0 || widest(b.String()) <= width {
@@ -243,7 +240,7 @@ func toolsTable(rows []toolRow, width int) (table string, narrowed, titled bool)
 		for _, r := range rows {
 			title := ""
 			if titleMax > 0 {
-				title = cutCells(toolTitle(r.t, 0), titleMax) + "\t"
+				title = cutCells(toolTitle(r.t), titleMax) + "\t"
 			}
 			fmt.Fprintf(tw, "%s\t%s%s\t%s\tT%d\t%s\t%s%s\n", sanitize.Name(r.t.Ref()), title, hintCode(r.t.Annotations), r.d.Class, r.d.Tier, r.d.Verdict, trustWord(r.trusted), poisonMark(r.t))
 		}
