@@ -16,7 +16,7 @@ import (
 // a progress line is what the terminal would show; long lines are cut.
 func TestFoldLauncherNoise(t *testing.T) {
 	long := strings.Repeat("x", maxTailLine+50)
-	got := FoldLauncherNoise([]string{
+	got := foldLauncherNoise([]string{
 		"npm notice",
 		"npm notice New major version of npm available! 10.2.4 -> 11.0.0",
 		"npm WARN deprecated left-pad@1.0.0",
@@ -40,7 +40,7 @@ func TestFoldLauncherNoise(t *testing.T) {
 		"",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("FoldLauncherNoise (-want +got):\n%s", diff)
+		t.Errorf("foldLauncherNoise (-want +got):\n%s", diff)
 	}
 }
 

@@ -64,7 +64,7 @@ func (b *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // Tail returns at most n of the last lines, unsanitized, as a person
-// reads them: each line as a terminal shows it (FoldLauncherNoise), runs
+// reads them: each line as a terminal shows it (foldLauncherNoise), runs
 // of a package launcher's notices folded into one line, and each line cut
 // to maxTailLine bytes.
 func (b *tailBuffer) Tail(n int) string {
@@ -75,7 +75,7 @@ func (b *tailBuffer) Tail(n int) string {
 	if s == "" {
 		return ""
 	}
-	lines := FoldLauncherNoise(strings.Split(s, "\n"))
+	lines := foldLauncherNoise(strings.Split(s, "\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
@@ -86,7 +86,7 @@ func (b *tailBuffer) Tail(n int) string {
 // can be one line of many kilobytes.
 const maxTailLine = 400
 
-// FoldLauncherNoise makes a server's stderr lines readable for a person
+// foldLauncherNoise makes a server's stderr lines readable for a person
 // who wants to know why it stopped: a line is what a terminal would show
 // of it (the text after its last carriage return, as a progress line
 // redraws itself), lines a package launcher writes while it works (npm's
@@ -95,7 +95,7 @@ const maxTailLine = 400
 // counts them, and every line is cut to maxTailLine bytes. npm's errors
 // ("npm error", "npm ERR!") and everything the server itself wrote stay.
 // The lines are not sanitized.
-func FoldLauncherNoise(lines []string) []string {
+func foldLauncherNoise(lines []string) []string {
 	out := make([]string, 0, len(lines))
 	folded := 0
 	flush := func() {
