@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -58,5 +60,20 @@ func TestRunPromptBoundsPipedInput(t *testing.T) {
 		if err != nil || !strings.Contains(got, strings.Repeat("x", maxStdin)) {
 			t.Errorf("-p %q with exactly %d bytes: got %d bytes, %v; want it whole", flag, maxStdin, len(got), err)
 		}
+	}
+}
+
+// TestTraceToStderrIsRefusedByTheChat: the chat draws its screen where
+// standard error goes, so --trace - is refused there before anything starts.
+func TestTraceToStderrIsRefusedByTheChat(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": dir + "/state", "XDG_CONFIG_HOME": dir + "/config", "NO_COLOR": "1"}
+	var out, errOut bytes.Buffer
+	s := &streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Terminal: true, InTerminal: true,
+		Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // should the chat start after all, it ends at once
+	if code := run(ctx, []string{"--trace", "-", "--demo"}, s); code != exitUsage || !strings.Contains(errOut.String(), "--trace - writes to standard error, where the chat draws its screen") {
+		t.Errorf("exit %d, stderr %q; want exit %d saying why --trace - is refused", code, errOut.String(), exitUsage)
 	}
 }
