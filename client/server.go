@@ -165,6 +165,9 @@ func (s *server) connect(ctx context.Context) (*live, *listing, error) {
 			err = fmt.Errorf("no answer within %s (start timeout%s): %w", s.startTimeout(), raiseWith(s.spec.StartTimeoutSetting), err)
 		case abandoned:
 			err = fmt.Errorf("start abandoned: %w", err)
+		case d != nil && d.proc.exited() != "":
+			// It ended on its own: how is the first thing to know.
+			err = fmt.Errorf("the server %s: %w", d.proc.exited(), err)
 		}
 		tmu.Unlock()
 		if tail := s.stderr.Tail(5); tail != "" {
@@ -383,6 +386,9 @@ func (s *server) supervise(l *live) {
 	why := "the server closed the connection"
 	if waitErr != nil && !errors.Is(waitErr, mcp.ErrConnectionClosed) {
 		why = "the connection ended: " + waitErr.Error()
+	}
+	if exit := l.dialed.proc.exited(); exit != "" {
+		why = "the server " + exit + "; " + why
 	}
 	if tail := s.stderr.Tail(5); tail != "" {
 		why += "\nstderr:\n" + tail

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -200,6 +201,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 type procTransport struct {
 	inner *mcp.CommandTransport
 	pid   atomic.Int64
+	// exit is how the process ended, once the connection's Close has
+	// waited for it (exitWords); nil before.
+	exit atomic.Pointer[string]
 }
 
 func (p *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -209,7 +213,53 @@ func (p *procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err == nil && p.inner.Command.Process != nil {
 		p.pid.Store(int64(p.inner.Command.Process.Pid))
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	return &procConn{Connection: c, p: p}, nil
+}
+
+// procConn notes how the server's process ended: the SDK's Close waits
+// for the process and returns what waiting for it returned.
+type procConn struct {
+	mcp.Connection
+	p *procTransport
+}
+
+func (c *procConn) Close() error {
+	err := c.Connection.Close()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		w := exitWords(ee.ProcessState)
+		c.p.exit.Store(&w)
+	case err == nil:
+		w := "exited with status 0"
+		c.p.exit.Store(&w)
+	}
+	return err
+}
+
+// exitWords says how a process ended: "exited with status 3", or "was
+// ended by signal: killed".
+func exitWords(ps *os.ProcessState) string {
+	if code := ps.ExitCode(); code >= 0 {
+		return fmt.Sprintf("exited with status %d", code)
+	}
+	return "was ended by " + ps.String()
+}
+
+// exited is how the server's process ended, when it has: "" while it runs,
+// before it started, for a transport that is not a process, and when its
+// end was not waited for.
+func (p *procTransport) exited() string {
+	if p == nil {
+		return ""
+	}
+	if w := p.exit.Load(); w != nil {
+		return *w
+	}
+	return ""
 }
 
 // kill ends the server's process group. It is safe on a nil receiver, before

@@ -183,7 +183,7 @@ func lintTool(t LintTool, add func(LintTool, Severity, string, string)) {
 		add(t, Warning, LintOpenWorldUnset,
 			`"openWorldHint" is not set, so it defaults to true (the tool reaches outside systems) and every call needs confirmation; add "openWorldHint": false if the tool only touches local or closed data`)
 	}
-	if !readOnly && h.Idempotent == True {
+	if !readOnly && h.Idempotent == True && !statesIdempotence(t.Description) {
 		if w, ok := nameLooksAdditive(t.Name); ok {
 			add(t, Warning, LintIdempotentAdditive, fmt.Sprintf(
 				`"idempotentHint" is true but the name (%+q) suggests each call adds something new, so a retry could add it twice; set "idempotentHint": false unless repeating a call with the same arguments really has no further effect`, w))
@@ -203,4 +203,29 @@ func lintName(t LintTool, add func(LintTool, Severity, string, string)) {
 			`the name %+q has non-ASCII characters that look like ASCII letters: it reads as %+q; mcphost shows it escaped and applies deny and ask rules written for %+q to it, but allow rules written for %+q do not match it; use plain ASCII names ([A-Za-z0-9_.-])`,
 			t.Name, sk, sk, sk))
 	}
+}
+
+// idempotencePhrases say, in a tool's description, that repeating a call
+// has no further effect: the behaviour "idempotentHint": true claims.
+var idempotencePhrases = []string{
+	"idempotent", "already exist", "no further effect", "no additional effect", "has no effect if",
+	"does nothing if", "succeed silently", "succeeds silently", "safe to repeat", "safe to retry",
+	"safe to call again", "same result",
+}
+
+// statesIdempotence reports whether a description says in so many words
+// what "idempotentHint": true claims. A finding drawn from the name alone
+// (idempotent-additive-name) then has nothing to add: the author stated the
+// behaviour twice, in the hint and in the words the model reads, and only
+// the name disagrees. Findings the gate acts on (name-suggests-write) are
+// kept whatever the description says: a description is no evidence the
+// gate believes.
+func statesIdempotence(desc string) bool {
+	d := strings.ToLower(desc)
+	for _, p := range idempotencePhrases {
+		if strings.Contains(d, p) {
+			return true
+		}
+	}
+	return false
 }

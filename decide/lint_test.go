@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/mcphost/mcphost/decide"
 )
 
@@ -158,6 +159,40 @@ func TestRestsOnDefault(t *testing.T) {
 	} {
 		if got := decide.RestsOnDefault(code); got != want[code] {
 			t.Errorf("RestsOnDefault(%q) = %v, want %v", code, got, want[code])
+		}
+	}
+}
+
+// TestLintTakesTheDescriptionsWord: a finding drawn from the name alone is
+// not raised when the tool's own description states the behaviour its hints
+// claim; a finding the gate acts on stays whatever the description says.
+func TestLintTakesTheDescriptionsWord(t *testing.T) {
+	with := func(name, hints, desc string) decide.LintTool {
+		tl := lt("fs", name, hints)
+		tl.Description = desc
+		return tl
+	}
+	codes := func(tl decide.LintTool) []string {
+		var out []string
+		for _, f := range decide.Lint([]decide.LintTool{tl}) {
+			out = append(out, f.Code)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		tool decide.LintTool
+		want []string
+	}{
+		{with("create_directory", "fftf", "Create a new directory or ensure a directory exists. If the directory already exists, this operation will succeed silently."), nil},
+		{with("add_label", "fftf", "Add a label to an issue. Idempotent: adding a label it has changes nothing."), nil},
+		{with("create_directory", "fftf", "Create a new directory."), []string{"idempotent-additive-name"}},
+		{with("create_directory", "fftf", ""), []string{"idempotent-additive-name"}},
+		// The gate does not believe a read-only claim on a writing name,
+		// so lint says so even when the description claims a read.
+		{with("delete_cache", "t--f", "Read-only: reports what would be deleted, and deletes nothing."), []string{"name-suggests-write"}},
+	} {
+		if got := codes(tc.tool); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
+			t.Errorf("%s %q: got %v, want %v", tc.tool.Name, tc.tool.Description, got, tc.want)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func TestWarmUnreachable(t *testing.T) {
 	}
 	m.(Warmer).Warm(context.Background())
 	_, err = collect(context.Background(), m, hello())
-	if err == nil || !strings.Contains(err.Error(), "sending the request") {
+	if err == nil || !strings.Contains(err.Error(), "cannot reach "+url+"/chat/completions: ") || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("turn after a failed warm-up: %v, want the connection error", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,6 +25,7 @@ import (
 type endpoint struct {
 	provider string // the provider part of the spec, for errors
 	hint     string // what to check when the server refuses the credential
+	reach    string // what to check when the server cannot be reached (reachHint)
 	url      string
 	header   http.Header // sent with every request, besides Content-Type and Accept
 	client   *http.Client
@@ -65,6 +67,7 @@ func newEndpoint(provider, hint, base, path string, header http.Header, o Option
 	return &endpoint{
 		provider: provider,
 		hint:     hint,
+		reach:    reachHint(provider, o.BaseURL),
 		url:      u.String(),
 		header:   header,
 		client:   client,
@@ -139,6 +142,9 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 		case err != nil:
 			var redirect *errRedirect
 			if last || errors.As(err, &redirect) {
+				if why, ok := unreachable(err); ok {
+					return nil, fmt.Errorf("%s: cannot reach %s: %s (%w)", e.provider, redactedURL(e.url), e.reach, why)
+				}
 				return nil, fmt.Errorf("%s: sending the request: %w", e.provider, err)
 			}
 			wait = backoff(attempt, rand.Float64())
@@ -367,4 +373,44 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// reachHint is what to check when the model's server cannot be reached:
+// a --base-url names a server the person runs or chose; Ollama's default
+// address is the local Ollama; a provider's own API is behind the network.
+func reachHint(provider, base string) string {
+	switch {
+	case base != "":
+		return "is the server behind --base-url running?"
+	case provider == "ollama":
+		return "is Ollama running (ollama serve)?"
+	default:
+		return "check the network connection"
+	}
+}
+
+// unreachable reports whether a request failed because no connection to
+// the server could be made (no such host, connection refused, no route, a
+// dial that timed out), and returns that failure without the request's
+// URL, which the message names once itself. A connection that was made
+// and then failed (TLS, a reset, an answer cut off) is not unreachable.
+func unreachable(err error) (error, bool) {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns, true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return op, true
+	}
+	return nil, false
+}
+
+// redactedURL is u with any password hidden, for a message.
+func redactedURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.Redacted()
 }

@@ -62,10 +62,11 @@ type Writer struct {
 	err     error
 }
 
-// Create opens path for a new trace (truncating it), readable by its owner
-// only: a trace holds the conversation with every server.
-func Create(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+// Append opens path for a trace, adding to what it holds (a trace of an
+// earlier run is never lost to the next one), and creates it readable by
+// its owner only: a trace holds the conversation with every server.
+func Append(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("--trace: %w", err)
 	}

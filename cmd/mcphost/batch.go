@@ -114,7 +114,7 @@ func readBatch(path string, r io.Reader) ([]batchCall, error) {
 // checkTools fails, naming the line, when a line's tool is not listed by
 // its server, or when its arguments do not match the tool's input schema
 // (unless noCheck): before any call of the file runs.
-func checkTools(m *client.Manager, path string, calls []batchCall, noCheck bool) error {
+func checkTools(st *setup, m *client.Manager, path string, calls []batchCall, noCheck bool) error {
 	for _, c := range calls {
 		server, tool, _ := splitRef(c.Tool)
 		if t, ok := m.Tool(server, tool); ok {
@@ -124,11 +124,15 @@ func checkTools(m *client.Manager, path string, calls []batchCall, noCheck bool)
 			continue
 		}
 		if _, ok := m.Spec(server); !ok {
-			return usageError(fmt.Errorf("%s:%d: no server named %q", path, c.line, server))
+			var names []string
+			for _, ss := range m.Servers() {
+				names = append(names, ss.Name)
+			}
+			return usageError(fmt.Errorf("%s:%d: %w", path, c.line, st.noServerNamed(server, names)))
 		}
 		for _, ss := range m.Servers() {
 			if ss.Name == server && ss.State != client.StateReady {
-				return withCode(exitError, fmt.Errorf("%s:%d: server %q is %s, so its tools cannot be checked: %s", path, c.line, server, ss.State, sanitize.Line(ss.LastError)))
+				return withCode(exitError, fmt.Errorf("%s:%d: server %q is %s, so its tools cannot be checked: %s", path, c.line, server, ss.State, serverFailure(ss)))
 			}
 		}
 		return withCode(exitUsage, fmt.Errorf("%s:%d: %w", path, c.line, noSuchTool(m, server, tool)))

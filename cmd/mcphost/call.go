@@ -306,7 +306,7 @@ func runCallBatch(ctx context.Context, g *globalOptions, o *callOptions, s *stre
 		return err
 	}
 	defer sess.Close()
-	if err := checkTools(sess.m, o.Batch, calls, o.NoCheck); err != nil {
+	if err := checkTools(st, sess.m, o.Batch, calls, o.NoCheck); err != nil {
 		return err
 	}
 	return runBatch(ctx, sess, o, s, calls)

@@ -99,7 +99,7 @@ Without a configuration it runs against built-in demo servers.`,
 	f.StringVar(&g.Elicit, "elicit", "decline", "answer servers' questions without a person by `MODE`: decline, or defaults (accept the defaults the form gives)")
 	f.BoolVar(&g.AllowSampling, "allow-sampling", false, "let servers ask the model for completions without a person (tokens are counted)")
 	f.StringArrayVar(&g.Roots, "root", nil, "offer `DIR` to servers as a root (repeatable; none by default)")
-	f.StringVar(&g.Trace, "trace", "", "write every JSON-RPC message exchanged with the servers to `FILE` (JSON Lines, secrets redacted)")
+	f.StringVar(&g.Trace, "trace", "", "append every JSON-RPC message exchanged with the servers to `FILE` (JSON Lines, secrets redacted; \"-\": standard error)")
 	f.DurationVar(&g.StartTimeout, "start-timeout", 0, "let servers start for up to `DURATION` unless their config sets startTimeout (default 30s; 2m for npx, uvx, docker run and other package launchers)")
 
 	root.AddCommand(

@@ -34,12 +34,24 @@ func loadConfig(g *globalOptions, s *streams) (*config.Config, []config.Warning,
 	var cerr *config.Error
 	if err != nil && len(lo.TrustFlags) > 0 && errors.As(err, &cerr) {
 		// --trust may name a demo server when nothing is configured.
+		trust := lo.TrustFlags
 		lo.TrustFlags = nil
 		if c, w, err2 := config.Load(lo); err2 == nil && len(c.Servers) == 0 && len(c.Files) == 0 {
 			return c, w, nil
 		}
+		for _, name := range trust {
+			if slices.Contains(demoServers, name) && strings.HasPrefix(cerr.Msg, fmt.Sprintf("--trust %q: no server is named", name)) {
+				return nil, nil, fmt.Errorf("%w\n%s", err, demoNeedsFlag(name))
+			}
+		}
 	}
 	return cfg, warnings, err
+}
+
+// demoNeedsFlag says that name is a demo server's, and that with servers
+// of the person's own configured the demo servers run only with --demo.
+func demoNeedsFlag(name string) string {
+	return fmt.Sprintf("%s is a built-in demo server: with servers of your own configured, the demo servers run only with --demo (mcphost --demo ...)", name)
 }
 
 // trustDemo applies --trust to the demo servers.
@@ -55,4 +67,24 @@ func (st *setup) trustDemo(names []string) error {
 		st.trusted[name] = true
 	}
 	return nil
+}
+
+// noServerNamed is the usage error for a server name nothing configured
+// has: it lists what is configured, suggests a near name, and for a demo
+// server's name, run while servers of the person's own are configured,
+// says that the demo servers need --demo.
+func (st *setup) noServerNamed(name string, configured []string) error {
+	msg := fmt.Sprintf("no server named %q; configured: %s", name, strings.Join(configured, ", "))
+	if len(configured) == 0 {
+		msg = fmt.Sprintf("no server named %q; none is configured", name)
+	}
+	switch {
+	case !st.demo && slices.Contains(demoServers, name):
+		msg += "\n" + demoNeedsFlag(name)
+	default:
+		if near := nearNames(name, configured); len(near) > 0 {
+			msg += fmt.Sprintf("\ndid you mean %q?", near[0])
+		}
+	}
+	return usageError(errors.New(msg))
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
@@ -17,17 +18,20 @@ import (
 type lintOptions struct {
 	JSON   bool
 	Strict bool
+	// Server, if set, is the one server linted (only it starts).
+	Server string
 }
 
 func newLintCmd(g *globalOptions, s *streams) *cobra.Command {
 	o := &lintOptions{}
 	cmd := &cobra.Command{
-		Use:   "lint",
+		Use:   "lint [SERVER]",
 		Short: "Check the annotations of every configured server",
 		Long: `Check every tool of every configured server, for server authors: tools with no
 annotations, hints left out that default to the worst case, contradictions, a
 name that says the tool writes on a read-only tool, idempotent claims on tools
-that look additive, openWorldHint unset, duplicate names, names with characters
+that look additive (unless the tool's description itself says that repeating
+a call has no further effect), openWorldHint unset, duplicate names, names with characters
 outside ASCII (shown escaped; an error when they imitate ASCII letters, as a
 Cyrillic е does an e),
 descriptions that give the model orders (poisoned-description), and malformed
@@ -37,10 +41,18 @@ Exits 1 when there is an error-level finding (or a server failed to start), so
 it can fail a build when a tool ships unclassified or misclassified. With
 --strict, a hint left out (missing-hints, open-world-unset) is an error too: a
 tool whose verdict rests on a spec default fails the build, so a server's CI can
-require complete annotations.`,
-		Example: `  mcphost lint --server 'mine=./my-server --stdio'`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+require complete annotations.
+
+With SERVER, only that server starts and is linted. With --server, only the
+servers given with --server are linted, not the configuration's: a server's
+CI lints just the server it builds.`,
+		Example: `  mcphost lint --server 'mine=./my-server --stdio'
+  mcphost lint tasks --strict`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.Server = args[0]
+			}
 			return runLint(cmd.Context(), g, o, s)
 		},
 	}
@@ -70,6 +82,11 @@ func runLint(ctx context.Context, g *globalOptions, o *lintOptions, s *streams) 
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
+	}
+	if aim := lintAim(o, st); len(aim) > 0 {
+		if err := st.keepOnly(aim...); err != nil {
+			return err
+		}
 	}
 	m, err := st.startChecked(ctx)
 	if err != nil {
@@ -171,4 +188,20 @@ func strictNote(strict bool, raised int) string {
 	default:
 		return fmt.Sprintf(" (--strict: %s resting on a spec default counted as errors)", nounCount(raised, "finding"))
 	}
+}
+
+// lintAim is the servers lint checks when it is aimed: SERVER, else the
+// servers given with --server (never the configuration's beside them);
+// nil for every server.
+func lintAim(o *lintOptions, st *setup) []string {
+	if o.Server != "" {
+		return []string{o.Server}
+	}
+	var flagged []string
+	for _, srv := range st.cfg.Servers {
+		if srv.Source == config.SourceFlag {
+			flagged = append(flagged, srv.Name)
+		}
+	}
+	return flagged
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"github.com/mcphost/mcphost/fixtures"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -140,5 +143,27 @@ func TestPoisonedDescriptionOnTheCommandLine(t *testing.T) {
 	_, out, _ = runCLI(t, "lint", "--server", srv)
 	if !regexp.MustCompile(`(?m)^error +look/sum_numbers +poisoned-description +the description gives the model orders \(` + strings.ReplaceAll(flags, ",", ", ") + `\)`).MatchString(out) {
 		t.Errorf("lint does not report the poisoned description:\n%s", out)
+	}
+}
+
+// TestLookAlikeNamesInTheNarrowTable: the table fitted to a narrow terminal
+// shows names escaped too, and whole.
+func TestLookAlikeNamesInTheNarrowTable(t *testing.T) {
+	srv := lookServer(t)
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	var out, errOut bytes.Buffer
+	s := &streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }, WorkDir: dir, Width: 80}
+	if code := run(context.Background(), []string{"tools", "--server", srv, "--trust", "look"}, s); code != 0 {
+		t.Fatalf("tools: exit %d: %s", code, errOut.String())
+	}
+	if want := regexp.MustCompile(`(?m)^TOOL +(TITLE +)?HINTS +CLASS`); !want.MatchString(out.String()) {
+		t.Fatalf("at 80 columns the table is not the narrow one:\n%s", out.String())
+	}
+	if want := regexp.MustCompile(`(?m)^look/d\\u0435lete_all .* destructive +T2 +ask +trusted$`); !want.MatchString(out.String()) {
+		t.Errorf("the narrow table lacks the escaped name:\n%s", out.String())
+	}
+	if m := nonASCII.FindString(out.String()); m != "" {
+		t.Errorf("tools printed %+q raw:\n%s", m, out.String())
 	}
 }

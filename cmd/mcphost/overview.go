@@ -66,6 +66,9 @@ var errChatNeedsTerminal = errors.New("the interactive chat needs a terminal; us
 
 // runTUI starts the interactive interface.
 func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
+	if g.Trace == "-" {
+		return usageError(errors.New("--trace - writes to standard error, where the chat draws its screen: give a file (--trace FILE) and read it beside the chat"))
+	}
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcphost/mcphost/client"
@@ -70,30 +71,42 @@ a person accepts the change: by approving a call to it, or with pin accept.`,
 
 // startOne starts only the named server.
 func startOne(ctx context.Context, st *setup, server string) (*client.Manager, error) {
-	var keep []client.Spec
-	var names []string
-	for _, sp := range st.specs {
-		names = append(names, sp.Name)
-		if sp.Name == server {
-			keep = append(keep, sp)
-		}
+	if err := st.keepOnly(server); err != nil {
+		return nil, err
 	}
-	if len(keep) == 0 {
-		for _, h := range st.held {
-			if h.Name == server {
-				return nil, usageError(fmt.Errorf("server %q is %s: %s", server, h.State, h.LastError))
-			}
-		}
-		return nil, usageError(fmt.Errorf("no server named %q; configured: %s", server, strings.Join(names, ", ")))
-	}
-	st.specs = keep
 	m, err := st.startChecked(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if ss := m.Servers()[0]; ss.State != client.StateReady {
 		m.Close()
-		return nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, sanitize.Text(ss.LastError)))
+		return nil, withCode(exitError, fmt.Errorf("server %q failed to start: %s", server, serverFailure(ss)))
 	}
 	return m, nil
+}
+
+// keepOnly narrows the servers a command starts to names, for a command
+// aimed at some servers: a name no started server has is a usage error
+// (noServerNamed), and so is a server held back (disabled, or waiting for
+// consent), with the reason.
+func (st *setup) keepOnly(names ...string) error {
+	var keep []client.Spec
+	var all []string
+	for _, sp := range st.specs {
+		all = append(all, sp.Name)
+	}
+	for _, name := range names {
+		if i := slices.IndexFunc(st.specs, func(sp client.Spec) bool { return sp.Name == name }); i >= 0 {
+			keep = append(keep, st.specs[i])
+			continue
+		}
+		for _, h := range st.held {
+			if h.Name == name {
+				return usageError(fmt.Errorf("server %q is %s: %s", name, h.State, h.LastError))
+			}
+		}
+		return st.noServerNamed(name, all)
+	}
+	st.specs, st.held = keep, nil
+	return nil
 }

@@ -141,10 +141,7 @@ func runServers(ctx context.Context, g *globalOptions, o *serversOptions, s *str
 			if ss.LastError == "" && ss.StderrTail == "" {
 				continue
 			}
-			fmt.Fprintf(s.Out, "\n%s: %s\n", sanitize.Line(ss.Name), indent(sanitize.Text(ss.LastError)))
-			if ss.StderrTail != "" && !strings.Contains(ss.LastError, ss.StderrTail) {
-				fmt.Fprintf(s.Out, "  stderr:\n    %s\n", strings.ReplaceAll(sanitize.Text(ss.StderrTail), "\n", "\n    "))
-			}
+			fmt.Fprintf(s.Out, "\n%s: %s\n", sanitize.Line(ss.Name), serverFailure(ss))
 		}
 	}
 	if err := st.loginNeeded(m); err != nil {
@@ -189,3 +186,19 @@ func dash(s string) string {
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// serverFailure is how a command shows why a server is not ready: what
+// happened (how its process ended first, when it did), then the tail of
+// its stderr once (the client folds a package launcher's notices), every
+// line escaped, the lines after the first indented by two spaces.
+func serverFailure(ss client.Status) string {
+	why, tail, _ := strings.Cut(ss.LastError, "\nstderr:\n")
+	if ss.StderrTail != "" {
+		tail = ss.StderrTail // the longer tail: LastError keeps its last lines only
+	}
+	out := indent(sanitize.Text(why))
+	if tail != "" {
+		out += "\n  stderr:\n    " + strings.ReplaceAll(sanitize.Text(tail), "\n", "\n    ")
+	}
+	return out
+}

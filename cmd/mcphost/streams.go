@@ -4,6 +4,7 @@ import (
 	"github.com/mcphost/mcphost/trace"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/charmbracelet/x/term"
 )
@@ -17,6 +18,11 @@ type streams struct {
 	// Terminal reports whether stdin and stdout are both a terminal: the
 	// condition for starting the TUI or prompting.
 	Terminal bool
+	// InTerminal reports whether stdin is a terminal. Such an input is
+	// never read as data: run reads standard input only when it is piped.
+	InTerminal bool
+	// Width is Out's width in columns when it is a terminal, else 0.
+	Width int
 	// Color reports whether colour may be used on Out.
 	Color bool
 	// Getenv reads the environment.
@@ -34,12 +40,34 @@ type streams struct {
 
 func systemStreams() *streams {
 	wd, _ := os.Getwd()
-	tty := term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())
+	inTTY := term.IsTerminal(os.Stdin.Fd())
+	outTTY := term.IsTerminal(os.Stdout.Fd())
+	tty := inTTY && outTTY
+	width := 0
+	if outTTY {
+		width, _, _ = term.GetSize(os.Stdout.Fd())
+	}
 	return &streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		Terminal: tty,
-		Color:    tty && os.Getenv("NO_COLOR") == "",
-		Getenv:   os.Getenv,
-		WorkDir:  wd,
+		Terminal: tty, InTerminal: inTTY, Width: width,
+		Color:   tty && os.Getenv("NO_COLOR") == "",
+		Getenv:  os.Getenv,
+		WorkDir: wd,
 	}
+}
+
+// columns is the width a command fits its text to: Out's terminal width,
+// else $COLUMNS when it is set (as shells and CI set it), else 0 (not
+// fitted).
+func (s *streams) columns() int {
+	if s.Width > 0 {
+		return s.Width
+	}
+	if s.Getenv == nil {
+		return 0
+	}
+	if n, err := strconv.Atoi(s.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 0
 }

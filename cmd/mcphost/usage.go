@@ -101,6 +101,11 @@ func helpTopicArgs(cmd *cobra.Command, args []string) error {
 // flagError is the usage error for a flag mistake, with the near flag
 // names for an unknown one.
 func flagError(cmd *cobra.Command, err error) error {
+	if !cmd.HasParent() && promptFlag(err.Error()) {
+		// Other terminal hosts take a headless prompt as "-p" on their
+		// top command; mcphost's is a command of its own.
+		return usageError(fmt.Errorf("%v: a prompt without the chat is mcphost run -p PROMPT (see mcphost run --help)", err))
+	}
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
 		return usageError(err)
@@ -183,4 +188,11 @@ func nearNames(name string, have []string) []string {
 		out[i] = n.name
 	}
 	return out
+}
+
+// promptFlag reports whether a flag error is about -p, --prompt or --print
+// given to mcphost itself rather than to run.
+func promptFlag(msg string) bool {
+	return strings.HasPrefix(msg, "unknown shorthand flag: 'p'") ||
+		msg == "unknown flag: --prompt" || msg == "unknown flag: --print"
 }

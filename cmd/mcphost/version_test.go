@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +34,25 @@ func TestBuildVersion(t *testing.T) {
 		if got := buildVersion(tc.linked, tc.bi); got != tc.want {
 			t.Errorf("%s: buildVersion = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestBannerAndVersionAgree: the summary mcphost prints without a terminal
+// names the same version as --version.
+func TestBannerAndVersionAgree(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": dir + "/state", "XDG_CONFIG_HOME": dir + "/config"}
+	runOut := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		s := &streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		run(context.Background(), args, s)
+		return out.String()
+	}
+	v, ok := strings.CutPrefix(strings.TrimSpace(runOut("--version")), "mcphost version ")
+	if !ok || v == "" {
+		t.Fatalf("--version printed %q, want \"mcphost version V\"", runOut("--version"))
+	}
+	if banner := runOut("--demo"); !strings.HasPrefix(banner, "mcphost "+v+": ") {
+		t.Errorf("the banner is %q, want it to start with %q (as --version says)", strings.SplitN(banner, "\n", 2)[0], "mcphost "+v+": ")
 	}
 }
