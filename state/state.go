@@ -314,6 +314,26 @@ func (s *State) SetConsent(name, hash string, choice Choice) {
 	s.consents[name] = Consent{Name: name, Hash: hash, Choice: choice, ChosenAt: s.stamp()}
 }
 
+// ForgetConsent removes the choice recorded under name, so that the
+// project server asks for consent again; it reports whether there was one.
+func (s *State) ForgetConsent(name string) bool {
+	if _, ok := s.consents[name]; !ok {
+		return false
+	}
+	delete(s.consents, name)
+	return true
+}
+
+// ConsentRecords returns every recorded choice for project servers, sorted
+// by name.
+func (s *State) ConsentRecords() []Consent {
+	cs := make([]Consent, 0, len(s.consents))
+	for _, name := range sortedKeys(s.consents) {
+		cs = append(cs, s.consents[name])
+	}
+	return cs
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -275,6 +275,28 @@ func TestConsent(t *testing.T) {
 	}
 }
 
+func TestForgetConsent(t *testing.T) {
+	s := &State{now: clock()}
+	s.SetConsent("b#lint", "h1", ChoiceTrusted)
+	s.SetConsent("a#db", "h2", ChoiceUntrusted)
+	got := s.ConsentRecords()
+	if len(got) != 2 || got[0].Name != "a#db" || got[1].Name != "b#lint" {
+		t.Fatalf("ConsentRecords() = %+v, want a#db then b#lint", got)
+	}
+	if !s.ForgetConsent("b#lint") {
+		t.Error("ForgetConsent(b#lint) = false, want true")
+	}
+	if s.ForgetConsent("b#lint") {
+		t.Error("ForgetConsent(b#lint) a second time = true, want false")
+	}
+	if _, ok := s.Consent("b#lint", "h1"); ok {
+		t.Error("a forgotten consent still applies")
+	}
+	if got := s.ConsentRecords(); len(got) != 1 || got[0].Name != "a#db" {
+		t.Errorf("after ForgetConsent: ConsentRecords() = %+v, want only a#db", got)
+	}
+}
+
 func TestChoiceText(t *testing.T) {
 	for c := ChoiceSkipped; c <= ChoiceTrusted; c++ {
 		b, err := c.MarshalText()

@@ -25,16 +25,21 @@ import (
 func newMCPCmd(g *globalOptions, s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Add, remove, list and import servers in your config",
+		Short: "Add, remove, list and import servers in your config; trust and consent",
 		Long: `Manage the servers in mcphost's config files without editing JSON by hand.
 
 add and remove change your own config (the file --config names, else
 $XDG_CONFIG_HOME/mcphost/config.json), or with --scope project the .mcp.json
 of the working directory. Only the "mcpServers" member changes; the rest of
 the file stays as written. A file that does not load is never written, nor a
-result that would not load.`,
+result that would not load.
+
+trust lists the trust and project consents mcphost remembers (or trusts a
+server), untrust takes trust back, and consent answers a project server's
+consent without the chat (or, with --revoke, takes it back).`,
 	}
-	cmd.AddCommand(newMCPAddCmd(g, s), newMCPRemoveCmd(g, s), newMCPListCmd(g, s), newMCPImportCmd(g, s))
+	cmd.AddCommand(newMCPAddCmd(g, s), newMCPRemoveCmd(g, s), newMCPListCmd(g, s), newMCPImportCmd(g, s),
+		newMCPTrustCmd(g, s), newMCPUntrustCmd(g, s), newMCPConsentCmd(g, s))
 	return cmd
 }
 
