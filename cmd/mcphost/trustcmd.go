@@ -178,40 +178,25 @@ func runMCPUntrust(_ context.Context, g *globalOptions, o *mcpUntrustOptions, s 
 		return usageError(fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most 64 characters", sanitize.Line(name)))
 	}
 	srv, configured := st.configured(name)
-	identity := ""
-	if configured && srv.Source != config.SourceProject {
+	identity, key := "", ""
+	if configured && srv.Source == config.SourceProject {
+		key = consentKey(srv)
+	} else if configured {
 		spec := specFromConfig(srv)
 		identity = spec.Identity()
 	}
-	var forgot, downgraded int
-	err = state.Update(st.statePath(), time.Now, func(ss *state.State) error {
-		forgot, downgraded = 0, 0
-		for _, r := range ss.TrustRecords() {
-			// The trust of this server's command or URL, and any remembered
-			// under its name for a command it no longer has.
-			if r.Identity == identity || r.Name == name {
-				ss.SetTrust(r.Identity, r.Name, false)
-				forgot++
-			}
-		}
-		if configured && srv.Source == config.SourceProject {
-			key := consentKey(srv)
-			for _, c := range ss.ConsentRecords() {
-				if c.Name == key && c.Choice == state.ChoiceTrusted {
-					ss.SetConsent(key, c.Hash, state.ChoiceUntrusted)
-					downgraded++
-				}
-			}
-		}
+	var forgot int
+	var downgraded bool
+	if err := state.Update(st.statePath(), time.Now, func(ss *state.State) error {
+		forgot, downgraded = ss.Untrust(identity, name, key)
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
 	switch {
 	case forgot > 0:
 		fmt.Fprintf(s.Out, "mcphost no longer remembers trust in %s: its annotations count as the worst case from its next start\n", name)
-	case downgraded > 0:
+	case downgraded:
 		fmt.Fprintf(s.Out, "project server %s still starts, but is no longer trusted: its annotations count as the worst case (mcphost mcp consent %s --revoke stops it until you consent again)\n", name, name)
 	default:
 		fmt.Fprintf(s.Err, "mcphost remembers no trust in %s: nothing to take back\n", name)
