@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/state"
+	"github.com/mcphost/mcphost/ui"
 	"github.com/spf13/cobra"
 )
 
@@ -377,4 +379,36 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339)
+}
+
+// trustInfo tells the chat where each server's trust at the start comes
+// from, as mcphost policy does.
+func (st *setup) trustInfo(g *globalOptions) func(string) ui.TrustInfo {
+	return func(name string) ui.TrustInfo {
+		srv, ok := st.configured(name)
+		if !ok {
+			return ui.TrustInfo{}
+		}
+		var i ui.TrustInfo
+		if srv.Source == config.SourceProject {
+			i.ConsentKey = consentKey(srv)
+		}
+		if srv.Distrusted() {
+			i.Distrusted = srv.File
+		}
+		if !st.trusted[name] {
+			return i
+		}
+		switch {
+		case slices.Contains(g.Trust, name):
+			i.From, i.Written = "--trust", true
+		case srv.Source == config.SourceProject:
+			i.From = "your consent to " + srv.File
+		case srv.Trust:
+			i.From, i.Written = trustWhere(srv), true
+		default:
+			i.From = "remembered by mcphost"
+		}
+		return i
+	}
 }
