@@ -102,6 +102,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		d := g.decide(spec, a.trusted, t, decidedOn, c.Args)
 		r.Decision = d
 		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
+		r.TrustLifts = g.trustLifts(spec, a.trusted, t, decidedOn, c.Args, d)
 
 		switch d.Verdict {
 		case decide.Deny:
@@ -112,7 +113,8 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
-				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
+				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
+				TrustLifts: r.TrustLifts}
 			asked := time.Now()
 			ans, err := g.askerOf(op.call).Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))

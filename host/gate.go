@@ -66,6 +66,11 @@ type GateOptions struct {
 	Policy  *decide.Policy
 	// Trusted reports whether the person trusts the server's annotations.
 	Trusted func(server string) bool
+	// MayTrust reports whether the person may trust the server at all
+	// (the managed policy's "trust"); nil: any. A call that asks only
+	// because its server is untrusted says so (TrustLifts) only when the
+	// server may be trusted.
+	MayTrust func(server string) bool
 	Asker   Asker
 	Mode    decide.Mode
 	Audit   AuditLog // nil: no log can be written, so only reads run
@@ -295,6 +300,10 @@ type Result struct {
 	Stale bool
 	// Task is the MCP task the call ran as, with its status history.
 	Task *client.TaskInfo
+	// TrustLifts reports that the call asked only because its server is
+	// not trusted: the same call of the server, trusted, would run without
+	// asking. A refusal then names trusting the server as a fix.
+	TrustLifts bool
 }
 
 // staleAdvice says what a stale server means and how to restart it, in the
@@ -610,6 +619,20 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 		Bases:   bases,
 		Paths:   paths,
 	})
+}
+
+// trustLifts reports whether a call decided d asks only because its
+// server is untrusted: trusting the server, and nothing else, would let it
+// run without asking. Only a server the person may trust qualifies.
+func (g *Gate) trustLifts(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage, d decide.Decision) bool {
+	asks := d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) // headless: an ask refused
+	if trusted || !asks || !d.Has(decide.CodeUntrustedServer) {
+		return false
+	}
+	if g.o.MayTrust != nil && !g.o.MayTrust(spec.Name) {
+		return false
+	}
+	return g.decide(spec, true, t, pinned, args).Verdict == decide.Allow
 }
 
 // pin returns the hash the gate compares the tool's definition with, and
