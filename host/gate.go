@@ -71,10 +71,10 @@ type GateOptions struct {
 	// because its server is untrusted says so (TrustLifts) only when the
 	// server may be trusted.
 	MayTrust func(server string) bool
-	Asker   Asker
-	Mode    decide.Mode
-	Audit   AuditLog // nil: no log can be written, so only reads run
-	Store   Store    // nil: pins and grants last for this gate only
+	Asker    Asker
+	Mode     decide.Mode
+	Audit    AuditLog // nil: no log can be written, so only reads run
+	Store    Store    // nil: pins and grants last for this gate only
 	// Pins is where definitions are pinned; share it with the listing
 	// hook (client.Options.OnListing) so that every listed tool is pinned
 	// on first sight. Nil: pins over Store.

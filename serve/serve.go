@@ -65,9 +65,9 @@ type Options struct {
 	// MayTrust reports whether the person may trust a server at all (the
 	// managed policy); nil: any. See host.GateOptions.MayTrust.
 	MayTrust func(server string) bool
-	Audit   host.AuditLog // nil: only reads run
-	Store   host.Store
-	Pins    *host.Pins // shared with the manager's listing hook
+	Audit    host.AuditLog // nil: only reads run
+	Store    host.Store
+	Pins     *host.Pins // shared with the manager's listing hook
 	// Approver, if set, is asked when the client has no elicitation (or
 	// AskVia says so) and it is waiting.
 	Approver Approver
