@@ -66,15 +66,10 @@ type GateOptions struct {
 	Policy  *decide.Policy
 	// Trusted reports whether the person trusts the server's annotations.
 	Trusted func(server string) bool
-	// MayTrust reports whether the person may trust the server at all
-	// (the managed policy's "trust"); nil: any. A call that asks only
-	// because its server is untrusted says so (TrustLifts) only when the
-	// server may be trusted.
-	MayTrust func(server string) bool
-	Asker    Asker
-	Mode     decide.Mode
-	Audit    AuditLog // nil: no log can be written, so only reads run
-	Store    Store    // nil: pins and grants last for this gate only
+	Asker   Asker
+	Mode    decide.Mode
+	Audit   AuditLog // nil: no log can be written, so only reads run
+	Store   Store    // nil: pins and grants last for this gate only
 	// Pins is where definitions are pinned; share it with the listing
 	// hook (client.Options.OnListing) so that every listed tool is pinned
 	// on first sight. Nil: pins over Store.
@@ -121,6 +116,12 @@ type GateOptions struct {
 	// Sleep waits d before an automatic retry, or until ctx ends (default:
 	// a timer). Tests see the waits the gate asks for through it.
 	Sleep func(ctx context.Context, d time.Duration) error
+
+	// MayTrust reports whether the person may trust the server at all
+	// (the managed policy's "trust"); nil: any. A call that asks only
+	// because its server is untrusted says so (TrustLifts) only when the
+	// server may be trusted.
+	MayTrust func(server string) bool
 }
 
 // Gate is the only way mcphost runs a tool: it decides, asks, executes,

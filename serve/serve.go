@@ -62,12 +62,9 @@ type Options struct {
 	Policy  *decide.Policy
 	// Trusted reports whether the person trusts a server's annotations.
 	Trusted func(server string) bool
-	// MayTrust reports whether the person may trust a server at all (the
-	// managed policy); nil: any. See host.GateOptions.MayTrust.
-	MayTrust func(server string) bool
-	Audit    host.AuditLog // nil: only reads run
-	Store    host.Store
-	Pins     *host.Pins // shared with the manager's listing hook
+	Audit   host.AuditLog // nil: only reads run
+	Store   host.Store
+	Pins    *host.Pins // shared with the manager's listing hook
 	// Approver, if set, is asked when the client has no elicitation (or
 	// AskVia says so) and it is waiting.
 	Approver Approver
@@ -103,6 +100,10 @@ type Options struct {
 	// Backoff and Sleep are passed to each session's gate (tests).
 	Backoff func(attempt int) time.Duration
 	Sleep   func(ctx context.Context, d time.Duration) error
+
+	// MayTrust reports whether the person may trust a server at all (the
+	// managed policy); nil: any. See host.GateOptions.MayTrust.
+	MayTrust func(server string) bool
 }
 
 // Server is the gate as an MCP server. Create it with New, then Start it
