@@ -347,7 +347,7 @@ func (m *Model) startServers() tea.Cmd {
 	}
 	copts.OnListing = o.Pins.Hook(m.trust.trusted) // every listing is pinned before the model sees it
 	m.mgr = client.New(specs, copts)
-	o.Catalog, o.Asker, o.Mode, o.Trusted, o.MayTrust = m.mgr, m.asker, decide.Interactive, m.trust.trusted, m.trust.allowed
+	o.Catalog, o.Asker, o.Mode, o.Trusted, o.MayTrust = m.mgr, m.asker, decide.Interactive, m.trust.trusted, m.mayTrust
 	if o.Now == nil {
 		o.Now = m.now
 	}

@@ -33,6 +33,13 @@ func (m *Model) trustInfo(name string) TrustInfo {
 	return m.cfg.TrustInfo(name)
 }
 
+// mayTrust reports whether the person may trust the server from here:
+// the managed policy lets them, and their config does not say "trust":
+// false for it. The gate names trusting as a fix only then.
+func (m *Model) mayTrust(name string) bool {
+	return m.trust.allowed(name) && m.trustInfo(name).Distrusted == ""
+}
+
 // trustLine says of one server whether it is trusted now, and why.
 func (m *Model) trustLine(name string) string {
 	info := m.trustInfo(name)

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/state"
@@ -100,5 +102,54 @@ func TestTrustRefusedByConfig(t *testing.T) {
 	}
 	if v := h.verdict("tasks", "list_tasks"); v != decide.Ask {
 		t.Errorf("after a refused /trust: list_tasks %s, want ask", v)
+	}
+}
+
+// TestDialogTrustsServerOnlyDeliberately: a call that asks only because
+// its server is untrusted offers trusting the server in its dialog; stray
+// keys never take that offer, and ctrl+t twice trusts the server (at once
+// and remembered) and runs the call.
+func TestDialogTrustsServerOnlyDeliberately(t *testing.T) {
+	cfg, clk := tasksConfig(t) // tasks not trusted
+	cfg.StatePath = filepath.Join(t.TempDir(), "state.json")
+	h := newHarness(t, cfg)
+	h.ready()
+	open := func() {
+		h.t.Helper()
+		_, _, cmd := h.m.sendCall("tasks", "list_tasks", json.RawMessage(`{}`))
+		h.run(cmd)
+		h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
+		clk.Add(time.Second)
+		if q := shown[*confirmDialog](h.m).d.Question(); !q.TrustLifts {
+			t.Fatalf("list_tasks of the untrusted tasks does not ask only for its trust: %+v", q.Decision.Reasons)
+		}
+	}
+
+	open()
+	for _, k := range []string{"enter", "y", "t", "ctrl+t", "enter", "y", "esc"} {
+		h.key(k) // ctrl+t opens the step; enter goes back; esc at last denies
+	}
+	h.until("the call ends", func() bool { return len(h.m.calls) == 0 })
+	if h.m.trust.trusted("tasks") {
+		t.Fatal("stray keys trusted the server")
+	}
+
+	open()
+	h.key("ctrl+t")
+	h.key("ctrl+t")
+	h.until("the call ends", func() bool { return len(h.m.calls) == 0 })
+	if !h.m.trust.trusted("tasks") {
+		t.Fatal("ctrl+t twice did not trust the server")
+	}
+	st, err := state.Load(cfg.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := h.m.mgr.Spec("tasks")
+	if !st.Trusted(spec.Identity()) {
+		t.Error("the trust given in the dialog was not remembered")
+	}
+	if v := h.verdict("tasks", "list_tasks"); v != decide.Allow {
+		t.Errorf("after trusting: list_tasks %s, want allow", v)
 	}
 }

@@ -412,3 +412,14 @@ func (st *setup) trustInfo(g *globalOptions) func(string) ui.TrustInfo {
 		return i
 	}
 }
+
+// mayTrust reports whether trusting the server is a fix a refusal may
+// name: the managed policy lets users trust it, and the person's own
+// config does not say "trust": false for it.
+func (st *setup) mayTrust(name string) bool {
+	if !st.managed.MayTrust(name) {
+		return false
+	}
+	srv, ok := st.configured(name)
+	return !ok || !srv.Distrusted()
+}
