@@ -102,7 +102,9 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		d := g.decide(spec, a.trusted, t, decidedOn, c.Args)
 		r.Decision = d
 		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
-		r.TrustLifts = g.trustLifts(spec, a.trusted, t, decidedOn, c.Args, d)
+		// Trusting the server, and nothing else, would let it run: a
+		// refusal and the dialog name that fix.
+		r.TrustLifts = g.mayTrustLift(c.Server, a.trusted, d) && g.decide(spec, true, t, decidedOn, c.Args).Verdict == decide.Allow
 
 		switch d.Verdict {
 		case decide.Deny:

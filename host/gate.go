@@ -622,18 +622,17 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 	})
 }
 
-// trustLifts reports whether a call decided d asks only because its
-// server is untrusted: trusting the server, and nothing else, would let it
-// run without asking. Only a server the person may trust qualifies.
-func (g *Gate) trustLifts(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage, d decide.Decision) bool {
+// mayTrustLift reports whether a call of server decided d could be asking
+// only because the server is untrusted: it asks (or, headless, was
+// refused for want of a person), the server is not trusted, and the person
+// may trust it. The door then decides the call again as if the server were
+// trusted (Result.TrustLifts).
+func (g *Gate) mayTrustLift(server string, trusted bool, d decide.Decision) bool {
 	asks := d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) // headless: an ask refused
 	if trusted || !asks || !d.Has(decide.CodeUntrustedServer) {
 		return false
 	}
-	if g.o.MayTrust != nil && !g.o.MayTrust(spec.Name) {
-		return false
-	}
-	return g.decide(spec, true, t, pinned, args).Verdict == decide.Allow
+	return g.o.MayTrust == nil || g.o.MayTrust(server)
 }
 
 // pin returns the hash the gate compares the tool's definition with, and
