@@ -42,7 +42,7 @@ wait_for "servers 1/1 ready"
 
 echo "$name: stray keys never trust the server" >&2
 type_line "List the tasks."
-wait_for "Untrusted server" "ctrl+t trusts tasks"
+wait_for "Untrusted server: that alone makes it ask" "ctrl+t trusts tasks"
 past_grace
 tm send-keys -t "$session" Enter
 tm send-keys -t "$session" -l y

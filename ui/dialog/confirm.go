@@ -631,12 +631,13 @@ func (c *Confirm) relayout() {
 	if len(c.poison) > 0 {
 		warns = append(warns, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
 	}
-	if !c.q.Trusted {
+	switch {
+	case c.keys.TrustServer.Enabled():
+		// One line, like the warning it replaces: the arguments keep
+		// their room. The reason below says what untrusted means.
+		warns = append(warns, styled(st.Warn, hanging("! ", "Untrusted server: that alone makes it ask. "+c.keys.TrustServer.Help().Key+" trusts "+sanitize.Name(c.q.Server)+".", w))...)
+	case !c.q.Trusted:
 		warns = append(warns, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)
-	}
-	if c.keys.TrustServer.Enabled() {
-		server := sanitize.Name(c.q.Server)
-		warns = append(warns, styled(st.Warn, hanging("  ", "It asks only for that: "+c.keys.TrustServer.Help().Key+" trusts "+server+" (a step of its own), or /trust "+server+".", w))...)
 	}
 	if c.q.Changed {
 		warns = append(warns, styled(st.Warn, hanging("! ", "This tool's definition changed since it was approved or first seen; allowing the call accepts the new definition.", w))...)
@@ -776,7 +777,7 @@ func (c *Confirm) footerLines(w int) []string {
 		gap()
 		foot = append(foot, st.Heading.Render("Trust "+server+"?"))
 		foot = append(foot, wrapText("Its annotations then count for every tool it has: the reads and additive writes it declares run without asking, this call included. "+
-			"Remembered for its exact command or URL; /untrust "+server+" takes it back.", w)...)
+			"Remembered for its exact command or URL, as /trust "+server+" does; /untrust "+server+" takes it back.", w)...)
 		foot = append(foot, helpLines(st, w, withHelp(k.TrustServer, "trust "+server+" and run the call"), withHelp(k.Back, "back"))...)
 	}
 	return foot
