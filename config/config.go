@@ -139,7 +139,16 @@ type Server struct {
 	// written keeps the values that read the environment as the file
 	// wrote them, for Shown; nil when no value did.
 	written *written
+	// distrusted: the person's own file wrote "trust": false. Unexported,
+	// so that consent hashes and consent fields stay as they were.
+	distrusted bool
 }
+
+// Distrusted reports whether the person's own config says "trust": false
+// for this server: a choice written down, which wins over trust that
+// mcphost remembers from /trust (a --trust flag still trusts it for its
+// run). A project file's "trust" is ignored, so it never distrusts.
+func (s Server) Distrusted() bool { return s.distrusted && !s.Trust }
 
 // RuleSpec is one permission rule as written. The policy package compiles
 // it; config only checks that it is a JSON string or object.

@@ -532,3 +532,32 @@ func TestLoadProjectFIFO(t *testing.T) {
 		t.Errorf("warnings %q, want one that says the project file is not a regular file and is ignored", got)
 	}
 }
+
+// TestLoadDistrusted: only "trust": false written in the person's own file
+// distrusts a server; a project file's "trust" is ignored, and --trust
+// still trusts for its run.
+func TestLoadDistrusted(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "mcphost", "config.json"), `{"mcpServers": {
+  "no": {"command": "a", "trust": false},
+  "yes": {"command": "b", "trust": true},
+  "quiet": {"command": "c"}
+}}`)
+	work := writeProject(t, `{"mcpServers": {"proj": {"command": "p", "trust": false}}}`)
+	for _, flags := range [][]string{nil, {"no"}} {
+		cfg, _, err := Load(LoadOptions{ConfigHome: home, WorkDir: work, TrustFlags: flags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, s := range cfg.Servers {
+			got[s.Name] = s.Distrusted()
+		}
+		want := map[string]bool{"no": flags == nil, "yes": false, "quiet": false, "proj": false}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("--trust %v: server %q Distrusted() = %v, want %v", flags, name, got[name], w)
+			}
+		}
+	}
+}

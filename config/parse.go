@@ -512,6 +512,7 @@ func (p *parser) server(m member) (Server, error) {
 				continue
 			}
 			s.Trust, err = p.boolean(v, label, where)
+			s.distrusted = err == nil && !s.Trust
 		case "protocolVersion":
 			s.ProtocolVersion, err = p.str(v, label, where)
 			if err == nil && !isDate(s.ProtocolVersion) && s.ProtocolVersion != ProtocolAuto {

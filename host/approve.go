@@ -67,14 +67,29 @@ func (r *Result) Approval(once string) *Approval {
 	if r.Status != StatusBlocked {
 		return nil
 	}
-	return ApprovalFor(r.Server, r.Tool, r.Decision, r.ChangedFields, once)
+	a := ApprovalFor(r.Server, r.Tool, r.Decision, r.ChangedFields, once)
+	if r.TrustLifts {
+		// The real fix comes first: every call of the server asks for
+		// this reason, and a rule or --yes would only answer this one.
+		fix := TrustFix(r.Server)
+		a.Fix = append([]string{fix}, a.Fix...)
+		a.text = "it asks only because " + r.Server + " is not trusted: " + fix + "; or " + a.text
+	}
+	return a
+}
+
+// TrustFix is the step that trusts server, for a call that asks only
+// because the server is not trusted (Result.TrustLifts).
+func TrustFix(server string) string {
+	w := shellWord(server)
+	return "if you believe its annotations, trust it with mcphost mcp trust " + w + " (in the chat: /trust " + w + "; for one run: --trust " + w + ")"
 }
 
 // BlockedMessage is Message for a call blocked for approval, with once
 // (ApproveInteractively, ApproveWithYes) as the way to approve the one
 // call where it was made.
 func (r *Result) BlockedMessage(once string) string {
-	return r.Server + "/" + r.Tool + " needs approval and no one could be asked (headless): " + ApprovalFor(r.Server, r.Tool, r.Decision, r.ChangedFields, once).String()
+	return r.Server + "/" + r.Tool + " needs approval and no one could be asked (headless): " + r.Approval(once).String()
 }
 
 // ApprovalFor returns what would let a call of server/tool that was

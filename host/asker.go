@@ -34,6 +34,10 @@ type Question struct {
 	// while this session ran; [NewToolField] for a new tool; empty when it
 	// happened between runs.
 	ChangedFields []string
+	// TrustLifts reports that the call asks only because its server is not
+	// trusted (Result.TrustLifts): a dialog may offer trusting the server,
+	// as a deliberate choice of its own.
+	TrustLifts bool
 }
 
 // Answer is the person's reply.

@@ -106,6 +106,9 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		d := g.decideFor(spec, a.trusted, t, decidedOn, c.Args, op.byPerson)
 		r.Decision = d
 		r.ChangedFields = g.changedFields(c.Server, t, pinned, changed)
+		// Trusting the server, and nothing else, would let it run: a
+		// refusal and the dialog name that fix.
+		r.TrustLifts = g.mayTrustLift(c.Server, a.trusted, d) && g.decide(spec, true, t, decidedOn, c.Args).Verdict == decide.Allow
 
 		switch d.Verdict {
 		case decide.Deny:
@@ -116,7 +119,8 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			r.DecidedBy = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
-				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields}
+				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
+				TrustLifts: r.TrustLifts}
 			asked := time.Now()
 			ans, err := g.askerOf(op.call).Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))

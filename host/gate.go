@@ -116,6 +116,12 @@ type GateOptions struct {
 	// Sleep waits d before an automatic retry, or until ctx ends (default:
 	// a timer). Tests see the waits the gate asks for through it.
 	Sleep func(ctx context.Context, d time.Duration) error
+
+	// MayTrust reports whether the person may trust the server at all
+	// (the managed policy's "trust"); nil: any. A call that asks only
+	// because its server is untrusted says so (TrustLifts) only when the
+	// server may be trusted.
+	MayTrust func(server string) bool
 }
 
 // Gate is the only way mcphost runs a tool: it decides, asks, executes,
@@ -295,6 +301,10 @@ type Result struct {
 	Stale bool
 	// Task is the MCP task the call ran as, with its status history.
 	Task *client.TaskInfo
+	// TrustLifts reports that the call asked only because its server is
+	// not trusted: the same call of the server, trusted, would run without
+	// asking. A refusal then names trusting the server as a fix.
+	TrustLifts bool
 }
 
 // staleAdvice says what a stale server means and how to restart it, in the
@@ -635,6 +645,19 @@ func (g *Gate) roots() []string {
 		return r.RootDirs()
 	}
 	return nil
+}
+
+// mayTrustLift reports whether a call of server decided d could be asking
+// only because the server is untrusted: it asks (or, headless, was
+// refused for want of a person), the server is not trusted, and the person
+// may trust it. The door then decides the call again as if the server were
+// trusted (Result.TrustLifts).
+func (g *Gate) mayTrustLift(server string, trusted bool, d decide.Decision) bool {
+	asks := d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) // headless: an ask refused
+	if trusted || !asks || !d.Has(decide.CodeUntrustedServer) {
+		return false
+	}
+	return g.o.MayTrust == nil || g.o.MayTrust(server)
 }
 
 // pin returns the hash the gate compares the tool's definition with, and

@@ -100,6 +100,10 @@ type Options struct {
 	// Backoff and Sleep are passed to each session's gate (tests).
 	Backoff func(attempt int) time.Duration
 	Sleep   func(ctx context.Context, d time.Duration) error
+
+	// MayTrust reports whether the person may trust a server at all (the
+	// managed policy); nil: any. See host.GateOptions.MayTrust.
+	MayTrust func(server string) bool
 }
 
 // Server is the gate as an MCP server. Create it with New, then Start it
@@ -572,6 +576,9 @@ func (s *Server) refusal(r *host.Result) string {
 	if r.Decision.Has(decide.CodeDefinitionChanged) {
 		b.WriteString(host.ChangeNote(sanitize.Name(r.Server), sanitize.Name(r.Tool), r.ChangedFields) + ".\n")
 	}
+	if r.TrustLifts {
+		b.WriteString("It asks only because " + sanitize.Name(r.Server) + " is not trusted: " + host.TrustFix(sanitize.Name(r.Server)) + ".\n")
+	}
 	a := host.ApprovalFor(r.Server, r.Tool, r.Decision, r.ChangedFields, host.ApproveInteractively)
 	rule := ""
 	if a.ByRule {
@@ -653,7 +660,7 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 
 func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
 	return host.NewGate(host.GateOptions{
-		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted,
+		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted, MayTrust: s.o.MayTrust,
 		Asker: a, Mode: decide.Interactive, CanAsk: canAsk,
 		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,

@@ -715,6 +715,24 @@ func TestWithoutElicitationTheCallIsRefusedWithTheReason(t *testing.T) {
 	}
 }
 
+// TestRefusalNamesTrustingTheServer: a call refused only because its
+// server is untrusted says how to trust the server.
+func TestRefusalNamesTrustingTheServer(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	c := w.connect(nil)
+	res := c.call(t, "hostile__list_files", `{}`)
+	if !res.IsError {
+		t.Fatal("a call that needs approval ran with no one to ask")
+	}
+	if want := "It asks only because hostile is not trusted: if you believe its annotations, trust it with mcphost mcp trust hostile"; !strings.Contains(text(res), want) {
+		t.Errorf("refusal %q does not say %q", text(res), want)
+	}
+	res = c.call(t, "flaky__set_value", `{"key":"k","value":"v"}`)
+	if strings.Contains(text(res), "mcp trust") {
+		t.Errorf("the refusal of a trusted server's call names trusting it: %q", text(res))
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

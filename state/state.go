@@ -314,6 +314,47 @@ func (s *State) SetConsent(name, hash string, choice Choice) {
 	s.consents[name] = Consent{Name: name, Hash: hash, Choice: choice, ChosenAt: s.stamp()}
 }
 
+// Untrust withdraws what a person gave a server: the trust remembered for
+// its identity or under its configuration name (a command it no longer
+// has), and, when consentKey is set, a trusting consent to the project
+// server recorded under it, which becomes one without trust (the server
+// still starts). It reports how many trust records it removed and whether
+// a consent lost its trust.
+func (s *State) Untrust(identity, name, consentKey string) (forgot int, consent bool) {
+	for _, id := range sortedKeys(s.trust) {
+		if r := s.trust[id]; id != "" && (id == identity || name != "" && r.Name == name) {
+			delete(s.trust, id)
+			forgot++
+		}
+	}
+	if c, ok := s.consents[consentKey]; ok && consentKey != "" && c.Choice == ChoiceTrusted {
+		c.Choice, c.ChosenAt = ChoiceUntrusted, s.stamp()
+		s.consents[consentKey] = c
+		consent = true
+	}
+	return forgot, consent
+}
+
+// ForgetConsent removes the choice recorded under name, so that the
+// project server asks for consent again; it reports whether there was one.
+func (s *State) ForgetConsent(name string) bool {
+	if _, ok := s.consents[name]; !ok {
+		return false
+	}
+	delete(s.consents, name)
+	return true
+}
+
+// ConsentRecords returns every recorded choice for project servers, sorted
+// by name.
+func (s *State) ConsentRecords() []Consent {
+	cs := make([]Consent, 0, len(s.consents))
+	for _, name := range sortedKeys(s.consents) {
+		cs = append(cs, s.consents[name])
+	}
+	return cs
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

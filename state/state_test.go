@@ -275,6 +275,56 @@ func TestConsent(t *testing.T) {
 	}
 }
 
+func TestForgetConsent(t *testing.T) {
+	s := &State{now: clock()}
+	s.SetConsent("b#lint", "h1", ChoiceTrusted)
+	s.SetConsent("a#db", "h2", ChoiceUntrusted)
+	got := s.ConsentRecords()
+	if len(got) != 2 || got[0].Name != "a#db" || got[1].Name != "b#lint" {
+		t.Fatalf("ConsentRecords() = %+v, want a#db then b#lint", got)
+	}
+	if !s.ForgetConsent("b#lint") {
+		t.Error("ForgetConsent(b#lint) = false, want true")
+	}
+	if s.ForgetConsent("b#lint") {
+		t.Error("ForgetConsent(b#lint) a second time = true, want false")
+	}
+	if _, ok := s.Consent("b#lint", "h1"); ok {
+		t.Error("a forgotten consent still applies")
+	}
+	if got := s.ConsentRecords(); len(got) != 1 || got[0].Name != "a#db" {
+		t.Errorf("after ForgetConsent: ConsentRecords() = %+v, want only a#db", got)
+	}
+}
+
+func TestUntrust(t *testing.T) {
+	s := &State{now: clock()}
+	s.SetTrust("id-now", "tasks", true)
+	s.SetTrust("id-old", "tasks", true) // the command it had before
+	s.SetTrust("id-other", "other", true)
+	s.SetConsent("p#lint", "h", ChoiceTrusted)
+	s.SetConsent("p#db", "h", ChoiceUntrusted)
+
+	if n, c := s.Untrust("id-now", "tasks", ""); n != 2 || c {
+		t.Errorf("Untrust(tasks) = %d, %v; want 2, false", n, c)
+	}
+	if s.Trusted("id-now") || s.Trusted("id-old") || !s.Trusted("id-other") {
+		t.Errorf("after Untrust(tasks): trust = %+v, want only id-other", s.TrustRecords())
+	}
+	if n, c := s.Untrust("", "lint", "p#lint"); n != 0 || !c {
+		t.Errorf("Untrust(lint) = %d, %v; want 0, true", n, c)
+	}
+	if c, ok := s.Consent("p#lint", "h"); !ok || c.Choice != ChoiceUntrusted {
+		t.Errorf("after Untrust(lint): consent = %+v, %v; want untrusted and still in force", c, ok)
+	}
+	if _, c := s.Untrust("", "db", "p#db"); c {
+		t.Error("Untrust changed a consent that did not trust")
+	}
+	if n, c := s.Untrust("", "", ""); n != 0 || c {
+		t.Errorf("Untrust with nothing named = %d, %v; want 0, false", n, c)
+	}
+}
+
 func TestChoiceText(t *testing.T) {
 	for c := ChoiceSkipped; c <= ChoiceTrusted; c++ {
 		b, err := c.MarshalText()

@@ -528,7 +528,13 @@ func (m *Model) command(line string) tea.Cmd {
 	case "/explain":
 		m.explainCommand(rest)
 	case "/trust":
+		if arg, ok := strings.CutPrefix(strings.TrimSpace(rest), "revoke"); ok && (arg == "" || arg[0] == ' ') {
+			m.untrustCommand("/trust revoke", arg)
+			break
+		}
 		m.trustCommand(rest)
+	case "/untrust":
+		m.untrustCommand("/untrust", rest)
 	case "/clear":
 		if m.run != nil {
 			m.flash = "the model is working: ctrl+c first"

@@ -50,6 +50,11 @@ type Config struct {
 	// trusted, whatever /trust, a consent or Gate.Trusted says. Nil:
 	// any.
 	MayTrust func(name string) bool
+	// TrustInfo says, for a configured server, what stands outside this
+	// session: where its trust at the start comes from, whether the
+	// person's own config says "trust": false, and the key of a project
+	// server's consent. Nil: nothing is known beyond Gate.Trusted.
+	TrustInfo func(name string) TrustInfo
 	// StatePath is the state file (state.json) where consents and trust
 	// given in the TUI are recorded. Empty: they last for this session.
 	StatePath string

@@ -181,6 +181,9 @@ func (c *confirmDialog) update(m *Model, msg tea.Msg) tea.Cmd {
 	if !ok {
 		return cmd
 	}
+	if c.d.TrustsServer() {
+		m.trustCommand(c.d.Question().Server) // before the answer: the gate sees the trust
+	}
 	return tea.Batch(cmd, c.answer(m, ans))
 }
 

@@ -175,7 +175,7 @@ func (m *Model) complete() {
 		switch name {
 		case "/explain":
 			cands = m.toolRefs()
-		case "/trust":
+		case "/trust", "/untrust":
 			for _, s := range m.servers {
 				cands = append(cands, s.Name)
 			}

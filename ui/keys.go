@@ -169,7 +169,7 @@ var commandHelp = [][2]string{
 	{"/explain SERVER/TOOL [ARGS]", "the decision for a call and every reason"},
 	{"/grants", "approvals in force; revoke them"},
 	{"/compact", "compact the conversation: old results out, old turns summarised"},
-	{"/trust NAME", "believe a running server's annotations from now on (remembered)"},
+	{"/trust [NAME | revoke NAME]", "list trust; believe a running server's annotations from now on (remembered); revoke (or /untrust NAME) takes it back"},
 	{"/clear", "clear the transcript and start a new conversation (grants stay)"},
 	{"/export [FILE]", "write the conversation as Markdown (never over an existing file)"},
 	{"/copy [result]", "copy the last answer (or the selected card's result) to the clipboard, OSC 52"},

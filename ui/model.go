@@ -355,7 +355,7 @@ func (m *Model) startServers() tea.Cmd {
 	}
 	copts.OnListing = o.Pins.Hook(m.trust.trusted) // every listing is pinned before the model sees it
 	m.mgr = client.New(specs, copts)
-	o.Catalog, o.Asker, o.Mode, o.Trusted = m.mgr, m.asker, decide.Interactive, m.trust.trusted
+	o.Catalog, o.Asker, o.Mode, o.Trusted, o.MayTrust = m.mgr, m.asker, decide.Interactive, m.trust.trusted, m.mayTrust
 	if o.Now == nil {
 		o.Now = m.now
 	}
@@ -852,11 +852,11 @@ func (j *jobs) closeWait() {
 	}
 }
 
-// trustSet is the servers trusted during the session, in front of the
-// configuration's own trust.
+// trustSet is the servers trusted, or no longer trusted, during the
+// session, in front of the configuration's own trust.
 type trustSet struct {
 	mu   sync.Mutex
-	on   map[string]bool
+	on   map[string]bool // true: /trust; false: /untrust, which beats base
 	base func(string) bool
 	may  func(string) bool // nil: any server may be trusted
 }
@@ -866,9 +866,27 @@ func (t *trustSet) trusted(name string) bool {
 		return false
 	}
 	t.mu.Lock()
-	on := t.on[name]
+	on, set := t.on[name]
 	t.mu.Unlock()
-	return on || t.base != nil && t.base(name)
+	if set {
+		return on
+	}
+	return t.base != nil && t.base(name)
+}
+
+// unset takes back the server's trust for the rest of the session,
+// whatever the configuration said at the start.
+func (t *trustSet) unset(name string) {
+	t.mu.Lock()
+	t.on[name] = false
+	t.mu.Unlock()
+}
+
+// bySession reports whether this session's /trust trusted the server.
+func (t *trustSet) bySession(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.on[name]
 }
 
 // allowed reports whether the server may be trusted at all.

@@ -273,6 +273,7 @@ func (p *grantsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 			st.Muted.Render("  "+what+" · definition "+g.DefinitionHash[:min(8, len(g.DefinitionHash))])
 		out = append(out, trunc(line, w))
 	}
+	out = append(out, m.trustedRows(w)...) // trust.go
 	if len(out) > h-1 {
 		out = out[:h-1]
 	}
@@ -287,7 +288,7 @@ func (p *grantsPanel) view(m *Model, w, h int) ([]string, *tea.Cursor) {
 func (m *Model) trustCommand(name string) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		m.notice(levelWarn, "usage: /trust NAME (one of the running servers, /servers lists them)")
+		m.notice(levelInfo, m.trustListing())
 		return
 	}
 	if m.mgr == nil {
@@ -305,6 +306,10 @@ func (m *Model) trustCommand(name string) {
 	}
 	if m.trust.trusted(name) {
 		m.notice(levelInfo, fmt.Sprintf("%s is already trusted", cleanLine(name)))
+		return
+	}
+	if file := m.trustInfo(name).Distrusted; file != "" {
+		m.notice(levelWarn, fmt.Sprintf(`/trust: your config (%s) says "trust": false for %s, and that wins over /trust: change it there to trust the server`, cleanLine(file), cleanLine(name)))
 		return
 	}
 	m.trust.set(name)

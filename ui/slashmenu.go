@@ -79,7 +79,7 @@ func menuWord(v string) (word string, start int, kind menuKind, ok bool) {
 		case strings.Contains(arg, " "):
 		case name == "/explain":
 			return arg, len(name) + 1, menuToolRefs, true
-		case name == "/trust":
+		case name == "/trust" || name == "/untrust":
 			return arg, len(name) + 1, menuServers, true
 		case name == "/model" && !strings.Contains(arg, ":"):
 			return arg, len(name) + 1, menuProviders, true

@@ -303,7 +303,7 @@ func (ps pendingServer) needsConsent(changed bool) string {
 	if changed {
 		b.WriteString("its entry changed since you consented (any field counts: command, arguments, environment, timeouts, ...); ")
 	}
-	b.WriteString("it starts only after you consent to this entry of this project file: run mcphost interactively to see it and choose, or pass --trust " + srv.Name + " to start and trust it for this run")
+	b.WriteString("it starts only after you consent to this entry of this project file: run mcphost interactively to see it and choose, or consent here with mcphost mcp consent " + srv.Name + " [--untrusted], or pass --trust " + srv.Name + " to start and trust it for this run")
 	return b.String()
 }
 

@@ -74,8 +74,9 @@ func projectStreams(t *testing.T, dir, stateHome string) (*streams, *bytes.Buffe
 // named below with the reason it is not.
 func TestConsentHashCoversEveryField(t *testing.T) {
 	notCovered := map[string]string{
-		"Consented": "set by this run's --trust, not by the file; a consented server is not checked",
-		"written":   "the values that read the environment as written, kept for showing the entry; the values they expand to, and Vars, are covered",
+		"Consented":  "set by this run's --trust, not by the file; a consented server is not checked",
+		"written":    "the values that read the environment as written, kept for showing the entry; the values they expand to, and Vars, are covered",
+		"distrusted": `"trust": false in the person's own file; a project file's "trust" is ignored, so it is always false on a project server`,
 	}
 	base := config.Server{Name: "linter", Transport: config.TransportStdio, Command: "python3", Args: []string{"linter.py"},
 		Source: config.SourceProject, File: "/repo/a/.mcp.json", Cwd: "/repo/a", OAuth: &config.OAuthClient{}}

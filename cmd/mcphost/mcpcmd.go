@@ -25,16 +25,21 @@ import (
 func newMCPCmd(g *globalOptions, s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Add, remove, list and import servers in your config",
+		Short: "Add, remove, list and import servers in your config; trust and consent",
 		Long: `Manage the servers in mcphost's config files without editing JSON by hand.
 
 add and remove change your own config (the file --config names, else
 $XDG_CONFIG_HOME/mcphost/config.json), or with --scope project the .mcp.json
 of the working directory. Only the "mcpServers" member changes; the rest of
 the file stays as written. A file that does not load is never written, nor a
-result that would not load.`,
+result that would not load.
+
+trust lists the trust and project consents mcphost remembers (or trusts a
+server), untrust takes trust back, and consent answers a project server's
+consent without the chat (or, with --revoke, takes it back).`,
 	}
-	cmd.AddCommand(newMCPAddCmd(g, s), newMCPRemoveCmd(g, s), newMCPListCmd(g, s), newMCPImportCmd(g, s))
+	cmd.AddCommand(newMCPAddCmd(g, s), newMCPRemoveCmd(g, s), newMCPListCmd(g, s), newMCPImportCmd(g, s),
+		newMCPTrustCmd(g, s), newMCPUntrustCmd(g, s), newMCPConsentCmd(g, s))
 	return cmd
 }
 
@@ -54,7 +59,7 @@ type mcpAddOptions struct {
 func newMCPAddCmd(g *globalOptions, s *streams) *cobra.Command {
 	o := &mcpAddOptions{}
 	cmd := &cobra.Command{
-		Use:   "add NAME [flags] -- COMMAND [ARGS...] | add NAME --url URL [flags]",
+		Use:   "add NAME [flags] -- COMMAND [ARGS...] | add NAME --url URL [flags] | add NAME URL [flags]",
 		Short: "Add a server to your config (or the project's .mcp.json)",
 		Long: `Add a server started as a program (its command after --) or reached by URL.
 
@@ -62,7 +67,10 @@ The server is added to your own config unless --scope project writes it to
 .mcp.json in the working directory, where mcphost asks for consent before it
 starts it (and a project file can never trust it). ${NAME} in arguments, env
 values, the URL and header values is read from the environment when mcphost
-starts the server; quote it so that your shell leaves it alone.`,
+starts the server; quote it so that your shell leaves it alone.
+
+mcp add NAME URL, as other hosts write it, is the same as --url URL (with
+--transport http or sse as given); a URL is never written as a command.`,
 		Example: `  mcphost mcp add tasks -- tasks-server --db tasks.db
   mcphost mcp add github --env 'GITHUB_TOKEN=${GITHUB_TOKEN}' -- npx -y @modelcontextprotocol/server-github
   mcphost mcp add notion --url https://mcp.notion.com/mcp
@@ -73,6 +81,16 @@ starts the server; quote it so that your shell leaves it alone.`,
 			// The command goes after --, so that its own flags are its own
 			// and a mistyped mcphost flag is not taken for an argument.
 			switch dash := cmd.ArgsLenAtDash(); {
+			case dash == -1 && len(args) == 2 && isURL(args[1]):
+				// Claude Code's form, mcp add NAME URL: the URL is the
+				// server's address, never a program to start.
+				if o.URL != "" {
+					return usageError(fmt.Errorf("two URLs: %s and --url %s; give one", sanitize.Line(args[1]), sanitize.Line(o.URL)))
+				}
+				o.Name, o.URL = args[0], args[1]
+				return runMCPAdd(cmd.Context(), g, o, s)
+			case dash == -1 && len(args) > 1 && isURL(args[1]):
+				// A URL and more words: runMCPAdd refuses it, naming --url.
 			case dash == -1 && len(args) > 1:
 				return usageError(fmt.Errorf("put the server's command after --: mcphost mcp add %s -- %s", args[0], strings.Join(quoteWords(args[1:]), " ")))
 			case dash == 0:
@@ -145,6 +163,8 @@ func runMCPAdd(_ context.Context, g *globalOptions, o *mcpAddOptions, s *streams
 		e.AllowInsecureHTTP = o.AllowInsecureHTTP
 	case len(command) == 0:
 		return usageError(fmt.Errorf("no command: mcphost mcp add %s -- COMMAND [ARGS...], or --url URL for a remote server", name))
+	case isURL(command[0]):
+		return usageError(fmt.Errorf("%s is a URL, not a program to start: mcphost mcp add %s --url %s", sanitize.Line(command[0]), name, sanitize.Line(command[0])))
 	default:
 		if len(o.Headers) > 0 {
 			return usageError(errors.New("--header applies to a --url server; a started program takes --env"))
@@ -189,6 +209,13 @@ func runMCPAdd(_ context.Context, g *globalOptions, o *mcpAddOptions, s *streams
 		fmt.Fprintf(s.Out, "%q is not trusted: its tools' annotations count as the worst case; trust it with --trust %s, or add it again with --trust\n", name, name)
 	}
 	return nil
+}
+
+// isURL reports whether arg is written as an http or https URL, which no
+// server's command is.
+func isURL(arg string) bool {
+	scheme, rest, ok := strings.Cut(arg, "://")
+	return ok && rest != "" && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https"))
 }
 
 // keyValues parses repeated KEY<sep>VALUE flags. Spaces around a header's

@@ -144,7 +144,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 	}
 	instr, consented := st.projectInstructions(s) // habits.go
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
-		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, StatePath: filepath.Join(st.stateDir, "state.json"),
+		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, TrustInfo: st.trustInfo(g), StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, SwitchModel: st.switcher(g, s, modelName(model), base), System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",

@@ -202,7 +202,7 @@ func (st *setup) serverLines(g *globalOptions) []policyLine {
 		held[h.Name] = h
 	}
 	var out []policyLine
-	add := func(name, source, at string, wantTrust bool, trustSrc, trustAt string) {
+	add := func(name, source, at string, wantTrust, distrusted bool, trustSrc, trustAt string) {
 		l := policyLine{Setting: "server", Server: name, Value: "starts", Source: source, At: at}
 		if h, ok := held[name]; ok {
 			l.Value = string(h.State)
@@ -221,14 +221,19 @@ func (st *setup) serverLines(g *globalOptions) []policyLine {
 			t.Note = "the managed policy does not let users trust it"
 		case st.trusted[name]:
 			t.Value, t.Source, t.At = "trusted", trustSrc, trustAt
+		case distrusted:
+			t.Source, t.At = srcUser, trustAt
+			if st.overridden[name] {
+				t.Note = "your config, overrides remembered trust"
+			}
 		}
-		if wantTrust || st.trusted[name] || st.untrusted[name] {
+		if wantTrust || distrusted || st.trusted[name] || st.untrusted[name] {
 			out = append(out, t)
 		}
 	}
 	if st.demo {
 		for _, name := range demoServers {
-			add(name, srcDemo, "", true, srcDemo, "")
+			add(name, srcDemo, "", true, false, srcDemo, "")
 		}
 		return out
 	}
@@ -240,13 +245,13 @@ func (st *setup) serverLines(g *globalOptions) []policyLine {
 			trustSrc, trustAt = srcFlag, "--trust"
 		case srv.Source == config.SourceProject:
 			trustSrc, trustAt = srcProject, "your consent to "+srv.File
-		case srv.Trust:
+		case srv.Trust, srv.Distrusted():
 			trustSrc, trustAt = srcUser, srv.File
 		}
 		if srv.Source == config.SourceFlag {
 			at = "--server"
 		}
-		add(srv.Name, source, at, srv.Trust, trustSrc, trustAt)
+		add(srv.Name, source, at, srv.Trust, srv.Distrusted(), trustSrc, trustAt)
 	}
 	return out
 }

@@ -184,7 +184,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	tel := st.startTelemetry(s) // telemetry.go
 	defer func() { tel.warnOf(tel.flush())() }()
 	srv = serve.New(serve.Options{
-		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] },
+		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
 		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools,
 		Instructions: serveInstructions(st), Version: version,

@@ -160,6 +160,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Catalog:   ss.m,
 		Policy:    policy,
 		Trusted:   func(name string) bool { return st.trusted[name] },
+		MayTrust:  st.mayTrust,
 		Asker:     asker,
 		Mode:      mode,
 		Audit:     log,

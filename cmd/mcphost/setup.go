@@ -49,6 +49,9 @@ type setup struct {
 	managed *config.Managed
 	// untrusted are the servers whose trust the managed policy dropped.
 	untrusted map[string]bool
+	// overridden are the servers mcphost remembers trust for that the
+	// person's own config marks "trust": false: the config wins.
+	overridden map[string]bool
 }
 
 // States of servers that are configured but not started.
@@ -141,7 +144,18 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 			continue
 		}
 		st.specs = append(st.specs, spec)
-		if srv.Trust || store.State().Trusted(spec.Identity()) {
+		remembered := store.State().Trusted(spec.Identity())
+		switch {
+		case srv.Trust:
+			st.trusted[srv.Name] = true
+		case remembered && srv.Distrusted():
+			// "trust": false in the person's own file is a choice written
+			// down; /trust remembered earlier does not outvote it.
+			if st.overridden == nil {
+				st.overridden = map[string]bool{}
+			}
+			st.overridden[srv.Name] = true
+		case remembered:
 			st.trusted[srv.Name] = true
 		}
 	}

@@ -38,6 +38,7 @@ const (
 	modeReason       // typing a reason for the model
 	modeEdit         // editing the arguments
 	modeTyped        // typing the T3 confirmation
+	modeTrust        // the step that trusts the server: its own key again, or back
 )
 
 type button struct {
@@ -88,6 +89,11 @@ type Confirm struct {
 
 	answer host.Answer
 	done   bool
+
+	// trusting: the person chose, in the trust step, to trust the server
+	// (and so to run this call); before is the mode the step came from.
+	trusting bool
+	before   mode
 
 	// check, when set, tests edited arguments against the tool's input
 	// schema before they go back to the gate.
@@ -167,6 +173,9 @@ func NewConfirm(q *host.Question, o Options) *Confirm {
 	} else {
 		c.keys.FieldReason.SetEnabled(false)
 		c.keys.FieldEdit.SetEnabled(false)
+	}
+	if !q.TrustLifts || !c.offers(decide.ScopeOnce) {
+		c.keys.TrustServer.SetEnabled(false)
 	}
 	c.mode = c.home()
 	if c.mode == modeTyped {
@@ -303,10 +312,16 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 	if c.mode != modeEdit && c.scroll(msg) {
 		return nil
 	}
-	if msg.IsRepeat && (c.mode == modeButtons || c.mode == modeTyped) {
+	if msg.IsRepeat && (c.mode == modeButtons || c.mode == modeTyped || c.mode == modeTrust) {
 		return nil // a held key is not an answer
 	}
+	if (c.mode == modeButtons || c.mode == modeTyped) && key.Matches(msg, k.TrustServer) {
+		c.before, c.mode = c.mode, modeTrust
+		return nil
+	}
 	switch c.mode {
+	case modeTrust:
+		c.trustKey(msg)
 	case modeButtons:
 		switch {
 		case key.Matches(msg, k.Once):
@@ -366,6 +381,27 @@ func (c *Confirm) key(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	return nil
 }
+
+// trustKey handles a key in the trust step. Only the trust key again
+// trusts the server; Esc and Enter go back, and every other key does
+// nothing, so that no stray key trusts.
+func (c *Confirm) trustKey(msg tea.KeyPressMsg) {
+	k := c.keys
+	switch {
+	case key.Matches(msg, k.TrustServer):
+		// Trusting the server lifts the only reason this call asks, so
+		// the call runs, as the step says.
+		c.trusting = true
+		c.finish(host.Answer{Approve: true, Scope: decide.ScopeOnce})
+	case key.Matches(msg, k.Back), key.Matches(msg, k.Choose):
+		c.mode = c.before
+	}
+}
+
+// TrustsServer reports whether the person chose, in the trust step, to
+// trust the call's server; the dialog's answer then approves this call
+// once, and the caller records the trust.
+func (c *Confirm) TrustsServer() bool { return c.done && c.trusting }
 
 // pastedHint answers a paste into the T3 name field.
 const pastedHint = "pasted text does not count: type it"
@@ -613,7 +649,12 @@ func (c *Confirm) relayout() {
 	if len(c.poison) > 0 {
 		warns = append(warns, styled(st.Warn, hanging("! ", "Poisoned description: it gives the model orders ("+strings.Join(c.poison, ", ")+"). Read it before allowing; the model may be acting on it.", w))...)
 	}
-	if !c.q.Trusted {
+	switch {
+	case c.keys.TrustServer.Enabled():
+		// One line, like the warning it replaces: the arguments keep
+		// their room. The reason below says what untrusted means.
+		warns = append(warns, styled(st.Warn, hanging("! ", "Untrusted server: that alone makes it ask. "+c.keys.TrustServer.Help().Key+" trusts "+sanitize.Name(c.q.Server)+".", w))...)
+	case !c.q.Trusted:
 		warns = append(warns, styled(st.Warn, hanging("! ", "Untrusted server: mcphost ignores what it says about its tools.", w))...)
 	}
 	if c.q.Changed {
@@ -775,6 +816,13 @@ func (c *Confirm) footerLines(w int) []string {
 	case modeEdit:
 		foot = append(foot, styled(st.Error, wrapText(c.hint, w))...)
 		foot = append(foot, helpLines(st, w, k.Submit, withHelp(k.Back, "discard edits"))...)
+	case modeTrust:
+		server := sanitize.Name(c.q.Server)
+		gap()
+		foot = append(foot, st.Heading.Render("Trust "+server+"?"))
+		foot = append(foot, wrapText("Its annotations then count for every tool it has: the reads and additive writes it declares run without asking, this call included. "+
+			"Remembered for its exact command or URL, as /trust "+server+" does; /untrust "+server+" takes it back.", w)...)
+		foot = append(foot, helpLines(st, w, withHelp(k.TrustServer, "trust "+server+" and run the call"), withHelp(k.Back, "back"))...)
 	}
 	return foot
 }

@@ -30,6 +30,12 @@ type ConfirmKeyMap struct {
 	// In the T3 name field, where every letter is typed into the field:
 	// deny with a reason, edit the arguments. Disabled below T3.
 	FieldReason, FieldEdit key.Binding
+
+	// TrustServer opens the step that trusts the call's server, and
+	// pressed again there, trusts it: offered only when the call asks just
+	// because its server is untrusted (host.Question.TrustLifts). A key
+	// with a modifier, so that no typed letter, y or Enter reaches it.
+	TrustServer key.Binding
 }
 
 // DefaultConfirmKeyMap returns the confirmation dialog's default keys.
@@ -55,6 +61,7 @@ func DefaultConfirmKeyMap() ConfirmKeyMap {
 
 		FieldReason: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "deny with reason")),
 		FieldEdit:   key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "edit args")),
+		TrustServer: key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "trust server…")),
 	}
 }
 
@@ -72,6 +79,7 @@ func (k ConfirmKeyMap) FullHelp() [][]key.Binding {
 		{k.Up},
 		{k.Submit, k.Confirm, k.Back},
 		{k.FieldReason, k.FieldEdit},
+		{k.TrustServer},
 	}
 }
 
