@@ -22,10 +22,11 @@ func TestMain(m *testing.M) {
 // home directory, which holds .config, included, from an untrusted server
 // too); and with trusted servers no read is asked at T3 for any other
 // reason than a protected file, and there are at most 10 prompts per 100
-// calls (the seed is fixed, so the count is the same on every run). The
-// untrusted row's prompts are measured (go run ./bench/confirm), not
-// tested: every call of an untrusted server is T3 and each tool is asked
-// about at least once.
+// calls (the seed is fixed, so the count is the same on every run), also
+// for an untrusted server the person trusts when the dialog offers it. The
+// prompts of a server that stays untrusted are measured (go run
+// ./bench/confirm), not tested: every call of it is T3 and each tool is
+// asked about at least once.
 func TestConfirmationQuality(t *testing.T) {
 	e, err := newEnv()
 	if err != nil {
@@ -56,7 +57,7 @@ func TestConfirmationQuality(t *testing.T) {
 			if !s.Untrusted && got.ReadsT3NotProtected != 0 {
 				t.Errorf("%d reads asked at T3 for another reason than a protected file, such as %s", got.ReadsT3NotProtected, got.ReadsT3NotProtectedOne)
 			}
-			if !s.Untrusted && per100(got.Prompts, got.Calls) > 10 {
+			if (!s.Untrusted || s.TrustsOnOffer) && per100(got.Prompts, got.Calls) > 10 {
 				t.Errorf("%d prompts in %d calls (%.1f per 100), want at most 10 per 100", got.Prompts, got.Calls, per100(got.Prompts, got.Calls))
 			}
 			if got.Failed > got.Calls/10 {

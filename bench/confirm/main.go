@@ -116,10 +116,10 @@ func met(ok bool) string {
 	return "missed"
 }
 
-// trustNote marks the set whose servers are untrusted, where every call is
-// T3 by design and the reads goal does not apply.
+// trustNote marks the set whose servers stay untrusted, where every call
+// is T3 by design and the reads goal does not apply.
 func trustNote(set string) string {
-	if strings.HasSuffix(set, "untrusted") {
+	if strings.HasSuffix(set, "never trusted") {
 		return " (untrusted: every call is T3)"
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
@@ -166,7 +167,13 @@ type set struct {
 	Name      string
 	Servers   []string // of "tasks", "fs", "mem"
 	Untrusted bool     // the servers are not trusted, as a project file's are
-	Calls     []template
+	// TrustsOnOffer: the person takes the dialog's offer to trust a
+	// server, made when its being untrusted is the only reason a call
+	// asks (host.Question.TrustLifts), as the chat's trust step does: the
+	// server is trusted from then on and the call is approved once.
+	// Without it the person never trusts, whatever the dialog offers.
+	TrustsOnOffer bool
+	Calls         []template
 }
 
 var sets = []set{
@@ -174,7 +181,8 @@ var sets = []set{
 	{Name: "server-filesystem (npm)", Servers: []string{"fs"}, Calls: fsCalls},
 	{Name: "server-memory (npm)", Servers: []string{"mem"}, Calls: memCalls},
 	{Name: "all three", Servers: []string{"tasks", "fs", "mem"}, Calls: slices.Concat(taskCalls, fsCalls, memCalls)},
-	{Name: "server-filesystem, untrusted", Servers: []string{"fs"}, Untrusted: true, Calls: fsCalls},
+	{Name: "server-filesystem, untrusted", Servers: []string{"fs"}, Untrusted: true, TrustsOnOffer: true, Calls: fsCalls},
+	{Name: "server-filesystem, untrusted, never trusted", Servers: []string{"fs"}, Untrusted: true, Calls: fsCalls},
 }
 
 // tally is what a session's calls came to.
@@ -217,13 +225,20 @@ func (t *tally) add(o tally) {
 // person answers the gate's questions as a careful person does: a call the
 // dialog shows at T1, or one that only reads, is approved for the session
 // where the dialog offers it; anything else once, so that it asks again.
+// With trust set, the person takes the dialog's offer to trust a server
+// (set.TrustsOnOffer) the first time it is made.
 type person struct {
 	current *template
 	asked   bool
+	trust   func(server string)
 }
 
 func (p *person) Ask(_ context.Context, q *host.Question) (host.Answer, error) {
 	p.asked = true
+	if q.TrustLifts && p.trust != nil {
+		p.trust(q.Server)
+		return host.Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+	}
 	scope := decide.ScopeOnce
 	if (q.Decision.Tier == decide.T1 || p.current.effect == reads) && p.current.effect != risky && slices.Contains(q.Scopes, decide.ScopeSession) {
 		scope = decide.ScopeSession
@@ -266,6 +281,7 @@ func runSession(ctx context.Context, e *env, s set, seed uint64, n int) (tally, 
 	}
 
 	var specs []client.Spec
+	var trustMu sync.Mutex // the person trusts while the gate may be reading
 	trusted := map[string]bool{}
 	for _, name := range s.Servers {
 		sp := client.Spec{Name: name, Cwd: w.proj, Env: map[string]string{"HOME": w.home}}
@@ -305,8 +321,11 @@ func runSession(ctx context.Context, e *env, s set, seed uint64, n int) (tally, 
 	}
 	defer log.Close()
 	p := &person{}
+	if s.TrustsOnOffer {
+		p.trust = func(server string) { trustMu.Lock(); trusted[server] = true; trustMu.Unlock() }
+	}
 	gate := host.NewGate(host.GateOptions{
-		Catalog: m, Policy: policy, Trusted: func(name string) bool { return trusted[name] },
+		Catalog: m, Policy: policy, Trusted: func(name string) bool { trustMu.Lock(); defer trustMu.Unlock(); return trusted[name] },
 		Asker: p, Mode: decide.Interactive, Audit: log, SessionID: "bench",
 	})
 
