@@ -660,6 +660,22 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 	return g.decide(spec, trusted, t, pinned, args), nil
 }
 
+// ExplainTool is Explain, with no arguments, for the definition t itself,
+// listed now or not: serve describes by it a pinned definition it offers
+// while the tool's server is still starting, with the effective hints the
+// tool will have once it is listed with that definition.
+func (g *Gate) ExplainTool(t *client.Tool) (decide.Decision, error) {
+	spec, ok := g.o.Catalog.Spec(t.Server)
+	if !ok {
+		return decide.Decision{}, fmt.Errorf("no server named %q", t.Server)
+	}
+	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
+	if !ok {
+		pinned = t.Hash
+	}
+	return g.decide(spec, g.o.Trusted(t.Server), t, pinned, nil), nil
+}
+
 // ChangedFields names what changed in the tool's definition since a person
 // accepted it, as a question about a call of it shows (Question.
 // ChangedFields): NewToolField for a tool held as new, the fields the
