@@ -72,6 +72,10 @@ type worldOpts struct {
 	// paths (mcphost's own configuration and state).
 	home      string
 	protected []string
+	// store and defs, if set, keep the pins and the pinned definitions
+	// (as a state file and its definitions beside it).
+	store host.Store
+	defs  *host.Definitions
 }
 
 // defaultRules let the untrusted poison server's prompt and resource be
@@ -132,7 +136,10 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
 	}
 	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true, "ask1": true, "ask2": true, "files": true}
-	pins := host.NewPins(nil)
+	pins := host.NewPins(o.store)
+	if o.defs != nil {
+		pins.KeepDefinitions(o.defs)
+	}
 	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
 		OnListing: pins.Hook(func(s string) bool { return trusted[s] }),
@@ -184,7 +191,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	so := Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
-		Audit: log, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
+		Audit: log, Store: o.store, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
 	}
 	if o.tweak != nil {
