@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 )
@@ -34,6 +35,10 @@ type Question struct {
 	// while this session ran; [NewToolField] for a new tool; empty when it
 	// happened between runs.
 	ChangedFields []string
+	// Client is the program whose call this is (GateOptions.Client: serve's
+	// client, by its clientInfo), nil when the gate names none. Its words
+	// are the client's: sanitize before drawing them.
+	Client *audit.Client
 }
 
 // Answer is the person's reply.
