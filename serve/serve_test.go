@@ -736,13 +736,17 @@ type approver struct {
 	mu      sync.Mutex
 	waiting bool
 	asked   int
+	clients []string // the client each question named
 }
 
 func (a *approver) Waiting() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiting }
-func (a *approver) Ask(context.Context, *host.Question) (host.Answer, error) {
+func (a *approver) Ask(_ context.Context, q *host.Question) (host.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked++
+	if q.Client != nil {
+		a.clients = append(a.clients, q.Client.Name+" "+q.Client.Version)
+	}
 	return host.Answer{Approve: true, Scope: decide.ScopeOnce}, nil
 }
 
@@ -755,6 +759,10 @@ func TestAsksGoToTheApproverWhenTheClientCannotAsk(t *testing.T) {
 	}
 	if ap.asked != 1 || w.execs("flaky", "set_value") != 1 {
 		t.Fatalf("approver asked %d times, ran %d times; want 1 and 1", ap.asked, w.execs("flaky", "set_value"))
+	}
+	if len(ap.clients) != 1 || ap.clients[0] != "test-client 9.9" {
+		// The approver names the client that asks.
+		t.Fatalf("the question named the clients %q, want the caller, test-client 9.9", ap.clients)
 	}
 	ap.mu.Lock()
 	ap.waiting = false

@@ -165,6 +165,8 @@ func (m *Model) event(ev any) {
 		m.queue = slices.Delete(m.queue, i, i+1)
 	case *approver.Rejected:
 		m.note = "mcphost serve took no answer: " + sanitize.Line(ev.Message)
+	case *approver.ServesChanged:
+		// The status line reads the serves anew when it is drawn.
 	}
 }
 
@@ -196,9 +198,13 @@ func (m *Model) View() tea.View {
 		muted = muted.Faint(true)
 	}
 	lines := []string{m.status(), muted.Render(clip(m.note, m.width))}
-	if m.dlg != nil {
+	switch {
+	case m.dlg != nil:
 		lines = append(lines, m.dlg.View())
-	} else {
+	case m.noServe():
+		lines = append(lines, "", "No mcphost serve runs now. This screen connects to each serve as it starts (a host such as Claude Code starts one from its MCP configuration), and again when one restarts.",
+			"", muted.Render("q or ctrl+c quits."))
+	default:
 		lines = append(lines, "", "No call is waiting for approval. Calls that need a person appear here as serve asks.",
 			"", muted.Render("q or ctrl+c quits (calls asked after that are refused unless another approver runs)."))
 	}
@@ -207,8 +213,23 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// status is the top line: where the answers go and how many calls wait.
+// noServe reports whether the screen waits for a serve to start: it has
+// the serves to count (a Mux) and none is connected.
+func (m *Model) noServe() bool {
+	return m.cfg.Serve == nil && m.cfg.Serves != nil && len(m.cfg.Serves()) == 0
+}
+
+// status is the top line: which client asks the call shown, where the
+// answers go and how many calls wait.
 func (m *Model) status() string {
+	asker := ""
+	if m.dlg != nil && m.queue[0].Client != "" {
+		// First: on a narrow terminal, who asks matters most.
+		asker = " · " + sanitize.Line(m.queue[0].Client) + " asks"
+	}
+	if m.noServe() {
+		return clip("mcphost approve · waiting for mcphost serve to start", m.width)
+	}
 	who, from := approver.ServeName(m.cfg.Serve), ""
 	if m.cfg.Serves != nil {
 		switch hs := m.cfg.Serves(); {
@@ -228,7 +249,7 @@ func (m *Model) status() string {
 	if n == 0 {
 		waiting = "nothing waiting"
 	}
-	return clip("mcphost approve · connected to "+who+from+" · "+waiting, m.width)
+	return clip("mcphost approve"+asker+" · connected to "+who+from+" · "+waiting, m.width)
 }
 
 // outcome is the note left after the person answered q.
