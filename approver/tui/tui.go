@@ -188,8 +188,23 @@ func (m *Model) open() {
 	})
 }
 
-// dialogSize leaves two lines for the status and the note.
-func (m *Model) dialogSize() (int, int) { return m.width, m.height - 2 }
+// dialogSize leaves two lines for the status and the note, and one for
+// the client that asks when the call shown names it.
+func (m *Model) dialogSize() (int, int) {
+	if m.asker() != "" {
+		return m.width, m.height - 3
+	}
+	return m.width, m.height - 2
+}
+
+// asker is the line that names the client whose call is shown (as it named
+// itself to serve), or "" when there is no such call.
+func (m *Model) asker() string {
+	if len(m.queue) == 0 || m.queue[0].Client == "" {
+		return ""
+	}
+	return "Asked by " + sanitize.Line(m.queue[0].Client) + " through mcphost serve"
+}
 
 // View draws the status line, the last note, and the dialog.
 func (m *Model) View() tea.View {
@@ -197,12 +212,18 @@ func (m *Model) View() tea.View {
 	if !m.cfg.NoColor {
 		muted = muted.Faint(true)
 	}
-	lines := []string{m.status(), muted.Render(clip(m.note, m.width))}
+	lines := []string{m.status()}
+	if a := m.asker(); a != "" && m.dlg != nil {
+		lines = append(lines, clip(a, m.width))
+	}
+	lines = append(lines, muted.Render(clip(m.note, m.width)))
 	switch {
 	case m.dlg != nil:
 		lines = append(lines, m.dlg.View())
 	case m.noServe():
-		lines = append(lines, "", "No mcphost serve runs now. This screen connects to each serve as it starts (a host such as Claude Code starts one from its MCP configuration), and again when one restarts.",
+		wrap := lipgloss.NewStyle().Width(m.width)
+		lines = append(lines, "", wrap.Render("No mcphost serve runs now: a host such as Claude Code starts one from its MCP configuration."),
+			wrap.Render("This screen connects to each serve as it starts, and again when one restarts."),
 			"", muted.Render("q or ctrl+c quits."))
 	default:
 		lines = append(lines, "", "No call is waiting for approval. Calls that need a person appear here as serve asks.",
@@ -222,11 +243,6 @@ func (m *Model) noServe() bool {
 // status is the top line: which client asks the call shown, where the
 // answers go and how many calls wait.
 func (m *Model) status() string {
-	asker := ""
-	if m.dlg != nil && m.queue[0].Client != "" {
-		// First: on a narrow terminal, who asks matters most.
-		asker = " · " + sanitize.Line(m.queue[0].Client) + " asks"
-	}
 	if m.noServe() {
 		return clip("mcphost approve · waiting for mcphost serve to start", m.width)
 	}
@@ -249,7 +265,7 @@ func (m *Model) status() string {
 	if n == 0 {
 		waiting = "nothing waiting"
 	}
-	return clip("mcphost approve"+asker+" · connected to "+who+from+" · "+waiting, m.width)
+	return clip("mcphost approve · connected to "+who+from+" · "+waiting, m.width)
 }
 
 // outcome is the note left after the person answered q.

@@ -236,7 +236,7 @@ func TestWaitsForAServeAndNamesTheClientThatAsks(t *testing.T) {
 	q := question("a", "delete_task", decide.T2, allScopes...)
 	q.Client = "Codex\x1b[2J 0.9"
 	s.update(EventMsg{q})
-	s.mustShow("mcphost approve · Codex\\x1b[2J 0.9 asks · connected to mcphost serve")
+	s.mustShow("Asked by Codex\\x1b[2J 0.9 through mcphost serve")
 	if u := termtest.Unsafe(s.m.View().Content); u != "" {
 		t.Fatalf("the client's name reaches the terminal unsanitized: %s", u)
 	}
