@@ -154,6 +154,7 @@ func TestServeApproverSocketBeforeAnyRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	inR, inW := io.Pipe()
+	defer inW.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	done := make(chan int, 1)
@@ -161,14 +162,16 @@ func TestServeApproverSocketBeforeAnyRequest(t *testing.T) {
 		s := &streams{In: inR, Out: io.Discard, Err: io.Discard, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
 		done <- run(ctx, []string{"serve"}, s) // its client sends nothing
 	}()
+	wait, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
 	sock := approver.SocketPath(filepath.Join(dir, "state", "mcphost"))
 	var ap *approver.Conn
 	for ap == nil {
-		c, err := approver.Dial(ctx, sock)
+		c, err := approver.Dial(wait, sock)
 		switch {
 		case err == nil:
 			ap = c
-		case ctx.Err() != nil:
+		case wait.Err() != nil:
 			t.Fatalf("no approver socket at %s before any request: %v", sock, err)
 		default:
 			select {
