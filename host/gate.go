@@ -660,20 +660,20 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 	return g.decide(spec, trusted, t, pinned, args), nil
 }
 
-// ExplainTool is Explain, with no arguments, for the definition t itself,
-// listed now or not: serve describes by it a pinned definition it offers
-// while the tool's server is still starting, with the effective hints the
-// tool will have once it is listed with that definition.
-func (g *Gate) ExplainTool(t *client.Tool) (decide.Decision, error) {
+// ExplainPinned is Explain, with no arguments, for t, a tool's pinned
+// definition (Pins.Pinned) that is not listed now: serve describes by it
+// what it offers while the tool's server is still starting, with the
+// effective hints the tool has once it is listed with that definition. It
+// fails for a definition that is not the tool's pin.
+func (g *Gate) ExplainPinned(t *client.Tool) (decide.Decision, error) {
 	spec, ok := g.o.Catalog.Spec(t.Server)
 	if !ok {
 		return decide.Decision{}, fmt.Errorf("no server named %q", t.Server)
 	}
-	pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name)
-	if !ok {
-		pinned = t.Hash
+	if pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name); !ok || pinned != t.Hash {
+		return decide.Decision{}, fmt.Errorf("%s/%s: not the pinned definition", t.Server, t.Name)
 	}
-	return g.decide(spec, g.o.Trusted(t.Server), t, pinned, nil), nil
+	return g.explainOperation(t.Server, t, nil) // decided on t as its own pin, which it is
 }
 
 // ChangedFields names what changed in the tool's definition since a person

@@ -25,7 +25,10 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 // annotations, and the server's words only where the chat would show them
 // to a model.
 func (s *Server) definition(name string, t *client.Tool) *mcp.Tool {
-	d, err := s.explain.ExplainTool(t) // t may be a pinned definition (early.go)
+	d, err := s.explain.Explain(t.Server, t.Name, nil)
+	if err != nil {
+		d, err = s.explain.ExplainPinned(t) // offered while its server starts (early.go)
+	}
 	if err != nil {
 		d = decide.Decision{Effective: worst}
 	}
