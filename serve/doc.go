@@ -38,9 +38,10 @@
 // the definition the server lists, so a definition changed since the pin
 // is handled as changed, never run as the pin described it. Its start
 // announces list_changed only when what it lists differs. A server still
-// starting with nothing pinned holds tools/list for up to
-// Options.ListWait after Start, and a resources/read not found while
-// servers start names them as starting.
+// starting with nothing pinned holds tools/list for up to a second after
+// Start, and for up to Options.ListWait while there would be no tool at
+// all to offer; a resources/read not found while servers start names them
+// as starting.
 //
 // # Calls and questions
 //

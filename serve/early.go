@@ -25,14 +25,22 @@ import (
 // the definition the server lists, and one that differs from its pin is
 // handled as a changed definition, never run as the pin described it. A
 // server still starting with nothing pinned holds tools/list for up to
-// ListWait after Start (waitListable).
+// listSettle after Start, and for up to ListWait while there would be no
+// tool at all to offer (waitListable).
 
-// DefaultListWait is how long tools/list waits, at most, for the servers
-// still starting that have no pinned definitions to offer. A host that
-// lists once then has them in the common case (npx that downloads its
-// package takes seconds) while staying under the ten seconds some hosts
-// give a server to start.
+// DefaultListWait is how long tools/list waits, at most, while the servers
+// still starting have nothing pinned and nothing else is ready to offer: a
+// host is not answered with an empty list because its servers are slow (npx
+// that downloads its package takes seconds), and the wait stays under the
+// ten seconds some hosts give a server to start.
 const DefaultListWait = 8 * time.Second
+
+// listSettle is how long tools/list waits for the servers still starting
+// with nothing pinned when others' tools are ready to offer. Some hosts
+// (Codex) do not wait for a slow listing: they start the person's turn with
+// whatever tools had been listed about a second after they started serve,
+// so a longer wait would cost them the tools that were ready.
+const listSettle = time.Second
 
 // starting reports whether a server in state st is still starting: being
 // started, restarted, or not started yet before every start has ended.
@@ -108,18 +116,25 @@ func (s *Server) bump() {
 }
 
 // waitListable waits until no server is still starting without pinned
-// definitions to offer, at most ListWait after Start, or until ctx ends.
+// definitions to offer: at most listSettle after Start while some tool is
+// ready to offer, and at most ListWait after Start while none is; or until
+// ctx ends.
 func (s *Server) waitListable(ctx context.Context) {
 	select {
 	case <-s.started:
 	default:
 		return
 	}
-	t := time.NewTimer(time.Until(s.startedAt.Add(s.o.ListWait)))
-	defer t.Stop()
+	settle := time.NewTimer(time.Until(s.startedAt.Add(min(listSettle, s.o.ListWait))))
+	defer settle.Stop()
+	limit := time.NewTimer(time.Until(s.startedAt.Add(s.o.ListWait)))
+	defer limit.Stop()
+	settled := false
 	for {
 		ch := s.changes()
-		if _, unpinned := s.early(s.o.Catalog.Tools()); len(unpinned) == 0 {
+		live := s.o.Catalog.Tools()
+		early, unpinned := s.early(live)
+		if len(unpinned) == 0 || settled && len(live)+len(early) > 0 {
 			return
 		}
 		if s.listWaiting != nil {
@@ -127,7 +142,9 @@ func (s *Server) waitListable(ctx context.Context) {
 		}
 		select {
 		case <-ch:
-		case <-t.C:
+		case <-settle.C:
+			settled = true
+		case <-limit.C:
 			return
 		case <-ctx.Done():
 			return

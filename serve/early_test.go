@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,5 +203,30 @@ func TestAResourceNotFoundWhileAServerStartsSaysSo(t *testing.T) {
 	var je *jsonrpc.Error
 	if !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound || !strings.Contains(je.Message, ": slow is still starting") {
 		t.Fatalf("reading while slow starts: %v; want not found, saying slow is still starting", err)
+	}
+}
+
+// With other servers' tools ready, tools/list waits only briefly for a
+// server still starting with nothing pinned, however long ListWait is: a
+// host that does not wait for a slow listing (Codex starts its turn about a
+// second after it started serve) still gets the tools that were ready. The
+// rest are announced with list_changed.
+func TestAListWithToolsReadyWaitsOnlyBrieflyForTheRest(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	w := newWorld(t, worldOpts{slow: hold, listWait: time.Hour})
+	c := w.connect(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("the first list waited for the slow server: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "tasks__list_tasks") || slices.Contains(names, "slow__list_tasks") {
+		t.Fatalf("listed %v; want the ready servers' tools, not the slow one's", names)
 	}
 }

@@ -82,8 +82,9 @@ type Options struct {
 	MaxTools int
 	// ListWait bounds how long tools/list waits, counted from Start, for
 	// the servers still starting that have no pinned definitions to offer
-	// (default DefaultListWait); their tools are announced with
-	// list_changed when they come later. A server still starting whose
+	// while no tool at all is ready to offer (default DefaultListWait);
+	// with some ready, it waits at most a second. Tools that come later are
+	// announced with list_changed. A server still starting whose
 	// definitions are pinned is offered by them at once (early.go).
 	ListWait time.Duration
 	// AskTimeout bounds one elicitation (default 5 minutes): no answer in

@@ -80,7 +80,8 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 While a server is still starting, the host is offered the tools mcphost
 pinned for it in an earlier run, exactly as pinned; a call of one waits for
 the server and is decided on what the server then lists. A server with
-nothing pinned holds the host's tools/list for up to --list-wait.`,
+nothing pinned holds the host's tools/list for up to a second, and up to
+--list-wait while no tool at all is ready to offer.`,
 		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
   mcphost serve --http 127.0.0.1:8765
   mcphost serve --tool-search --max-tools 128`,
@@ -101,7 +102,7 @@ nothing pinned holds the host's tools/list for up to --list-wait.`,
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve --http over TLS with the certificate (chain) in PEM `FILE`; needs --tls-key")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
-	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts for servers still starting that have no pinned tools to offer")
+	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
