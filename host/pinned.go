@@ -83,7 +83,9 @@ func readDefinitions(path string) (map[string][]*client.Tool, error) {
 		if len(ts) > maxKeptTools {
 			continue
 		}
-		ts = slices.DeleteFunc(ts, func(t *client.Tool) bool { return t == nil || t.Name == "" || t.Hash == "" })
+		// Only what a listing could have pinned: a definition hash (never
+		// NewToolPin, which no definition is).
+		ts = slices.DeleteFunc(ts, func(t *client.Tool) bool { return t == nil || t.Name == "" || !isDefinitionHash(t.Hash) })
 		for _, t := range ts {
 			t.Server = ""
 		}
@@ -165,6 +167,20 @@ func (d *Definitions) keep(ident string, listed []*client.Tool, pin func(tool st
 		d.m[ident] = ts
 	}
 	d.write(ident)
+}
+
+// isDefinitionHash reports whether h is a definition hash: 64 lowercase
+// hex digits.
+func isDefinitionHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func sameTools(a, b []*client.Tool) bool {

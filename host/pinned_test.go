@@ -3,6 +3,7 @@ package host
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/client"
@@ -14,6 +15,7 @@ import (
 // server's tools (pinned for the run only) are not kept, and a later
 // process reads them from the file.
 func TestPinnedHandsOutOnlyWhatThePinsAreOf(t *testing.T) {
+	hashA, hashB, hashX, hashA2 := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64), strings.Repeat("d", 64)
 	dir := t.TempDir()
 	state, defsPath := filepath.Join(dir, "state.json"), filepath.Join(dir, "definitions.json")
 	store, err := OpenStateStore(state, nil)
@@ -22,10 +24,10 @@ func TestPinnedHandsOutOnlyWhatThePinsAreOf(t *testing.T) {
 	}
 	p := NewPins(store)
 	p.KeepDefinitions(NewDefinitions(defsPath))
-	a := &client.Tool{Server: "s", Name: "a", Description: "A.", Hash: "aaaa"}
-	b := &client.Tool{Server: "s", Name: "b", Description: "B.", Hash: "bbbb"}
+	a := &client.Tool{Server: "s", Name: "a", Description: "A.", Hash: hashA}
+	b := &client.Tool{Server: "s", Name: "b", Description: "B.", Hash: hashB}
 	p.Listed("ident", true, []*client.Tool{a, b})
-	p.Listed("other", false, []*client.Tool{{Server: "o", Name: "x", Hash: "xxxx"}})
+	p.Listed("other", false, []*client.Tool{{Server: "o", Name: "x", Hash: hashX}})
 
 	// The next process.
 	store, err = OpenStateStore(state, nil)
@@ -38,7 +40,7 @@ func TestPinnedHandsOutOnlyWhatThePinsAreOf(t *testing.T) {
 	next := NewPins(store)
 	next.KeepDefinitions(NewDefinitions(defsPath))
 	got := next.Pinned("ident")
-	if len(got) != 1 || got[0].Name != "a" || got[0].Description != "A." || got[0].Hash != "aaaa" || got[0].Server != "" {
+	if len(got) != 1 || got[0].Name != "a" || got[0].Description != "A." || got[0].Hash != hashA || got[0].Server != "" {
 		t.Fatalf("Pinned: %+v; want tool a alone, as pinned", got)
 	}
 	if got := next.Pinned("other"); len(got) != 0 {
@@ -46,7 +48,7 @@ func TestPinnedHandsOutOnlyWhatThePinsAreOf(t *testing.T) {
 	}
 
 	// A later listing with a changed a keeps the pinned definition of a.
-	next.Listed("ident", true, []*client.Tool{{Server: "s", Name: "a", Description: "A, changed.", Hash: "a2"}})
+	next.Listed("ident", true, []*client.Tool{{Server: "s", Name: "a", Description: "A, changed.", Hash: hashA2}})
 	if got := next.Pinned("ident"); len(got) != 1 || got[0].Description != "A." {
 		t.Fatalf("after a listing that changed a: %+v; want a as pinned", got)
 	}

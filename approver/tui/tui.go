@@ -308,7 +308,8 @@ type Source interface {
 
 // Run shows the screen until the person quits (nil), ctx ends (nil), or
 // the serve ends the connection (an error wrapping ErrDisconnected, or the
-// serve's own error; with a Mux, the last serve). It reads conn's messages
+// serve's own error; with a Mux, the last serve, and never with a Mux that
+// stays open). It reads conn's messages
 // and sends answers on it; the caller closes conn.
 func Run(ctx context.Context, s Streams, conn Source, cfg Config) error {
 	if cfg.Answer == nil {
