@@ -266,6 +266,9 @@ func questionFor(id string, q *host.Question) *Question {
 		}
 		m.ChangedFields = append(m.ChangedFields, bound(f, maxFieldLen))
 	}
+	if c := q.Client; c != nil && c.Name != "" {
+		m.Client = bound(strings.TrimSpace(c.Name+" "+c.Version), maxName)
+	}
 	return m
 }
 

@@ -61,6 +61,11 @@ func newWorld(t *testing.T, trusted bool, o Options) *world {
 // newGate returns an interactive gate over the flaky fixture that asks a,
 // and what stops it.
 func newGate(dir, execLog string, trusted bool, a host.Asker) (*host.Gate, func(), error) {
+	return newGateFor(dir, execLog, trusted, a, nil)
+}
+
+// newGateFor is newGate for the calls of client c.
+func newGateFor(dir, execLog string, trusted bool, a host.Asker, c *audit.Client) (*host.Gate, func(), error) {
 	spec := client.Spec{Name: "f", Dial: func(ctx context.Context) (mcp.Transport, error) {
 		f, err := fixtures.New("flaky", fixtures.Options{LogFile: execLog})
 		if err != nil {
@@ -86,7 +91,7 @@ func newGate(dir, execLog string, trusted bool, a host.Asker) (*host.Gate, func(
 	}
 	g := host.NewGate(host.GateOptions{
 		Catalog: m, Policy: p, Trusted: func(string) bool { return trusted }, Asker: a,
-		Mode: decide.Interactive, Audit: log, CallOptions: client.CallOptions{Timeout: 10 * time.Second},
+		Mode: decide.Interactive, Audit: log, CallOptions: client.CallOptions{Timeout: 10 * time.Second}, Client: c,
 	})
 	return g, func() { m.Close(); log.Close() }, nil
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/host"
 )
 
@@ -28,6 +29,10 @@ import (
 // is written once the socket listens, DIR/done when all three returned;
 // then it waits for SIGTERM.
 const harnessEnv = "MCPHOST_APPROVER_HARNESS"
+
+// harnessClient is the client the stand-in's calls are for, as serve's
+// client names itself: the approver shows it.
+var harnessClient = &audit.Client{Name: "e2e client", Version: "1.0"}
 
 type harnessResult struct {
 	N      int    `json:"n"`
@@ -56,7 +61,7 @@ func runHarness(dir string) error {
 		if err := os.MkdirAll(sub, 0o700); err != nil {
 			return err
 		}
-		g, stop, err := newGate(sub, logs[trusted], trusted, b)
+		g, stop, err := newGateFor(sub, logs[trusted], trusted, b, harnessClient)
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,21 @@ type Mux struct {
 	owner map[string]*Conn   // question id → the serve that asked it
 	asked map[*Conn][]string // a serve's questions still shown
 	live  int                // connections whose reader runs
+	stay  bool               // StayOpen: the end of the last serve is not the end
+}
+
+// ServesChanged says that a serve connected or went, on a Mux that stays
+// open (StayOpen): the serves connected are Serves now, possibly none.
+type ServesChanged struct{}
+
+// StayOpen makes the Mux outlive its serves, for an approver that waits
+// for a serve to start and connects again when one restarts (with Watch):
+// Next returns a *ServesChanged whenever a serve connects or goes, and the
+// end of the last serve does not end it. Call it before Dial and Watch.
+func (m *Mux) StayOpen() {
+	m.mu.Lock()
+	m.stay = true
+	m.mu.Unlock()
 }
 
 type muxEvent struct {
@@ -144,7 +159,11 @@ func (m *Mux) Add(c *Conn, h *Hello) {
 	}
 	m.conns[c] = h
 	m.live++
+	stay := m.stay
 	m.mu.Unlock()
+	if stay {
+		m.send(muxEvent{ev: &ServesChanged{}})
+	}
 	go m.read(c, h)
 }
 
@@ -214,7 +233,7 @@ func (m *Mux) gone(c *Conn, h *Hello, err error) {
 	}
 	delete(m.sock, c)
 	m.live--
-	last := m.live == 0
+	last, stay := m.live == 0, m.stay
 	m.mu.Unlock()
 	why := serveName(h) + " ended the connection"
 	if !errors.Is(err, io.EOF) {
@@ -225,7 +244,10 @@ func (m *Mux) gone(c *Conn, h *Hello, err error) {
 			return
 		}
 	}
-	if last {
+	switch {
+	case stay:
+		m.send(muxEvent{ev: &ServesChanged{}})
+	case last:
 		m.send(muxEvent{err: err})
 	}
 }
@@ -241,8 +263,9 @@ func (m *Mux) send(e muxEvent) bool {
 }
 
 // Next returns the next message of any serve: a *Question (its From set),
-// a *Withdrawn or a *Rejected. When the last serve has gone it returns
-// that serve's end (io.EOF, or its error).
+// a *Withdrawn or a *Rejected, and with StayOpen a *ServesChanged. When
+// the last serve has gone it returns that serve's end (io.EOF, or its
+// error), unless the Mux stays open.
 func (m *Mux) Next() (any, error) {
 	select {
 	case e := <-m.events:

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -358,4 +359,69 @@ func TestASocketThatDidNotAnswerIsTriedAgain(t *testing.T) {
 	}
 	defer again.Close()
 	waitLen(2, "a serve that started under the name of one that ended was never reached")
+}
+
+// An approver that stays open waits for a serve to start, connects to it,
+// shows which client asks, and when that serve stops and starts again (a
+// new process, a new socket; or the same name again) connects again,
+// without ever ending.
+func TestAStayingApproverWaitsForServeAndReconnects(t *testing.T) {
+	dir := SocketDir(filepath.Join(t.TempDir(), "state"))
+	m := NewMux()
+	m.StayOpen()
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := m.Dial(ctx, dir); !errors.Is(err, ErrNoServe) {
+		t.Fatalf("Dial with no serve: %v, want ErrNoServe", err)
+	}
+	go m.Watch(ctx, dir, 10*time.Millisecond)
+
+	start := func(name string) *Broker {
+		t.Helper()
+		b, err := Listen(filepath.Join(dir, "serve-"+name+".sock"), Options{Label: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		muxNext[*ServesChanged](t, m)
+		waitFor(t, "serve "+name+" sees the approver", b.Waiting)
+		if hs := m.Serves(); len(hs) != 1 || hs[0].Label != name {
+			t.Fatalf("connected to %+v, want serve %s alone", hs, name)
+		}
+		return b
+	}
+	ask := func(b *Broker) {
+		t.Helper()
+		ans := make(chan error, 1)
+		go func() {
+			_, err := b.Ask(ctx, &host.Question{Server: "f", Tool: &client.Tool{Name: "set_value"}, Args: []byte(`{}`),
+				Decision: decide.Decision{Tier: decide.T2, Class: decide.Destructive}, Scopes: []decide.Scope{decide.ScopeOnce},
+				Client: &audit.Client{Name: "Claude Code", Version: "2.1"}})
+			ans <- err
+		}()
+		q := muxNext[*Question](t, m)
+		if q.Client != "Claude Code 2.1" {
+			t.Fatalf("the question names the client %q, want Claude Code 2.1", q.Client)
+		}
+		if err := m.Answer(q, host.Answer{Reason: "no"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-ans; err != nil {
+			t.Fatalf("the answer did not reach the serve: %v", err)
+		}
+	}
+
+	b := start("first")
+	ask(b)
+	b.Close() // the serve stops: the approver stays
+	muxNext[*ServesChanged](t, m)
+	if m.Len() != 0 {
+		t.Fatalf("%d serves connected after the only one stopped", m.Len())
+	}
+	b = start("second") // restarted, as a new process
+	ask(b)
+	b.Close()
+	muxNext[*ServesChanged](t, m)
+	ask(start("second")) // restarted under the same name
 }

@@ -85,6 +85,10 @@ type Question struct {
 	Scopes        []decide.Scope `json:"scopes"`
 	Changed       bool           `json:"changed,omitempty"`
 	ChangedFields []string       `json:"changedFields,omitempty"`
+	// Client names the program whose call this is, as it named itself to
+	// serve (clientInfo name and version): the client's words, bounded by
+	// serve and sanitized by the approver. Empty when serve could not tell.
+	Client string `json:"client,omitempty"`
 	// From is the serve that asked, set by Mux on the approver's side;
 	// it is never sent.
 	From *Hello `json:"-"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 )
@@ -38,6 +39,10 @@ type Question struct {
 	// trusted (Result.TrustLifts): a dialog may offer trusting the server,
 	// as a deliberate choice of its own.
 	TrustLifts bool
+	// Client is the program whose call this is (GateOptions.Client: serve's
+	// client, by its clientInfo), nil when the gate names none. Its words
+	// are the client's: sanitize before drawing them.
+	Client *audit.Client
 }
 
 // Answer is the person's reply.

@@ -120,7 +120,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
-				TrustLifts: r.TrustLifts}
+				TrustLifts: r.TrustLifts, Client: g.o.Client}
 			asked := time.Now()
 			ans, err := g.askerOf(op.call).Ask(ctx, q)
 			obs.Asked(ctx, q, ans, err, time.Since(asked))

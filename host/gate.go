@@ -708,6 +708,22 @@ func (g *Gate) Explain(server, tool string, args json.RawMessage) (decide.Decisi
 	return g.decide(spec, trusted, t, pinned, args), nil
 }
 
+// ExplainPinned is Explain, with no arguments, for t, a tool's pinned
+// definition (Pins.Pinned) that is not listed now: serve describes by it
+// what it offers while the tool's server is still starting, with the
+// effective hints the tool has once it is listed with that definition. It
+// fails for a definition that is not the tool's pin.
+func (g *Gate) ExplainPinned(t *client.Tool) (decide.Decision, error) {
+	spec, ok := g.o.Catalog.Spec(t.Server)
+	if !ok {
+		return decide.Decision{}, fmt.Errorf("no server named %q", t.Server)
+	}
+	if pinned, ok := g.o.Pins.Get(spec.Identity(), t.Name); !ok || pinned != t.Hash {
+		return decide.Decision{}, fmt.Errorf("%s/%s: not the pinned definition", t.Server, t.Name)
+	}
+	return g.explainOperation(t.Server, t, nil) // decided on t as its own pin, which it is
+}
+
 // ChangedFields names what changed in the tool's definition since a person
 // accepted it, as a question about a call of it shows (Question.
 // ChangedFields): NewToolField for a tool held as new, the fields the

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/mcphost/mcphost/client"
@@ -31,6 +32,8 @@ type Pins struct {
 	mu     sync.Mutex
 	mem    map[string]string // identity + "\x00" + tool → hash, or NewToolPin
 	listed map[string]bool   // identities listed in this run
+
+	defs *Definitions // nil: no definition is kept (KeepDefinitions)
 }
 
 // NewToolPin is the pin Pins holds for a tool that appeared after its
@@ -75,6 +78,9 @@ func (p *Pins) Set(ident string, t *client.Tool, persist bool) {
 	}
 	if persist && p.store != nil {
 		if p.store.SetPin(ident, t.Name, t.Hash) == nil {
+			if p.defs != nil {
+				p.defs.keep(ident, []*client.Tool{t}, p.stored(ident), false)
+			}
 			return
 		}
 	}
@@ -116,6 +122,36 @@ func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
 		fresh[t.Name] = t.Hash
 	}
 	p.pinFirst(ident, trusted, fresh)
+	if p.defs != nil && p.store != nil {
+		p.defs.keep(ident, tools, p.stored(ident), true)
+	}
+}
+
+// KeepDefinitions makes p keep, in d, the definitions its pins in the Store
+// are hashes of, from every listing and every pin a person moves, so that
+// Pinned can hand them out in a later run. Call it before the first
+// listing.
+func (p *Pins) KeepDefinitions(d *Definitions) { p.defs = d }
+
+// stored returns a lookup of the Store's pins of the server with this
+// identity: only those outlive the run.
+func (p *Pins) stored(ident string) func(string) (string, bool) {
+	return func(tool string) (string, bool) { return p.store.Pin(ident, tool) }
+}
+
+// Pinned returns the definitions kept (KeepDefinitions) for the server with
+// this identity whose hash is the tool's pin now: exactly the definitions
+// the pins are of, each a copy with Server empty. A tool whose pin moved
+// since its definition was kept is left out.
+func (p *Pins) Pinned(ident string) []*client.Tool {
+	if p.defs == nil {
+		return nil
+	}
+	ts := p.defs.tools(ident)
+	return slices.DeleteFunc(ts, func(t *client.Tool) bool {
+		h, ok := p.Get(ident, t.Name)
+		return !ok || h != t.Hash
+	})
 }
 
 // pinFirst pins tools (name → hash) on first sight: in the Store for a

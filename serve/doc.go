@@ -27,6 +27,22 @@
 //     tools count toward turning "auto" on, besides the host's own cap. A
 //     tool not found is still callable by its exact name, through the gate.
 //
+// # While servers start
+//
+// initialize is answered at once. A server still starting whose tools are
+// pinned from an earlier run (host.Pins.Pinned: the definitions the pins
+// are hashes of, kept beside the state file) is offered by those
+// definitions at once, under the names and with the effective hints it
+// will have once it is up (early.go), so a host that lists once sees its
+// tools; a call of one waits for the server and then passes the gate on
+// the definition the server lists, so a definition changed since the pin
+// is handled as changed, never run as the pin described it. Its start
+// announces list_changed only when what it lists differs. A server still
+// starting with nothing pinned holds tools/list for up to a second after
+// Start, and for up to Options.ListWait while there would be no tool at
+// all to offer; a resources/read not found while servers start names them
+// as starting.
+//
 // # Calls and questions
 //
 // Each client session has its own host.Gate (its grants and taint),
@@ -121,7 +137,14 @@
 //
 // Each has a row in scripts/mutants/mutants.txt whose mutation the test
 // catches: untrusted tools go out as the worst case
-// (TestExportedNamesAndEffectiveAnnotations); a changed definition is
+// (TestExportedNamesAndEffectiveAnnotations); a server still starting is
+// offered by its pinned definitions and its start announces nothing that
+// did not change (TestAPinnedServerIsOfferedWhileItStarts), and a call of
+// one never runs against a changed definition
+// (TestAPinnedToolNeverRunsAgainstAChangedDefinition); without pins the
+// list waits (TestWithoutPinsTheListWaitsForAStartingServer) and a resource
+// not found yet names the servers still starting
+// (TestAResourceNotFoundWhileAServerStartsSaysSo); a changed definition is
 // withheld (TestChangedDefinitionIsWithheldAndForwarded) and a poisoned
 // description replaced (TestPoisonedDescriptionIsNotPassedOn); an answer
 // approves only its own call (TestAnAnswerApprovesOnlyItsCall), and in a

@@ -27,6 +27,9 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 func (s *Server) definition(name string, t *client.Tool) *mcp.Tool {
 	d, err := s.explain.Explain(t.Server, t.Name, nil)
 	if err != nil {
+		d, err = s.explain.ExplainPinned(t) // offered while its server starts (early.go)
+	}
+	if err != nil {
 		d = decide.Decision{Effective: worst}
 	}
 	ann := annotations(d.Effective)

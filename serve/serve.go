@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
@@ -79,8 +80,12 @@ type Options struct {
 	// MaxTools is the most tools the client's host accepts (0: no cap);
 	// SearchAuto searches past it.
 	MaxTools int
-	// ListWait bounds how long tools/list waits for servers still starting
-	// (default 1s); the rest are announced with list_changed.
+	// ListWait bounds how long tools/list waits, counted from Start, for
+	// the servers still starting that have no pinned definitions to offer
+	// while no tool at all is ready to offer (default DefaultListWait);
+	// with some ready, it waits at most a second. Tools that come later are
+	// announced with list_changed. A server still starting whose
+	// definitions are pinned is offered by them at once (early.go).
 	ListWait time.Duration
 	// AskTimeout bounds one elicitation (default 5 minutes): no answer in
 	// time is a denial.
@@ -143,6 +148,9 @@ type Server struct {
 	wg        sync.WaitGroup     // Start's goroutines
 	ready     chan struct{}      // closed when every server is ready or failed
 
+	tickMu sync.Mutex
+	tick   chan struct{} // closed and replaced when the servers' states may have changed (early.go)
+
 	syncMu   sync.Mutex         // one sync or announce at a time; search.on and search.sig
 	mu       sync.Mutex         // the maps below, search.found; after syncMu
 	exported map[string]*export // model-facing name → tool, every one served
@@ -165,6 +173,13 @@ type Server struct {
 	fx       forwardState         // templates, completions, subscriptions (forward.go)
 
 	drain *drain // what Shutdown cancels and waits for (drain.go)
+
+	// listChanges counts the syncs that changed what clients are offered,
+	// each one a notifications/tools/list_changed (tests).
+	listChanges atomic.Int64
+	// listWaiting, if set, is called when a tools/list starts waiting for
+	// servers still starting (tests).
+	listWaiting func()
 }
 
 // export is one tool as offered to clients.
@@ -177,7 +192,7 @@ type export struct {
 // New returns a server in front of o.Catalog.
 func New(o Options) *Server {
 	if o.ListWait <= 0 {
-		o.ListWait = time.Second
+		o.ListWait = DefaultListWait
 	}
 	if o.AskTimeout <= 0 {
 		o.AskTimeout = 5 * time.Minute
@@ -191,7 +206,7 @@ func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}),
+	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{},
 		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}, drain: newDrain()}
@@ -230,6 +245,7 @@ func (s *Server) Start(ctx context.Context) {
 		s.startedAt = time.Now()
 		close(s.started)
 		s.wg.Go(func() {
+			defer s.bump()
 			defer close(s.ready)
 			s.o.Catalog.Start(ctx)
 			s.sync()
@@ -248,6 +264,7 @@ func (s *Server) Start(ctx context.Context) {
 						continue
 					}
 					s.sync()
+					s.bump()
 					if e.Kind == client.EventState && e.State == client.StateReady {
 						s.onReady(ctx, e.Server)
 					}
@@ -274,22 +291,28 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.srv.Run(ctx, t)
 }
 
-// waitForList holds tools/list until every server has started, but not
-// past ListWait after Start, so that a client's first listing is complete
-// in the common case and prompt in every case, and a host that lists
-// again (after a list_changed) is not held up by a server that hangs. A
-// call of a tool not exported yet (a client that calls before it lists)
-// waits for the start, at most callWait.
+// waitForList holds tools/list until every server still starting has its
+// pinned definitions to offer (early.go) or has started, but not past
+// ListWait after Start, so that a client's first listing is complete in
+// the common case and prompt in every case, and a host that lists again
+// (after a list_changed) is not held up by a server that hangs. A call of
+// a tool not exported yet (a client that calls before it lists) waits for
+// the start, at most callWait. A resource that is not found while a
+// server is still starting is said to be not found yet, naming the
+// servers that start.
 func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
-			s.waitReady(ctx, s.o.ListWait, true)
+			s.waitListable(ctx)
 			s.sync()
+		case "resources/read":
+			res, err := next(ctx, method, req)
+			return res, s.notFoundYet(err)
 		case "tools/call":
 			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
 			if ok && p.Name == host.SearchToolName && s.searchOn() {
-				s.waitReady(ctx, s.o.ListWait, true) // search what tools/list would show
+				s.waitListable(ctx) // search what tools/list would show
 			} else if ok && !s.isExported(p.Name) {
 				s.waitReady(ctx, callWait, false)
 				s.sync()
@@ -344,7 +367,7 @@ func (s *Server) isExported(name string) bool {
 func (s *Server) sync() (changed bool) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	all := s.exports(s.o.Catalog.Tools())
+	all := s.exports(s.withEarly(s.o.Catalog.Tools()))
 	next, searching := s.offer(all)
 	s.mu.Lock()
 	prev := s.listed
@@ -386,6 +409,9 @@ func (s *Server) sync() (changed bool) {
 	s.mu.Lock()
 	s.exported, s.listed = all, next
 	s.mu.Unlock()
+	if changed {
+		s.listChanges.Add(1)
+	}
 	return changed
 }
 
@@ -459,6 +485,10 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
+		// A pinned definition offered while its server starts: the call
+		// waits for the server, then everything below reads the tool as
+		// the server lists it, never as pinned.
+		s.awaitServer(ctx, e)
 		multi := a.multiRoundTrip()
 		var st callState
 		var sealed bool

@@ -72,6 +72,10 @@ type worldOpts struct {
 	// paths (mcphost's own configuration and state).
 	home      string
 	protected []string
+	// store and defs, if set, keep the pins and the pinned definitions
+	// (as a state file and its definitions beside it).
+	store host.Store
+	defs  *host.Definitions
 }
 
 // defaultRules let the untrusted poison server's prompt and resource be
@@ -132,7 +136,10 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		specs = slices.DeleteFunc(specs, func(sp client.Spec) bool { return sp.Name != o.only })
 	}
 	trusted := map[string]bool{"tasks": true, "flaky": true, "slow": true, "sampler": true, "ask1": true, "ask2": true, "files": true}
-	pins := host.NewPins(nil)
+	pins := host.NewPins(o.store)
+	if o.defs != nil {
+		pins.KeepDefinitions(o.defs)
+	}
 	copts := client.Options{
 		Backoff: func(int) time.Duration { return time.Millisecond }, RelistInterval: time.Millisecond,
 		OnListing: pins.Hook(func(s string) bool { return trusted[s] }),
@@ -184,7 +191,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	so := Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
-		Audit: log, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
+		Audit: log, Store: o.store, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
 	}
 	if o.tweak != nil {
@@ -747,13 +754,17 @@ type approver struct {
 	mu      sync.Mutex
 	waiting bool
 	asked   int
+	clients []string // the client each question named
 }
 
 func (a *approver) Waiting() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiting }
-func (a *approver) Ask(context.Context, *host.Question) (host.Answer, error) {
+func (a *approver) Ask(_ context.Context, q *host.Question) (host.Answer, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked++
+	if q.Client != nil {
+		a.clients = append(a.clients, q.Client.Name+" "+q.Client.Version)
+	}
 	return host.Answer{Approve: true, Scope: decide.ScopeOnce}, nil
 }
 
@@ -766,6 +777,10 @@ func TestAsksGoToTheApproverWhenTheClientCannotAsk(t *testing.T) {
 	}
 	if ap.asked != 1 || w.execs("flaky", "set_value") != 1 {
 		t.Fatalf("approver asked %d times, ran %d times; want 1 and 1", ap.asked, w.execs("flaky", "set_value"))
+	}
+	if len(ap.clients) != 1 || ap.clients[0] != "test-client 9.9" {
+		// The approver names the client that asks.
+		t.Fatalf("the question named the clients %q, want the caller, test-client 9.9", ap.clients)
 	}
 	ap.mu.Lock()
 	ap.waiting = false

@@ -165,6 +165,8 @@ func (m *Model) event(ev any) {
 		m.queue = slices.Delete(m.queue, i, i+1)
 	case *approver.Rejected:
 		m.note = "mcphost serve took no answer: " + sanitize.Line(ev.Message)
+	case *approver.ServesChanged:
+		// The status line reads the serves anew when it is drawn.
 	}
 }
 
@@ -186,8 +188,23 @@ func (m *Model) open() {
 	})
 }
 
-// dialogSize leaves two lines for the status and the note.
-func (m *Model) dialogSize() (int, int) { return m.width, m.height - 2 }
+// dialogSize leaves two lines for the status and the note, and one for
+// the client that asks when the call shown names it.
+func (m *Model) dialogSize() (int, int) {
+	if m.asker() != "" {
+		return m.width, m.height - 3
+	}
+	return m.width, m.height - 2
+}
+
+// asker is the line that names the client whose call is shown (as it named
+// itself to serve), or "" when there is no such call.
+func (m *Model) asker() string {
+	if len(m.queue) == 0 || m.queue[0].Client == "" {
+		return ""
+	}
+	return "Asked by " + sanitize.Line(m.queue[0].Client) + " through mcphost serve"
+}
 
 // View draws the status line, the last note, and the dialog.
 func (m *Model) View() tea.View {
@@ -195,10 +212,20 @@ func (m *Model) View() tea.View {
 	if !m.cfg.NoColor {
 		muted = muted.Faint(true)
 	}
-	lines := []string{m.status(), muted.Render(clip(m.note, m.width))}
-	if m.dlg != nil {
+	lines := []string{m.status()}
+	if a := m.asker(); a != "" && m.dlg != nil {
+		lines = append(lines, clip(a, m.width))
+	}
+	lines = append(lines, muted.Render(clip(m.note, m.width)))
+	switch {
+	case m.dlg != nil:
 		lines = append(lines, m.dlg.View())
-	} else {
+	case m.noServe():
+		wrap := lipgloss.NewStyle().Width(m.width)
+		lines = append(lines, "", wrap.Render("No mcphost serve runs now: a host such as Claude Code starts one from its MCP configuration."),
+			wrap.Render("This screen connects to each serve as it starts, and again when one restarts."),
+			"", muted.Render("q or ctrl+c quits."))
+	default:
 		lines = append(lines, "", "No call is waiting for approval. Calls that need a person appear here as serve asks.",
 			"", muted.Render("q or ctrl+c quits (calls asked after that are refused unless another approver runs)."))
 	}
@@ -207,8 +234,18 @@ func (m *Model) View() tea.View {
 	return v
 }
 
-// status is the top line: where the answers go and how many calls wait.
+// noServe reports whether the screen waits for a serve to start: it has
+// the serves to count (a Mux) and none is connected.
+func (m *Model) noServe() bool {
+	return m.cfg.Serve == nil && m.cfg.Serves != nil && len(m.cfg.Serves()) == 0
+}
+
+// status is the top line: which client asks the call shown, where the
+// answers go and how many calls wait.
 func (m *Model) status() string {
+	if m.noServe() {
+		return clip("mcphost approve · waiting for mcphost serve to start", m.width)
+	}
 	who, from := approver.ServeName(m.cfg.Serve), ""
 	if m.cfg.Serves != nil {
 		switch hs := m.cfg.Serves(); {
@@ -271,7 +308,8 @@ type Source interface {
 
 // Run shows the screen until the person quits (nil), ctx ends (nil), or
 // the serve ends the connection (an error wrapping ErrDisconnected, or the
-// serve's own error; with a Mux, the last serve). It reads conn's messages
+// serve's own error; with a Mux, the last serve, and never with a Mux that
+// stays open). It reads conn's messages
 // and sends answers on it; the caller closes conn.
 func Run(ctx context.Context, s Streams, conn Source, cfg Config) error {
 	if cfg.Answer == nil {

@@ -220,3 +220,24 @@ func TestStatusNamesTheServeThatAsked(t *testing.T) {
 	serves = serves[1:]
 	s.mustShow("connected to mcphost serve (http 127.0.0.1:8765), pid 42")
 }
+
+// With no serve running the screen says it waits for one; when one
+// connects, it says so; the call shown names the client that asks (its
+// words sanitized), first on the status line.
+func TestWaitsForAServeAndNamesTheClientThatAsks(t *testing.T) {
+	var serves []*approver.Hello
+	s := newScreen(t, nil)
+	s.m.cfg.Serves = func() []*approver.Hello { return serves }
+	s.update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	s.mustShow("mcphost approve · waiting for mcphost serve to start", "No mcphost serve runs now", "again when one restarts")
+	serves = []*approver.Hello{{Version: 1, Label: "stdio in ~/src/app", PID: 7}}
+	s.update(EventMsg{&approver.ServesChanged{}})
+	s.mustShow("connected to mcphost serve (stdio in ~/src/app), pid 7 · nothing waiting")
+	q := question("a", "delete_task", decide.T2, allScopes...)
+	q.Client = "Codex\x1b[2J 0.9"
+	s.update(EventMsg{q})
+	s.mustShow("Asked by Codex\\x1b[2J 0.9 through mcphost serve")
+	if u := termtest.Unsafe(s.m.View().Content); u != "" {
+		t.Fatalf("the client's name reaches the terminal unsanitized: %s", u)
+	}
+}

@@ -18,12 +18,16 @@ func newApproveCmd(_ *globalOptions, s *streams) *cobra.Command {
 		Use:   "approve",
 		Short: "Answer the calls the running mcphost serves ask a person about",
 		Long: `approve connects to every mcphost serve running for this user (each has a
-Unix socket in the state directory; one that starts later is connected to
-as well) and shows the confirmation dialog of the chat for every call that
-needs a person and that the serve's client cannot ask about: one at a time,
-in the order they were asked, with the same tiers, grace period and typed
-confirmation for tier 3. With several serves, the status line names the one
-that asked the call shown.
+Unix socket in the state directory) and shows the confirmation dialog of the
+chat for every call that needs a person and that the serve's client cannot
+ask about: one at a time, in the order they were asked, with the same tiers,
+grace period and typed confirmation for tier 3. The status line names the
+client whose call is shown (as it named itself to serve) and, with several
+serves, the serve that asked.
+
+It stays open: when no serve runs it waits for one to start, it connects to
+each serve that starts later, and again to a serve that restarts, so it can
+be left open in a terminal of its own.
 
 Several approvers may run; the first answer counts. When the last one quits,
 calls that wait are refused.`,
@@ -37,31 +41,24 @@ calls that wait are refused.`,
 // watchEvery is how often approve looks for a serve that started since.
 const watchEvery = time.Second
 
-// runApprove connects before it checks the terminal, so that "no serve"
-// is said wherever approve runs; a connection that has not said hello is
-// not an approver, so nothing is sent to it and no call is affected.
+// runApprove shows the approver's screen until the person quits: it
+// connects to the serves that run, waits for one when none does, and
+// connects to each serve that starts (or restarts) while it is open.
 func runApprove(ctx context.Context, s *streams) error {
-	dir := approver.SocketDir(config.StateDir(s.Getenv("XDG_STATE_HOME")))
-	socks, err := approver.Sockets(dir)
-	if err != nil {
-		return fmt.Errorf("list the approver sockets in %s: %w", dir, err)
-	}
-	if len(socks) == 0 {
-		return fmt.Errorf("%w (no approver socket in %s): start it with `mcphost serve` (a host such as Claude Code starts it from its MCP config), then run mcphost approve again", approver.ErrNoServe, dir)
-	}
 	if !s.Terminal {
 		return usageError(errors.New("mcphost approve shows a dialog and needs a terminal on standard input and output: run it in a terminal window (not through a pipe or a script)"))
 	}
+	dir := approver.SocketDir(config.StateDir(s.Getenv("XDG_STATE_HOME")))
 	mux := approver.NewMux()
+	mux.StayOpen()
 	defer mux.Close()
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	problems, err := mux.Dial(dctx, dir)
 	cancel()
-	if errors.Is(err, approver.ErrNoServe) {
-		return fmt.Errorf("%w: start it with `mcphost serve` (a host such as Claude Code starts it from its MCP config), then run mcphost approve again", err)
-	}
-	if err != nil {
-		return err
+	if err != nil && !errors.Is(err, approver.ErrNoServe) {
+		// A serve that cannot be spoken to (another version, say) is
+		// named; approve waits for the others.
+		problems = append(problems, err)
 	}
 	for _, p := range problems {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v\n", p)

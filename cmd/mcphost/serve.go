@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/serve"
@@ -40,6 +41,9 @@ type serveOptions struct {
 	// plain HTTP without them.
 	TLSCert, TLSKey string
 	PlainHTTP       bool
+	// ListWait bounds how long tools/list waits for servers still
+	// starting that have no pinned tools to offer.
+	ListWait time.Duration
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -71,7 +75,13 @@ cannot send one; any process on the machine can then call the tools.
 tools found so far instead of every tool when there are more than 100 tools
 of trusted servers, their definitions pass the budget, or there are more
 tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
---tool-search=always searches whatever the tools.`,
+--tool-search=always searches whatever the tools.
+
+While a server is still starting, the host is offered the tools mcphost
+pinned for it in an earlier run, exactly as pinned; a call of one waits for
+the server and is decided on what the server then lists. A server with
+nothing pinned holds the host's tools/list for up to a second, and up to
+--list-wait while no tool at all is ready to offer.`,
 		Example: `  {"mcpServers": {"mcphost": {"command": "mcphost", "args": ["serve"]}}}
   mcphost serve --http 127.0.0.1:8765
   mcphost serve --tool-search --max-tools 128`,
@@ -92,6 +102,7 @@ tools than --max-tools (the host's cap, 128 for OpenAI-backed hosts);
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve --http over TLS with the certificate (chain) in PEM `FILE`; needs --tls-key")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
+	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -108,6 +119,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	if o.MaxTools < 0 || o.MaxTools == 1 {
 		return usageError(fmt.Errorf("--max-tools %d: want 0 (no cap) or at least 2, room for the search tool and a tool found", o.MaxTools))
 	}
+	if o.ListWait <= 0 {
+		return usageError(fmt.Errorf("--list-wait %s: want a positive duration, such as 8s", o.ListWait))
+	}
 	if o.MaxTools > 0 && search == host.SearchNever {
 		return usageError(errors.New("--max-tools is the host's cap for --tool-search: add --tool-search (auto) to search past it"))
 	}
@@ -122,6 +136,21 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		return usageError(errors.New("--tls-cert and --tls-key go together: give the certificate and its private key"))
 	case o.PlainHTTP && o.TLSCert != "":
 		return usageError(errors.New("--insecure-plain-http and --tls-cert contradict each other: drop one"))
+	}
+	// The approver socket: where `mcphost approve` answers the calls the
+	// client cannot ask about. It is made first, before the configuration
+	// is read and any server starts, so that an approver waiting for this
+	// serve connects at once and is there for the first call. Without it
+	// serve still runs, asking through the client's form or refusing.
+	var approve serve.Approver
+	if b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: serveLabel(o, s.WorkDir)}); err != nil {
+		if via == serve.AskApprover {
+			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
+		}
+		fmt.Fprintf(s.Err, "mcphost: warning: %v; calls that need a person are asked through the client's form, or refused\n", err)
+	} else {
+		defer b.Close()
+		approve = b
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -166,19 +195,6 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		defer l.Close()
 		log = l
 	}
-	// The approver socket: where `mcphost approve` answers the calls the
-	// client cannot ask about. Without it serve still runs, asking
-	// through the client's form or refusing.
-	var approve serve.Approver
-	if b, err := approver.Listen(approver.SocketPath(st.stateDir), approver.Options{Label: serveLabel(o, s.WorkDir)}); err != nil {
-		if via == serve.AskApprover {
-			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
-		}
-		fmt.Fprintf(s.Err, "mcphost: warning: %v; calls that need a person are asked through the client's form, or refused\n", err)
-	} else {
-		defer b.Close()
-		approve = b
-	}
 	// One export for the process, as the chat has one for its session:
 	// flushed, bounded, when serve ends (after the last call's span).
 	tel := st.startTelemetry(s) // telemetry.go
@@ -186,7 +202,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
 		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
-		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools,
+		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
 	})
 	defer srv.Close() // before the manager closes

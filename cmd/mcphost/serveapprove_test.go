@@ -139,3 +139,54 @@ func TestManagedTelemetryCannotBeMovedOrStopped(t *testing.T) {
 		t.Fatalf("without one, OTEL_SDK_DISABLED=true: %+v, %v; want off", cfg, err)
 	}
 }
+
+// TestServeApproverSocketBeforeAnyRequest: serve's approver socket is there
+// from its first moment: before its client has sent anything and while its
+// one server is still starting (it never answers), an approver connects.
+func TestServeApproverSocketBeforeAnyRequest(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	if err := os.MkdirAll(filepath.Join(dir, "config", "mcphost"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers": {"hang": {"command": "sleep", "args": ["600"]}}}`
+	if err := os.WriteFile(filepath.Join(dir, "config", "mcphost", "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		s := &streams{In: inR, Out: io.Discard, Err: io.Discard, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		done <- run(ctx, []string{"serve"}, s) // its client sends nothing
+	}()
+	wait, stop := context.WithTimeout(ctx, 20*time.Second)
+	defer stop()
+	sock := approver.SocketPath(filepath.Join(dir, "state", "mcphost"))
+	var ap *approver.Conn
+	for ap == nil {
+		c, err := approver.Dial(wait, sock)
+		switch {
+		case err == nil:
+			ap = c
+		case wait.Err() != nil:
+			t.Fatalf("no approver socket at %s before any request: %v", sock, err)
+		default:
+			select {
+			case code := <-done:
+				t.Fatalf("serve exited %d", code)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	defer ap.Close()
+	if _, err := ap.Hello(); err != nil {
+		t.Fatalf("the approver socket did not answer before any request: %v", err)
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exited %d", code)
+	}
+}
