@@ -41,8 +41,14 @@ var serveVersions = []struct {
 // names, no bearer token, servers' sampling passed to the client), at each version in serveVersions. serve must
 // pass no fewer checks of a scenario than the server does directly, unless
 // the scenario is in baseline-serve.txt ("VERSION/scenario reason"); a
-// listed scenario that passes fails the test, so the list only shrinks. It
+// listed scenario that passes fails the test, so the list only shrinks,
+// unless its reason starts with "timing:" (whether it passes depends on how
+// requests interleave on a loaded machine, so either outcome is taken). It
 // prints one line per version: "serve 2025-11-25: N/M checks (direct N/M)".
+// timingPrefix marks a baseline reason whose scenario may pass or fail by
+// how requests interleave.
+const timingPrefix = "timing:"
+
 func TestServeServerScenarios(t *testing.T) {
 	s := requireNextSuite(t)
 	baseline, err := loadBaseline("baseline-serve.txt")
@@ -120,7 +126,7 @@ func TestServeServerScenarios(t *testing.T) {
 			}
 			ok, why := servePasses(g, r)
 			switch {
-			case ok && listed:
+			case ok && listed && !strings.HasPrefix(reason, timingPrefix):
 				t.Errorf("%s passes through serve now but is in baseline-serve.txt (%s): delete its line", key, reason)
 			case !ok && !listed:
 				t.Errorf("%s: %s", key, why)
