@@ -12,8 +12,8 @@
 //	go run ./bench/servestart ./mcphost ./fixture
 //
 // The setups: "hanging", one tasks fixture beside a server that never
-// answers (sleep), whose first tools/list must not wait past serve's one
-// second; "ten", ten tasks fixtures. Figures are measured, not judged: the
+// answers (sleep), whose first tools/list must not wait past the second
+// serve gives a server with nothing pinned while other tools are ready; "ten", ten tasks fixtures. Figures are measured, not judged: the
 // program exits 1 only when it cannot run.
 package main
 
