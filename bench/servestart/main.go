@@ -13,8 +13,9 @@
 //
 // The setups: "hanging", one tasks fixture beside a server that never
 // answers (sleep), whose first tools/list must not wait past the second
-// serve gives a server with nothing pinned while other tools are ready; "ten", ten tasks fixtures. Figures are measured, not judged: the
-// program exits 1 only when it cannot run.
+// serve gives a server with nothing pinned while other tools are ready;
+// "ten", ten tasks fixtures. Figures are measured, not judged: the program
+// exits 1 only when it cannot run.
 package main
 
 import (
