@@ -141,6 +141,20 @@ func (d *Decision) Split() (ask, favour []Reason) {
 	return ask, favour
 }
 
+// AgainstHeading names the first list of Split by what those reasons did
+// to the call, in lower case: "why it asks", "why it is refused", or, for
+// a call that runs, "what counts against it".
+func (d *Decision) AgainstHeading() string {
+	switch d.Verdict {
+	case Ask:
+		return "why it asks"
+	case Deny:
+		return "why it is refused"
+	default:
+		return "what counts against it"
+	}
+}
+
 func mustReason(code string) Reason {
 	for _, r := range reasonTable {
 		if r.Code == code {

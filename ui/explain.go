@@ -69,7 +69,7 @@ func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []str
 	for _, part := range []struct {
 		head    string
 		reasons []decide.Reason
-	}{{whyHeading(d), ask}, {"in its favour", favour}} {
+	}{{d.AgainstHeading(), ask}, {"in its favour", favour}} {
 		if len(part.reasons) == 0 {
 			continue
 		}
@@ -79,18 +79,6 @@ func (m *Model) explainLines(t *client.Tool, d decide.Decision, width int) []str
 		}
 	}
 	return out
-}
-
-// whyHeading names the reasons that held a call back, by what they did.
-func whyHeading(d decide.Decision) string {
-	switch d.Verdict {
-	case decide.Ask:
-		return "why it asks"
-	case decide.Deny:
-		return "why it is refused"
-	default:
-		return "what counts against it"
-	}
 }
 
 func verdictWords(d decide.Decision) string {

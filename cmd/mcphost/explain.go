@@ -192,7 +192,8 @@ func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *str
 	// its own heading: "it only reads" is never a reason to ask.
 	ask, favour := d.Split()
 	if len(ask) > 0 {
-		fmt.Fprintf(w, "\n%s:\n", whyHeading(d))
+		h := d.AgainstHeading()
+		fmt.Fprintf(w, "\n%s%s:\n", strings.ToUpper(h[:1]), h[1:])
 		for _, r := range ask {
 			fmt.Fprintf(w, "  - %s: %s\n", r.Code, reasonText(t, r))
 		}
@@ -212,18 +213,6 @@ func runExplain(ctx context.Context, g *globalOptions, o *explainOptions, s *str
 	fmt.Fprintln(w, "\nDescription (the server's words):")
 	fmt.Fprintln(w, indentText(describe(t), "  "))
 	return nil
-}
-
-// whyHeading names the reasons that held a call back, by what they did.
-func whyHeading(d decide.Decision) string {
-	switch d.Verdict {
-	case decide.Ask:
-		return "Why it asks"
-	case decide.Deny:
-		return "Why it is refused"
-	default:
-		return "What counts against it"
-	}
 }
 
 // reasonText is a reason's sentence, with the word of the tool's name that
