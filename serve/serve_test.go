@@ -754,7 +754,7 @@ type approver struct {
 	mu      sync.Mutex
 	waiting bool
 	asked   int
-	clients []string // the client each question named
+	clients []string      // the client each question named
 	claim   audit.Channel // the channel its answers say they came through
 }
 
