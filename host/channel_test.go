@@ -26,6 +26,14 @@ type claimAsker struct{ ans Answer }
 
 func (a claimAsker) Ask(context.Context, *Question) (Answer, error) { return a.ans, nil }
 
+// noPersonAsker finds no one to ask, yet names a channel (as serve's asker
+// does when the approver cannot be shown the call).
+type noPersonAsker struct{ via audit.Channel }
+
+func (a noPersonAsker) Ask(context.Context, *Question) (Answer, error) {
+	return Answer{Via: a.via}, ErrNoPerson
+}
+
 // TestAnswerChannelIsTheAskers: every answer's channel is recorded — in
 // the Result and in both audit records of the call — and it is the
 // asker's own when the asker has one, whatever the answer claims; an
@@ -48,6 +56,7 @@ func TestAnswerChannelIsTheAskers(t *testing.T) {
 		{"an asker that names no channel", claimAsker{claims(approve, "passkey, honest")}, audit.ChannelUnknown, "user:once"},
 		{"the script", NewScriptAsker(t, ScriptedAnswer{Tool: "f/set_value", Answer: approve}), audit.ChannelScript, "user:once"},
 		{"no one", HeadlessAsker{}, audit.ChannelHeadless, "headless"},
+		{"no one, through an asker that names a channel", noPersonAsker{audit.ChannelApprove}, audit.ChannelHeadless, "headless"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: c.asker, auto: "reads"})
