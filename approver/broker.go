@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 )
@@ -180,6 +181,10 @@ func (b *Broker) Close() error {
 	return err
 }
 
+// Channel: the broker's answers all come through the approver socket,
+// whatever an approver's message says.
+func (b *Broker) Channel() audit.Channel { return audit.ChannelApprove }
+
 // Ask sends q to every connected approver and waits for the first answer
 // bound to it, or for ctx. With no approver connected it returns
 // ErrNoApprover at once. The answer's scope is one of q.Scopes: a scope
@@ -226,6 +231,7 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 
 	select {
 	case a := <-p.answer:
+		a.Via = audit.ChannelApprove // for an asker that passes it on (serve's)
 		return a, nil
 	case err := <-p.fail:
 		return host.Answer{}, err

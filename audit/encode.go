@@ -48,6 +48,13 @@ func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
 	e.optStr(`,"tier":`, r.Tier)
 	e.optStr(`,"verdict":`, r.Verdict)
 	e.optStr(`,"decidedBy":`, string(r.DecidedBy))
+	e.optStr(`,"via":`, string(r.Via))
+	if g := r.Grant; g != nil {
+		e.str(`,"grant":{"scope":`, g.Scope)
+		e.str(`,"via":`, string(g.Via))
+		e.optStr(`,"callId":`, g.CallID)
+		e.b = append(e.b, '}')
+	}
 	if len(r.Reasons) > 0 {
 		e.b = append(e.b, `,"reasons":[`...)
 		for i, s := range r.Reasons {

@@ -132,7 +132,14 @@ type Record struct {
 	Tier      string    `json:"tier,omitempty"`      // T0 … T3
 	Verdict   string    `json:"verdict,omitempty"`   // allow, ask, deny
 	DecidedBy DecidedBy `json:"decidedBy,omitempty"` // auto, rule:<id>, user:once|session|args|always, headless
-	Reasons   []string  `json:"reasons,omitempty"`
+	// Via is the way the decision reached the gate (Channel): the dialog,
+	// mcphost approve, the client's form, a rule, a grant, --yes …; empty
+	// when nothing had to decide (auto) or for records written before it
+	// was kept.
+	Via Channel `json:"via,omitempty"`
+	// Grant names the grant that let the call run, when Via is "grant".
+	Grant   *GrantRef `json:"grant,omitempty"`
+	Reasons []string  `json:"reasons,omitempty"`
 
 	// ArgsHash is the hex SHA-256 of the call's arguments and ArgsSize their
 	// length in bytes. When Args is set and these are empty, Append fills

@@ -336,3 +336,30 @@ func Tail(path string, n int) ([]Record, error) {
 	slices.Reverse(out)
 	return out, nil
 }
+
+// CallRecords returns the records of the call with id callID, of every
+// session, oldest first: its intents and its outcome. Like Tail it skips
+// lines that are not records and checks no hash.
+func CallRecords(path, callID string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	var out []Record
+	err = scanBack(f, fi.Size(), func(line []byte, _ bool) bool {
+		if rec, _, err := parseLine(line); err == nil && rec.CallID == callID {
+			out = append(out, rec)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit: read %s: %w", path, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}

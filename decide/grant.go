@@ -67,6 +67,12 @@ type Grant struct {
 	// an informed choice, so the grant covers the tool's later reads in
 	// that state. A grant given before the taint does not.
 	Tainted bool `json:"tainted,omitempty"`
+	// Via is the channel (audit.Channel) of the answer that gave the
+	// grant, and Call the id of the call it was given for: what a call the
+	// grant lets run later records as its origin. Neither bears on what
+	// the grant covers.
+	Via  string `json:"via,omitempty"`
+	Call string `json:"call,omitempty"`
 }
 
 // NewGrant returns the grant a person gives by approving, with scope s,

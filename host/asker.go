@@ -69,6 +69,33 @@ type Answer struct {
 	// Definition differs from the question's Tool.Hash is never taken as
 	// one.
 	Definition string
+	// Via is the way the answer reached the asker (audit.Channel): set by
+	// the asker's code from where it took the answer — never from anything
+	// the answer's sender said — and recorded with the decision. An asker
+	// that answers only one way says so with a Channel method instead
+	// (ChannelAsker), and the gate takes that whatever Via says. Empty is
+	// recorded as audit.ChannelUnknown.
+	Via audit.Channel
+}
+
+// ChannelAsker is an Asker whose answers all come one way. The gate
+// records its Channel for every answer it gives, whatever Answer.Via
+// says: an asker cannot be made to claim another.
+type ChannelAsker interface {
+	Asker
+	Channel() audit.Channel
+}
+
+// channelOf is the channel of ans, given by asker: the asker's own when it
+// has one, else the answer's when it is a channel at all, else unknown.
+func channelOf(asker Asker, ans Answer) audit.Channel {
+	if c, ok := asker.(ChannelAsker); ok {
+		return c.Channel()
+	}
+	if ans.Via.Known() {
+		return ans.Via
+	}
+	return audit.ChannelUnknown
 }
 
 // Asker asks a person about a call. Ask must honour ctx; an error (or a
@@ -86,13 +113,19 @@ var ErrNoPerson = errors.New("the call needs approval and no one can be asked")
 
 func (HeadlessAsker) Ask(context.Context, *Question) (Answer, error) { return Answer{}, ErrNoPerson }
 
+// Channel: a HeadlessAsker's refusals are headless.
+func (HeadlessAsker) Channel() audit.Channel { return audit.ChannelHeadless }
+
 // YesAsker approves each question once (for `call --yes`): it never grants
 // more than the one call, and the gate never asks it about a denial.
 type YesAsker struct{}
 
 func (YesAsker) Ask(_ context.Context, q *Question) (Answer, error) {
-	return Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+	return Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelYes}, nil
 }
+
+// Channel: a YesAsker's approvals are --yes.
+func (YesAsker) Channel() audit.Channel { return audit.ChannelYes }
 
 // Failer is the part of testing.TB the ScriptAsker needs.
 type Failer interface {
@@ -102,7 +135,9 @@ type Failer interface {
 
 // ScriptAsker answers questions from a list, in order, for tests. An
 // unexpected question (the list is used up, or the next answer is for
-// another tool) fails the test; Done reports answers never asked for.
+// another tool) fails the test; Done reports answers never asked for. An
+// answer without Via comes through audit.ChannelScript; a test that
+// stands in for another asker sets Via.
 type ScriptAsker struct {
 	T Failer
 
@@ -139,6 +174,9 @@ func (s *ScriptAsker) Ask(_ context.Context, q *Question) (Answer, error) {
 		return Answer{}, fmt.Errorf("unexpected question about %s", ref)
 	}
 	s.answers = s.answers[1:]
+	if next.Answer.Via == "" {
+		next.Answer.Via = audit.ChannelScript
+	}
 	return next.Answer, nil
 }
 

@@ -92,6 +92,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		spec, _ := g.o.Catalog.Spec(c.Server)
 		a := &account{Result: r, tool: t, ident: spec.Identity(), trusted: g.o.Trusted(c.Server)}
 		r.Args = c.Args
+		r.Via, r.Grant = "", nil                        // of this round's decision alone
 		pinned, changed, decidedOn := "", false, t.Hash // a stand-in is never pinned
 		if op.listed {
 			if why := g.checkArgs(t, c); why != "" {
@@ -113,19 +114,25 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		switch d.Verdict {
 		case decide.Deny:
 			r.Status, r.DecidedBy = refusedBy(d)
+			r.Via = refusedVia(r.DecidedBy)
 			g.record(a, nil)
 			return r
 		case decide.Allow:
-			r.DecidedBy = allowedBy(d)
+			r.DecidedBy, r.Via, r.Grant = allowedBy(d)
 		case decide.Ask:
 			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
 				TrustLifts: r.TrustLifts, Client: g.o.Client}
 			asked := time.Now()
 			ans, err := g.askerOf(op.call).Ask(ctx, q)
+			ans.Via = channelOf(g.askerOf(op.call), ans) // the asker's way, not the answer's claim
+			r.Via = ans.Via
 			obs.Asked(ctx, q, ans, err, time.Since(asked))
 			if err != nil || !ans.Approve {
 				r.Status, r.DecidedBy = notApprovedBy(err)
+				if r.DecidedBy == audit.ByHeadless {
+					r.Via = audit.ChannelHeadless
+				}
 				r.DenyReason = ans.Reason
 				g.record(a, nil)
 				return r
@@ -160,7 +167,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			if changed {
 				g.setPin(a.ident, t, a.trusted) // approving the call accepts the new definition
 			}
-			g.grant(d, ans.Scope, a.ident, c.Server, t, c.Args)
+			g.grant(d, ans.Scope, a.ident, c.Server, t, c.Args, r.Via, callID)
 		}
 		if c.OnDecision != nil {
 			c.OnDecision(r.Decision, r.DecidedBy)
@@ -274,6 +281,7 @@ func (g *Gate) base(a *account) *audit.Record {
 		Server: a.Server, ServerIdentity: a.ident, Trusted: a.trusted,
 		Tool: t.Name, DefHash: t.Hash, Annotations: ann,
 		Class: d.Class.String(), Tier: d.Tier.String(), Verdict: d.Verdict.String(), DecidedBy: a.DecidedBy,
+		Via: a.Via, Grant: a.Grant,
 		Args: a.Args,
 	}
 	for _, rs := range d.Reasons {

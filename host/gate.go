@@ -285,10 +285,16 @@ type Result struct {
 	// "rule:<id>", "user:<scope>", "user" (a denial), "headless",
 	// "input-schema", "stale-answer"; "" when the gate failed before deciding.
 	DecidedBy DecidedBy
-	Status    Status
-	Result    *mcp.CallToolResult // the server's answer, for success and tool-error
-	Attempts  []Attempt
-	Err       error
+	// Via is the way the decision reached the gate (audit.Channel): the
+	// channel of the person's answer, "rule", "grant", "headless"; ""
+	// when nothing had to decide (auto) or the gate failed first.
+	Via audit.Channel
+	// Grant names the grant that let the call run, when Via is "grant".
+	Grant    *audit.GrantRef
+	Status   Status
+	Result   *mcp.CallToolResult // the server's answer, for success and tool-error
+	Attempts []Attempt
+	Err      error
 	// DenyReason is the person's reason for a denial, for the model.
 	DenyReason string
 	// ChangedFields name the parts of the tool's definition that changed
@@ -745,8 +751,12 @@ func (g *Gate) setPin(ident string, t *client.Tool, trusted bool) {
 // grant keeps the approval a person gave, with scope, for the call decided
 // d: bound to the definition they were shown and, through d, to the tier
 // and taint of the question (decide.NewGrant).
-func (g *Gate) grant(d decide.Decision, scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage) {
+//
+// The grant keeps the channel of the answer that gave it and the call it
+// was given for, so that a call it lets run later names them.
+func (g *Gate) grant(d decide.Decision, scope decide.Scope, ident, server string, t *client.Tool, args json.RawMessage, via audit.Channel, callID string) {
 	gr := decide.NewGrant(d, scope, ident, t.Name, t.Hash, args)
+	gr.Via, gr.Call = string(via), callID
 	switch scope {
 	case decide.ScopeOnce:
 		return // this call only
@@ -990,15 +1000,30 @@ func notApprovedBy(err error) (Status, DecidedBy) {
 	return StatusDenied, audit.ByPersonDenial
 }
 
-// allowedBy names what let an Allow decision through: a grant, a rule, or
-// the tier (auto).
-func allowedBy(d decide.Decision) DecidedBy {
+// allowedBy names what let an Allow decision through — a grant, a rule, or
+// the tier (auto) — and the way it came: the grant with the channel of the
+// answer that gave it, the rule, or none.
+func allowedBy(d decide.Decision) (DecidedBy, audit.Channel, *audit.GrantRef) {
 	switch {
 	case d.Grant != nil:
-		return audit.ByPerson(d.Grant.Scope.String())
+		via := audit.Channel(d.Grant.Via)
+		if !via.Known() {
+			via = audit.ChannelUnknown // given before channels were kept, or read from a file
+		}
+		return audit.ByPerson(d.Grant.Scope.String()), audit.ChannelGrant,
+			&audit.GrantRef{Scope: d.Grant.Scope.String(), Via: via, CallID: d.Grant.Call}
 	case d.Rule != "":
-		return audit.ByRule(d.Rule)
+		return audit.ByRule(d.Rule), audit.ChannelRule, nil
 	default:
-		return audit.ByTier
+		return audit.ByTier, "", nil
 	}
+}
+
+// refusedVia is the channel of a Deny decision: the headless default when
+// no one could be asked, else its rule.
+func refusedVia(by DecidedBy) audit.Channel {
+	if by == audit.ByHeadless {
+		return audit.ChannelHeadless
+	}
+	return audit.ChannelRule
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/llm"
@@ -166,9 +167,13 @@ type CallEntry struct {
 	Class     string          `json:"class,omitempty"`
 	Reasons   []string        `json:"reasons,omitempty"`
 	DecidedBy DecidedBy       `json:"decidedBy,omitempty"`
-	Status    Status          `json:"status,omitempty"`
-	Attempts  []Attempt       `json:"attempts,omitempty"`
-	Message   string          `json:"message,omitempty"`
+	// Via and Grant are Result.Via and Result.Grant: the way the decision
+	// came, and the grant that let the call run.
+	Via      audit.Channel   `json:"via,omitempty"`
+	Grant    *audit.GrantRef `json:"grant,omitempty"`
+	Status   Status          `json:"status,omitempty"`
+	Attempts []Attempt       `json:"attempts,omitempty"`
+	Message  string          `json:"message,omitempty"`
 	// Approve says, for a call blocked for approval, what would let it
 	// run: the allow rule that matches it, or what can when no rule can.
 	Approve *Approval `json:"approve,omitempty"`
@@ -631,6 +636,7 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	if r.DecidedBy != "" { // else the gate failed before deciding
 		entry.decision(r.Decision, r.DecidedBy)
 	}
+	entry.Via, entry.Grant = r.Via, r.Grant
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Approve = r.Approval(ApproveInteractively)
 	entry.Stale = r.Stale

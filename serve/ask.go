@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
@@ -128,7 +129,9 @@ type provided struct {
 	reason string // set when the answer cannot be used
 }
 
-// Ask routes q to the client's elicitation or the approver.
+// Ask routes q to the client's elicitation or the approver. The answer's
+// channel (Answer.Via) is the route's: the client's form, or mcphost
+// approve — whatever the answer itself carried.
 func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
 	if p := a.answer; p != nil {
 		if p.reason != "" {
@@ -141,6 +144,7 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 		}
 		ans := Judge(q, p.res)
 		ans.Definition = p.def // the gate binds it too (host.Answer)
+		ans.Via = audit.ChannelElicitation
 		return ans, nil
 	}
 	switch a.route() {
@@ -150,7 +154,7 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 			// own to ask in: the approver, when one waits, else no one
 			// (the refusal says how to approve it).
 			if a.s.o.AskVia != AskElicit && a.s.o.Approver != nil && a.s.o.Approver.Waiting() {
-				return a.s.o.Approver.Ask(ctx, q)
+				return viaApprover(a.s.o.Approver.Ask(ctx, q))
 			}
 			return host.Answer{}, host.ErrNoPerson
 		}
@@ -159,9 +163,11 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 			// one that arises only now cannot be asked in this round.
 			return host.Answer{Reason: "the call needed approval only as it ran; call it again to be asked"}, nil
 		}
-		return a.elicit(ctx, q)
+		ans, err := a.elicit(ctx, q)
+		ans.Via = audit.ChannelElicitation
+		return ans, err
 	case routeApprover:
-		return a.s.o.Approver.Ask(ctx, q)
+		return viaApprover(a.s.o.Approver.Ask(ctx, q))
 	}
 	return host.Answer{}, host.ErrNoPerson
 }
@@ -423,6 +429,12 @@ func Judge(q *host.Question, res *mcp.ElicitResult) host.Answer {
 		}
 	}
 	return host.Answer{Reason: "the person denied it"}
+}
+
+// viaApprover marks an answer of the approver as such, whatever it said.
+func viaApprover(ans host.Answer, err error) (host.Answer, error) {
+	ans.Via = audit.ChannelApprove
+	return ans, err
 }
 
 func allows(scopes []decide.Scope, s decide.Scope) bool {

@@ -754,7 +754,8 @@ type approver struct {
 	mu      sync.Mutex
 	waiting bool
 	asked   int
-	clients []string // the client each question named
+	clients []string      // the client each question named
+	claim   audit.Channel // the channel its answers say they came through
 }
 
 func (a *approver) Waiting() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiting }
@@ -765,7 +766,7 @@ func (a *approver) Ask(_ context.Context, q *host.Question) (host.Answer, error)
 	if q.Client != nil {
 		a.clients = append(a.clients, q.Client.Name+" "+q.Client.Version)
 	}
-	return host.Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+	return host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: a.claim}, nil
 }
 
 func TestAsksGoToTheApproverWhenTheClientCannotAsk(t *testing.T) {

@@ -45,6 +45,7 @@ type wireGrant struct {
 	Scope          string `json:"scope"`
 	Server         string `json:"server"`
 	Tool           string `json:"tool"`
+	Via            string `json:"via,omitempty"` // the channel the grant was given through
 }
 
 type wireTrust struct {
@@ -258,7 +259,7 @@ func (g wireGrant) record() (GrantRecord, error) {
 		return GrantRecord{}, fmt.Errorf("scope %q: want %q", g.Scope, decide.ScopeAlways.String())
 	}
 	r := GrantRecord{
-		Grant: decide.Grant{Scope: scope, Server: g.Server, Tool: g.Tool, DefinitionHash: g.DefinitionHash, ArgsHash: g.ArgsHash},
+		Grant: decide.Grant{Scope: scope, Server: g.Server, Tool: g.Tool, DefinitionHash: g.DefinitionHash, ArgsHash: g.ArgsHash, Via: g.Via},
 		Name:  g.Name,
 	}
 	if err := checkGrant(r.Grant); err != nil {
@@ -300,7 +301,7 @@ func (s *State) encode() ([]byte, error) {
 		}
 		grants[i] = wireGrant{
 			ArgsHash: r.ArgsHash, DefinitionHash: r.DefinitionHash, GrantedAt: formatTime(r.GrantedAt),
-			Name: r.Name, Scope: string(scope), Server: r.Server, Tool: r.Tool,
+			Name: r.Name, Scope: string(scope), Server: r.Server, Tool: r.Tool, Via: r.Via,
 		}
 	}
 	trust := make(map[string]wireTrust, len(s.trust))

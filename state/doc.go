@@ -86,7 +86,8 @@
 //
 // A grant has the fields of decide.Grant (its scope is always "always", and
 // it has no argsHash) plus the server's configuration name and the time it
-// was given.
+// was given; "via", when present, is the channel the person gave it through
+// (audit.Channel: "dialog", "approve" …), which the calls it lets run name.
 //
 // # Versions and unknown fields
 //

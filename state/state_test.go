@@ -382,3 +382,33 @@ func TestGrantFieldsMatchDecide(t *testing.T) {
 		t.Errorf("wire grant %s lacks the scope", b)
 	}
 }
+
+// TestGrantViaRoundTrips: the channel an always grant was given through is
+// kept in the file, so that the calls it lets run in a later session name
+// it; a grant written without one reads back without one.
+func TestGrantViaRoundTrips(t *testing.T) {
+	s := &State{now: clock()}
+	g := always("id1", "a", "h1")
+	g.Via = "approve"
+	if err := s.AddGrant(g, "tasks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddGrant(always("id1", "b", "h1"), "tasks"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"via": "approve"`) {
+		t.Errorf("the file lacks the grant's channel:\n%s", b)
+	}
+	back, err := decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []decide.Grant{g, always("id1", "b", "h1")}
+	if diff := cmp.Diff(want, back.Grants()); diff != "" {
+		t.Errorf("grants read back (-want +got):\n%s", diff)
+	}
+}

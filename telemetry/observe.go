@@ -189,6 +189,9 @@ func (e *Exporter) Asked(ctx context.Context, q *host.Question, a host.Answer, e
 	if a.Approve {
 		kv = append(kv, attribute.String("scope", a.Scope.String()))
 	}
+	if a.Via != "" {
+		kv = append(kv, attribute.String("via", a.Via.String()))
+	}
 	e.emit(ctx, "mcphost.consent", kv...)
 }
 
@@ -216,6 +219,12 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 		attribute.Int("mcphost.attempts", len(r.Attempts)),
 		attribute.String("mcphost.definition_hash", definitionHash),
 	)
+	if r.Via != "" {
+		span.SetAttributes(attribute.String("mcphost.via", r.Via.String()))
+	}
+	if g := r.Grant; g != nil {
+		span.SetAttributes(attribute.String("mcphost.grant.scope", g.Scope), attribute.String("mcphost.grant.via", g.Via.String()))
+	}
 	if et := callError(r.Status); et != "" {
 		span.SetAttributes(attribute.String(keyErrorType, et))
 		span.SetStatus(codes.Error, et)
@@ -229,7 +238,7 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 	if r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
 		decision = "accept"
 	}
-	e.emit(ctx, "mcphost.tool_decision",
+	kv := []attribute.KeyValue{
 		attribute.String("tool", st.tool),
 		attribute.String("server", st.server),
 		attribute.String("decision", decision),
@@ -241,7 +250,14 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 		attribute.String("reasons", strings.Join(reasons, ",")),
 		attribute.String("call_id", r.CallID),
 		attribute.Bool("asked", st.asked),
-	)
+	}
+	if r.Via != "" {
+		kv = append(kv, attribute.String("via", r.Via.String()))
+	}
+	if g := r.Grant; g != nil {
+		kv = append(kv, attribute.String("grant_scope", g.Scope), attribute.String("grant_via", g.Via.String()))
+	}
+	e.emit(ctx, "mcphost.tool_decision", kv...)
 	e.inst.decisions.Add(ctx, 1, metric.WithAttributes(
 		attribute.String("mcphost.verdict", d.Verdict.String()),
 		attribute.String("mcphost.tier", strconv.Itoa(int(d.Tier))),

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
@@ -31,6 +32,9 @@ type askMsg struct {
 
 // askWithdrawnMsg tells the program that a question's context ended.
 type askWithdrawnMsg struct{ id int64 }
+
+// Channel: every answer comes from the chat's dialog (or its Ctrl-C).
+func (a *asker) Channel() audit.Channel { return audit.ChannelDialog }
 
 func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
 	id := a.seq.Add(1)

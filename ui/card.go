@@ -10,6 +10,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -40,6 +41,8 @@ type card struct {
 	class       decide.Class
 	tier        decide.Tier
 	decidedBy   host.DecidedBy
+	via         audit.Channel   // the way the decision came (host.Result.Via)
+	grant       *audit.GrantRef // the grant that let it run, when via is "grant"
 	reasons     []string
 	status      host.Status
 	message     string
@@ -97,6 +100,7 @@ func (c *card) fromEntry(e *host.CallEntry) {
 	c.done = true
 	c.asking = false
 	c.verdict, c.decidedBy, c.reasons = e.Verdict, e.DecidedBy, e.Reasons
+	c.via, c.grant = e.Via, e.Grant
 	_ = c.class.UnmarshalText([]byte(e.Class))
 	c.tier = decide.Tier(min(max(e.Tier, 0), int(decide.T3)))
 	c.status, c.message, c.result, c.attempts = e.Status, e.Message, e.Result, e.Attempts
@@ -112,6 +116,7 @@ func (c *card) fromResult(r *host.Result, took time.Duration) {
 	c.args = r.Args
 	d := r.Decision
 	c.verdict, c.class, c.tier, c.decidedBy = d.Verdict.String(), d.Class, d.Tier, r.DecidedBy
+	c.via, c.grant = r.Via, r.Grant
 	c.reasons = nil
 	for _, rs := range d.Reasons {
 		c.reasons = append(c.reasons, rs.Code)
@@ -217,13 +222,20 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 	}
 }
 
-// allowedBy says who let the call run, with the verdict, in words:
-// "allowed: auto", "allowed: rule fs-read", "allowed: you, session".
-func allowedBy(by host.DecidedBy) string {
+// allowedBy says who let the call run, with the verdict, and the way the
+// approval came, in words: "allowed: auto", "allowed: rule fs-read",
+// "allowed: you, once, in the dialog", "allowed: you, session (grant given
+// in mcphost approve)". A call recorded before channels were kept says no
+// way at all.
+func allowedBy(by host.DecidedBy, via audit.Channel, grant *audit.GrantRef) string {
 	rule, byRule := by.Rule()
 	switch {
 	case by.Auto():
 		return "allowed: auto"
+	case by.PersonApproved() && via == audit.ChannelGrant && grant != nil:
+		return "allowed: you, " + cleanLine(by.Scope()) + " (grant given " + grant.Via.Words() + ")"
+	case by.PersonApproved() && via != "":
+		return "allowed: you, " + cleanLine(by.Scope()) + ", " + via.Words()
 	case by.PersonApproved():
 		return "allowed: you, " + cleanLine(by.Scope())
 	case byRule:
@@ -267,7 +279,7 @@ func (c *card) header(rc *renderCtx, width int, selected bool) []string {
 	if c.done {
 		var meta []string
 		if c.status != host.StatusDenied && c.status != host.StatusBlocked {
-			if d := allowedBy(c.decidedBy); d != "" {
+			if d := allowedBy(c.decidedBy, c.via, c.grant); d != "" {
 				meta = append(meta, d)
 			}
 		}

@@ -78,24 +78,35 @@ func TestDialogFlow(t *testing.T) {
 	if n := strings.Count(s, "allowed: you, session"); n != 2 {
 		t.Errorf("got %d calls approved for the session, want 2:\n%s", n, s)
 	}
+	// The card says the way: the first in the dialog, the second by the
+	// grant the dialog gave (headers wrap: compare the words).
+	words := strings.Join(strings.Fields(s), " ")
+	for _, want := range []string{"allowed: you, session, in the dialog", "allowed: you, session (grant given in the dialog)"} {
+		if n := strings.Count(words, want); n != 1 {
+			t.Errorf("got %d cards saying %q, want 1:\n%s", n, want, s)
+		}
+	}
 	if !strings.Contains(s, "grants 1") {
 		t.Errorf("the status line does not count the session grant:\n%s", s)
 	}
-	var denied, session int
+	var denied, session, byGrant int
 	log.mu.Lock()
 	for _, r := range log.recs {
 		if r.Kind != audit.Outcome {
 			continue
 		}
 		switch {
-		case r.Tool == "delete_task" && r.DecidedBy == "user" && r.Status == "denied":
+		case r.Tool == "delete_task" && r.DecidedBy == "user" && r.Status == "denied" && r.Via == audit.ChannelDialog:
 			denied++
-		case r.Tool == "update_task" && r.DecidedBy == "user:session" && r.Status == "success":
+		case r.Tool == "update_task" && r.DecidedBy == "user:session" && r.Status == "success" && r.Grant == nil && r.Via == audit.ChannelDialog:
 			session++
+		case r.Tool == "update_task" && r.DecidedBy == "user:session" && r.Status == "success" && r.Via == audit.ChannelGrant &&
+			r.Grant != nil && r.Grant.Via == audit.ChannelDialog && r.Grant.Scope == "session" && r.Grant.CallID != "":
+			byGrant++
 		}
 	}
 	log.mu.Unlock()
-	if denied != 1 || session != 2 {
-		t.Errorf("audit: %d denials by the person, %d session-approved updates; want 1 and 2", denied, session)
+	if denied != 1 || session != 1 || byGrant != 1 {
+		t.Errorf("audit: %d denials in the dialog, %d updates approved for the session in the dialog, %d by the grant it gave; want 1, 1 and 1", denied, session, byGrant)
 	}
 }

@@ -46,16 +46,51 @@ $XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tKIND\tCALL\tTOOL\tCLASS\tTIER\tVERDICT\tBY\tSTATUS")
+			fmt.Fprintln(tw, "TIME\tKIND\tCALL\tTOOL\tCLASS\tTIER\tVERDICT\tBY\tVIA\tSTATUS")
 			for _, r := range recs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Time.Local().Format(time.DateTime), r.Kind, sanitize.Line(r.CallID),
-					sanitize.Line(r.Server+"/"+r.Tool), dash(r.Class), dash(r.Tier), dash(r.Verdict), dash(sanitize.Line(r.DecidedBy.String())), dash(string(r.Status)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Time.Local().Format(time.DateTime), r.Kind, sanitize.Line(r.CallID),
+					sanitize.Line(r.Server+"/"+r.Tool), dash(r.Class), dash(r.Tier), dash(r.Verdict), dash(sanitize.Line(r.DecidedBy.String())),
+					dash(viaColumn(r)), dash(string(r.Status)))
 			}
 			return tw.Flush()
 		},
 	}
 	tail.Flags().IntVarP(&n, "lines", "n", 20, "how many records")
 	tail.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	var showJSON bool
+	show := &cobra.Command{
+		Use:   "show CALL",
+		Short: "Show every record of one call, and who approved it through what",
+		Long: `Print the records of the call with id CALL (as audit tail and mcphost's JSON
+name it): its intent and outcome, the decision, who or what decided it (BY) and
+the way the decision came (VIA): the chat's dialog, mcphost approve, the web
+page (with or without a passkey), the client's form (elicitation), a rule, a
+grant (with the way the grant was given and the call it was given for), --yes,
+or headless. Records written before the channel was kept have no VIA.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := auditFile(g, s)
+			recs, err := audit.CallRecords(path, args[0])
+			if err != nil {
+				return err
+			}
+			if len(recs) == 0 {
+				return fmt.Errorf("no records of call %q in %s; audit tail lists the recent calls' ids", sanitize.Line(args[0]), path)
+			}
+			if showJSON {
+				return writeJSON(s, recs)
+			}
+			for i, r := range recs {
+				if i > 0 {
+					fmt.Fprintln(s.Out)
+				}
+				showRecord(s, &r)
+			}
+			return nil
+		},
+	}
+	show.Flags().BoolVar(&showJSON, "json", false, "print the records as JSON")
 
 	var expect string
 	verify := &cobra.Command{
@@ -131,7 +166,7 @@ records that verify reported as missing.`,
 		},
 	}
 	head.Flags().BoolVar(&reset, "reset", false, "record the log's current end as its head")
-	cmd.AddCommand(tail, verify, head)
+	cmd.AddCommand(tail, show, verify, head)
 	return cmd
 }
 
@@ -254,4 +289,47 @@ func auditFile(g *globalOptions, s *streams) string {
 		return m.Audit // where the managed policy has every session write it
 	}
 	return config.StateDir(s.Getenv("XDG_STATE_HOME")) + string(os.PathSeparator) + "audit.jsonl"
+}
+
+// viaColumn is a record's channel for audit tail: "approve", "rule",
+// "grant:session<approve" (a session grant given in mcphost approve).
+func viaColumn(r audit.Record) string {
+	via := sanitize.Line(r.Via.String())
+	if g := r.Grant; g != nil {
+		via += ":" + sanitize.Line(g.Scope) + "<" + sanitize.Line(g.Via.String())
+	}
+	return via
+}
+
+// showRecord writes one record for audit show, a field to a line.
+func showRecord(s *streams, r *audit.Record) {
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(s.Out, "  %-10s %s\n", k+":", sanitize.Line(v))
+		}
+	}
+	fmt.Fprintf(s.Out, "record %d (%s) at %s\n", r.Seq, r.Kind, r.Time.Time.Local().Format(time.DateTime))
+	line("call", r.CallID)
+	line("session", r.SessionID)
+	if c := r.Client; c != nil {
+		line("client", strings.TrimSpace(c.Name+" "+c.Version))
+	}
+	line("tool", r.Server+"/"+r.Tool)
+	line("class", r.Class)
+	line("tier", r.Tier)
+	line("verdict", r.Verdict)
+	line("by", r.DecidedBy.String())
+	if r.Via != "" {
+		via := r.Via.String() + " (" + r.Via.Words() + ")"
+		if g := r.Grant; g != nil {
+			via += ": the " + g.Scope + " grant given " + g.Via.Words()
+			if g.CallID != "" {
+				via += " for call " + g.CallID
+			}
+		}
+		line("via", via)
+	}
+	line("reasons", strings.Join(r.Reasons, ", "))
+	line("status", string(r.Status))
+	line("argsHash", r.ArgsHash)
 }

@@ -82,20 +82,23 @@ server does not list, or a bad batch file), 1 anything else.`,
 }
 
 type callJSON struct {
-	Server    string              `json:"server"`
-	Tool      string              `json:"tool"`
-	Args      json.RawMessage     `json:"args,omitempty"`
-	Decision  decisionJSON        `json:"decision"`
-	DecidedBy string              `json:"decidedBy"`
-	Status    string              `json:"status"`
-	Message   string              `json:"message"`
-	Approve   *host.Approval      `json:"approve,omitempty"`
-	Stale     bool                `json:"stale,omitempty"`
-	Attempts  []host.Attempt      `json:"attempts"`
-	Task      *client.TaskInfo    `json:"task,omitempty"`
-	Result    *mcp.CallToolResult `json:"result,omitempty"`
-	Error     string              `json:"error,omitempty"`
-	ExitCode  int                 `json:"exitCode"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Decision  decisionJSON    `json:"decision"`
+	DecidedBy string          `json:"decidedBy"`
+	// Via is the way the decision came (as in the audit record): "yes"
+	// for --yes, "rule", "headless"; omitted when the tier allowed it.
+	Via      string              `json:"via,omitempty"`
+	Status   string              `json:"status"`
+	Message  string              `json:"message"`
+	Approve  *host.Approval      `json:"approve,omitempty"`
+	Stale    bool                `json:"stale,omitempty"`
+	Attempts []host.Attempt      `json:"attempts"`
+	Task     *client.TaskInfo    `json:"task,omitempty"`
+	Result   *mcp.CallToolResult `json:"result,omitempty"`
+	Error    string              `json:"error,omitempty"`
+	ExitCode int                 `json:"exitCode"`
 }
 
 func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) error {
@@ -129,7 +132,7 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 	message := callMessage(r)
 	if o.JSON {
 		out := callJSON{
-			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy.String(), Status: string(r.Status),
+			Server: r.Server, Tool: r.Tool, Args: r.Args, DecidedBy: r.DecidedBy.String(), Via: r.Via.String(), Status: string(r.Status),
 			Message: message, Approve: r.Approval(host.ApproveWithYes), Stale: r.Stale, Attempts: r.Attempts, Task: r.Task, Result: r.Result, ExitCode: code,
 			Decision: decisionJSON{Verdict: r.Decision.Verdict.String(), Tier: int(r.Decision.Tier), Class: r.Decision.Class.String(),
 				Retry: r.Decision.Retry, Reasons: reasonCodes(r.Decision), Rule: r.Decision.Rule},

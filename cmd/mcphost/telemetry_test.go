@@ -166,13 +166,16 @@ func TestTelemetry(t *testing.T) {
 			t.Fatalf("drop_note spans by status: %v; want one blocked, one success", drops)
 		}
 		wantAttrs(t, "blocked call span", blocked.Attrs, map[string]any{
-			"mcphost.verdict": "deny", "mcphost.status": "blocked", "mcphost.decided_by": "headless",
+			"mcphost.verdict": "deny", "mcphost.status": "blocked", "mcphost.decided_by": "headless", "mcphost.via": "headless",
 			"mcphost.attempts": int64(0), "error.type": "blocked", "mcphost.class": "destructive",
 		})
 		if a := data.SpansNamed("tools/call drop_note attempt"); len(a) != 1 || a[0].ParentSpanID != approved.SpanID {
 			t.Errorf("drop_note attempt spans %+v; want one, under the approved call (the blocked one never ran)", a)
 		}
-		wantAttrs(t, "approved call span", approved.Attrs, map[string]any{"mcphost.verdict": "ask", "mcphost.decided_by": "user:once"})
+		wantAttrs(t, "approved call span", approved.Attrs, map[string]any{"mcphost.verdict": "ask", "mcphost.decided_by": "user:once", "mcphost.via": "yes"})
+		if v, has := ran.Attrs["mcphost.via"]; has {
+			t.Errorf("a call its tier allowed names a channel: mcphost.via = %v", v)
+		}
 
 		decisions := data.EventsNamed("mcphost.tool_decision")
 		if len(decisions) != 3 {
@@ -187,7 +190,17 @@ func TestTelemetry(t *testing.T) {
 		wantAttrs(t, "accepted decision", byTool["get_note"].Attrs, map[string]any{
 			"server": "traced", "decision": "accept", "source": "auto", "tier": int64(0), "class": "read"})
 		wantAttrs(t, "rejected decision", byTool["drop_note"].Attrs, map[string]any{
-			"server": "traced", "decision": "reject", "source": "headless", "class": "destructive"})
+			"server": "traced", "decision": "reject", "source": "headless", "class": "destructive", "via": "headless"})
+		approvedVia := 0
+		for _, e := range decisions {
+			if e.Attrs["tool"] == "drop_note" && e.Attrs["status"] == "success" {
+				wantAttrs(t, "approved decision", e.Attrs, map[string]any{"decision": "accept", "source": "user:once", "via": "yes"})
+				approvedVia++
+			}
+		}
+		if approvedVia != 1 {
+			t.Errorf("%d decision events for the approved drop_note, want 1", approvedVia)
+		}
 		if e := byTool["get_note"]; e.TraceID != ran.TraceID || e.SpanID != ran.SpanID {
 			t.Errorf("the decision event is not in the call's span: %+v", e)
 		}
@@ -202,7 +215,7 @@ func TestTelemetry(t *testing.T) {
 		if len(consents) != 1 {
 			t.Fatalf("%d mcphost.consent events, want 1", len(consents))
 		}
-		wantAttrs(t, "consent", consents[0].Attrs, map[string]any{"tool": "drop_note", "server": "traced", "answer": "approve", "scope": "once"})
+		wantAttrs(t, "consent", consents[0].Attrs, map[string]any{"tool": "drop_note", "server": "traced", "answer": "approve", "scope": "once", "via": "yes"})
 		if consents[0].SpanID != approved.SpanID {
 			t.Errorf("the consent event is not in the approved call's span")
 		}
