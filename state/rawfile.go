@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 )
 
-// ReadFile reads another file kept in mcphost's state directory (for
-// example the enrolled passkeys), with the checks Load applies to the state
-// file: a missing file is nil, a file that is not regular is an error, and a
-// file larger than MaxSize is a *CorruptError. What the bytes mean is the
-// caller's business, and so is reporting them as corrupt.
+// ReadFile reads a file kept in mcphost's state directory — the state file
+// itself (Load reads it this way) or another one, such as the enrolled
+// passkeys — with the same checks: a missing file is nil, a file that is
+// not regular is an error, and a file larger than MaxSize is a
+// *CorruptError. What the bytes mean is the caller's business, and so is
+// reporting them as corrupt.
 func ReadFile(path string) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
