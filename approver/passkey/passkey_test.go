@@ -434,3 +434,72 @@ func TestEnrollTwiceRefused(t *testing.T) {
 		t.Fatalf("enrolling the same credential again = %v, want ErrAlreadyEnrolled", err)
 	}
 }
+
+func TestChallengeIsTheCallsHash(t *testing.T) {
+	rp, _, clk, _ := enrolled(t)
+	opts, tok, err := rp.BeginAssert(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rp.asserts[tok]
+	if len(c.nonce) != 32 || !c.expires.Equal(clk.now().Add(DefaultTTL)) {
+		t.Fatalf("nonce of %d bytes, expiry %v; want 32 bytes and now+%s", len(c.nonce), c.expires, DefaultTTL)
+	}
+	want := b64.EncodeToString(challengeFor(call, c.nonce, c.expires))
+	if got := parseOptions(t, opts).Challenge; got != want {
+		t.Fatalf("options challenge = %s, want SHA-256 of the binding, nonce and expiry %s", got, want)
+	}
+	_, tok2, err := rp.BeginAssert(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(rp.asserts[tok2].nonce, c.nonce) || tok2 == tok {
+		t.Fatal("two ceremonies for the same call share a nonce or a token")
+	}
+}
+
+func TestEnrollCeremonySingleUse(t *testing.T) {
+	rp := newRP(t, storePath(t), newClock())
+	opts, tok, err := rp.BeginEnroll("laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := newSoftKey(t)
+	if err := rp.FinishEnroll(tok, k.create(t, opts, testOrigin, "", uvFlags)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.FinishEnroll(tok, newSoftKey(t).create(t, opts, testOrigin, "", uvFlags)); !errors.Is(err, ErrCeremonyUsed) {
+		t.Fatalf("second FinishEnroll = %v, want ErrCeremonyUsed", err)
+	}
+}
+
+func TestUserHandleOfAnotherCredentialFails(t *testing.T) {
+	rp, k, _, _ := enrolled(t)
+	opts, tok, err := rp.BeginAssert(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.handle = []byte("another user")
+	if err := rp.FinishAssert(tok, call, k.get(t, opts, testOrigin, "", uvFlags, 1)); !errors.Is(err, ErrInvalidResponse) {
+		t.Fatalf("FinishAssert with another user handle = %v, want ErrInvalidResponse", err)
+	}
+}
+
+func TestCorruptStoreDuringAssertion(t *testing.T) {
+	rp, k, _, path := enrolled(t)
+	opts, tok, err := rp.BeginAssert(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("{\"version\": 1, \"passkeys\": [\n")
+	if err := os.WriteFile(path, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ce *state.CorruptError
+	if err := rp.FinishAssert(tok, call, k.get(t, opts, testOrigin, "", uvFlags, 1)); !errors.As(err, &ce) {
+		t.Fatalf("FinishAssert over a corrupt file = %v, want *state.CorruptError", err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
+		t.Fatalf("the corrupt file was rewritten:\n%s", got)
+	}
+}
