@@ -2,6 +2,7 @@ package passkey
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	mathrand "math/rand/v2"
 	"os"
@@ -501,5 +502,36 @@ func TestCorruptStoreDuringAssertion(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
 		t.Fatalf("the corrupt file was rewritten:\n%s", got)
+	}
+}
+
+func TestOptionsAskForUserVerification(t *testing.T) {
+	rp, _, _, _ := enrolled(t)
+	var enroll struct {
+		RP                     struct{ ID string }
+		AuthenticatorSelection struct{ ResidentKey, UserVerification string }
+		Attestation            string
+	}
+	opts, _, err := rp.BeginEnroll("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(opts, &enroll); err != nil {
+		t.Fatal(err)
+	}
+	if s := enroll.AuthenticatorSelection; s.UserVerification != "required" || s.ResidentKey != "preferred" ||
+		enroll.Attestation != "none" || enroll.RP.ID != "localhost" {
+		t.Fatalf("creation options = %s; want user verification required, resident key preferred, attestation none, rp id localhost", opts)
+	}
+	var assert struct{ RPID, UserVerification string }
+	opts, _, err = rp.BeginAssert(call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(opts, &assert); err != nil {
+		t.Fatal(err)
+	}
+	if assert.UserVerification != "required" || assert.RPID != "localhost" {
+		t.Fatalf("request options = %s; want user verification required, rp id localhost", opts)
 	}
 }
