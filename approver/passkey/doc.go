@@ -26,8 +26,9 @@
 //     passkeys keep no counter); a counter that goes back is refused as a
 //     cloned authenticator.
 //
-// Every refusal wraps one of the Err values below, so a caller can tell
-// which check failed.
+// Each of these refusals wraps one of the package's Err values, so a caller
+// can tell which check failed; a credential file that cannot be read is a
+// *state.CorruptError or *state.VersionError instead.
 //
 // # What it proves, and what it does not
 //
