@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,34 +67,12 @@ func Load(path string) (*State, error) {
 
 // load returns the state and the bytes it was read from.
 func load(path string) (*State, []byte, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data == nil {
 		return &State{}, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read state: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("read state %s: not a regular file; move it so that mcphost can keep its state there", path)
-	}
-	tooLarge := &CorruptError{Path: path, Msg: fmt.Sprintf("the file is larger than %d MiB, the most mcphost reads", MaxSize>>20)}
-	if fi.Size() > MaxSize {
-		return nil, nil, tooLarge
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &State{}, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read state: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read state %s: %w", path, err)
-	}
-	if len(data) > MaxSize {
-		return nil, nil, tooLarge
 	}
 	s, err := decode(data)
 	var ce *CorruptError
