@@ -10,6 +10,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/later"
 )
 
 // Question is what the gate asks a person about one call.
@@ -43,6 +44,11 @@ type Question struct {
 	// client, by its clientInfo), nil when the gate names none. Its words
 	// are the client's: sanitize before drawing them.
 	Client *audit.Client
+	// Hold, when the gate keeps calls for later approval
+	// (GateOptions.Later), holds this call and returns its approval, the
+	// same one however often it is called: an asker that sends the person
+	// elsewhere (a link to the approval page) names it. Nil otherwise.
+	Hold func() later.Approval
 }
 
 // Answer is the person's reply.
@@ -69,7 +75,24 @@ type Answer struct {
 	// Definition differs from the question's Tool.Hash is never taken as
 	// one.
 	Definition string
+	// Via is the channel the answer came through. GateOptions.MayApprove
+	// says which channels may approve a call of each tier: an approval
+	// through any other approves nothing.
+	Via Channel
 }
+
+// Channel names where a person's answer came from.
+type Channel string
+
+// The channels an answer can come through (the "askVia" setting's words).
+const (
+	ViaChat           Channel = "chat"            // mcphost's own chat dialog
+	ViaApprove        Channel = "approve"         // `mcphost approve`, through the approver socket
+	ViaWeb            Channel = "web"             // mcphost's web approval page
+	ViaElicitation    Channel = "elicitation"     // the host's form (elicitation/create, mode form)
+	ViaURLElicitation Channel = "url-elicitation" // a page the host opened (elicitation/create, mode url)
+	ViaYes            Channel = "yes"             // `mcphost call --yes`: the person's own command line
+)
 
 // Asker asks a person about a call. Ask must honour ctx; an error (or a
 // cancelled context) counts as a denial.
@@ -84,6 +107,11 @@ type HeadlessAsker struct{}
 // ErrNoPerson is the reason a HeadlessAsker gives.
 var ErrNoPerson = errors.New("the call needs approval and no one can be asked")
 
+// ErrNoAnswer is the error of an asker whose question no one answered in
+// time. The call counts as denied; with GateOptions.Later it is held for
+// an approval that comes later.
+var ErrNoAnswer = errors.New("no answer came in time")
+
 func (HeadlessAsker) Ask(context.Context, *Question) (Answer, error) { return Answer{}, ErrNoPerson }
 
 // YesAsker approves each question once (for `call --yes`): it never grants
@@ -91,7 +119,7 @@ func (HeadlessAsker) Ask(context.Context, *Question) (Answer, error) { return An
 type YesAsker struct{}
 
 func (YesAsker) Ask(_ context.Context, q *Question) (Answer, error) {
-	return Answer{Approve: true, Scope: decide.ScopeOnce}, nil
+	return Answer{Approve: true, Scope: decide.ScopeOnce, Via: ViaYes}, nil
 }
 
 // Failer is the part of testing.TB the ScriptAsker needs.

@@ -28,6 +28,9 @@ type Call struct {
 	Tool       string // the raw tool name
 	Definition string // the tool's definition hash
 	ArgsHash   string // decide.ArgsHash of the arguments
+	// Tier is the tier the call was decided at ("T3"): an approval given
+	// for one tier does not run the call once it is decided at another.
+	Tier string
 }
 
 // State is where a held call stands. The zero value is Waiting.
