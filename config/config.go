@@ -190,7 +190,7 @@ type Config struct {
 	// (the "askVia" setting); nil: DefaultAskVia. A managed policy can
 	// narrow it (EffectiveAskVia).
 	AskVia AskVia
-	Files     []string // every file that was read, in the order read
+	Files  []string // every file that was read, in the order read
 }
 
 // Telemetry is the "telemetry" setting: an OTLP/HTTP endpoint and the
