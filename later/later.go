@@ -87,9 +87,10 @@ type Options struct {
 
 // Store holds calls waiting for approval. It is safe for concurrent use.
 type Store struct {
-	o  Options
-	mu sync.Mutex
-	m  map[string]*Approval
+	o    Options
+	mu   sync.Mutex
+	m    map[string]*Approval
+	done map[string]chan struct{} // closed when the held call is answered
 }
 
 // New returns an empty store.
@@ -103,7 +104,7 @@ func New(o Options) *Store {
 	if o.NewID == nil {
 		o.NewID = randomID
 	}
-	return &Store{o: o, m: map[string]*Approval{}}
+	return &Store{o: o, m: map[string]*Approval{}, done: map[string]chan struct{}{}}
 }
 
 func randomID() string {
@@ -120,6 +121,7 @@ func (s *Store) forget(now time.Time) {
 	for id, a := range s.m {
 		if !now.Before(a.Expires) {
 			delete(s.m, id)
+			delete(s.done, id)
 		}
 	}
 }
@@ -140,6 +142,7 @@ func (s *Store) Hold(c Call) (a Approval, held bool) {
 	}
 	n := &Approval{ID: s.o.NewID(), Call: c, Created: now, Expires: now.Add(s.o.Lifetime)}
 	s.m[n.ID] = n
+	s.done[n.ID] = make(chan struct{})
 	return *n, true
 }
 
@@ -163,6 +166,10 @@ func (s *Store) Answer(id string, approve bool, via, reason string) (Approval, e
 	a.State, a.Via, a.Reason = Denied, via, reason
 	if approve {
 		a.State, a.Reason = Approved, ""
+	}
+	if ch, ok := s.done[id]; ok {
+		close(ch)
+		delete(s.done, id)
 	}
 	return *a, nil
 }
@@ -198,6 +205,15 @@ func (s *Store) Denial(c Call) (Approval, bool) {
 		}
 	}
 	return Approval{}, false
+}
+
+// Answered returns a channel closed once the held call id is answered;
+// nil when no call waits under id (a nil channel never receives: the
+// waiter's own deadline ends its wait).
+func (s *Store) Answered(id string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done[id]
 }
 
 // Get returns the held call id, if it is there and has not expired.

@@ -92,6 +92,24 @@ func TestHoldKeepsOneWaitingApproval(t *testing.T) {
 	}
 }
 
+func TestAnsweredIsClosedByTheAnswer(t *testing.T) {
+	s, _ := newStore(t)
+	a, _ := s.Hold(call)
+	ch := s.Answered(a.ID)
+	select {
+	case <-ch:
+		t.Fatal("Answered is closed before any answer")
+	default:
+	}
+	if _, err := s.Answer(a.ID, true, "web", ""); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	if s.Answered("forged") != nil {
+		t.Fatal("Answered of an unknown id is not nil")
+	}
+}
+
 func TestExpiry(t *testing.T) {
 	s, c := newStore(t)
 	a, _ := s.Hold(call)
