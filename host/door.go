@@ -163,6 +163,11 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 					g.runApproved(ctx, op, spec, a, changed)
 					return r
 				}
+				if why, ok := g.deniedLater(a); ok {
+					r.Status, r.DecidedBy, r.DenyReason = StatusDenied, audit.ByPersonDenial, why
+					g.record(a, nil)
+					return r
+				}
 				r.Status, r.DecidedBy = notApprovedBy(err)
 				r.DenyReason = ans.Reason
 				if r.Status == StatusBlocked || errors.Is(err, ErrNoAnswer) {

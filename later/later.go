@@ -207,13 +207,21 @@ func (s *Store) Denial(c Call) (Approval, bool) {
 	return Approval{}, false
 }
 
-// Answered returns a channel closed once the held call id is answered;
-// nil when no call waits under id (a nil channel never receives: the
-// waiter's own deadline ends its wait).
+// Answered returns a channel closed once the held call id is answered
+// (already closed when it was); nil when no call is held under id (a nil
+// channel never receives: the waiter's own deadline ends its wait).
 func (s *Store) Answered(id string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.done[id]
+	if ch, ok := s.done[id]; ok {
+		return ch
+	}
+	if _, ok := s.m[id]; ok {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return nil
 }
 
 // Get returns the held call id, if it is there and has not expired.

@@ -82,6 +82,9 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	if err != nil || d.Verdict != decide.Ask {
 		return nil
 	}
+	if s.o.MayApprove != nil && !s.o.MayApprove(d.Tier, host.ViaElicitation) {
+		return nil // the form may not approve it: never shown there (asker.outOfBand)
+	}
 	q := &host.Question{Server: e.server, Trusted: s.o.Trusted(e.server), Tool: t, Args: args, Decision: d,
 		Scopes: decide.AllowedScopes(d), Changed: sess.gate.Changed(t)}
 	if q.Changed {
