@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -87,8 +86,9 @@ func (p *parser) askVia(m member) (AskVia, error) {
 // EffectiveAskVia is the channel policy that applies: the user's (or the
 // default's) for each tier, narrowed to the managed policy's where it sets
 // that tier — a managed file can only take channels away. Source says,
-// per tier, where its channels come from: "default", "user", or the
-// managed file's place when it narrowed them.
+// per tier, where its channels come from: "default", "user", or
+// "managed" when the managed file narrowed them (Managed.Where("askVia")
+// says where).
 func EffectiveAskVia(user AskVia, m *Managed) (eff AskVia, source map[string]string) {
 	eff, source = AskVia{}, map[string]string{}
 	for _, tier := range AskTiers {
@@ -100,7 +100,7 @@ func EffectiveAskVia(user AskVia, m *Managed) (eff AskVia, source map[string]str
 			if mc, ok := m.AskVia[tier]; ok {
 				narrowed := slices.DeleteFunc(slices.Clone(chans), func(c string) bool { return !slices.Contains(mc, c) })
 				if len(narrowed) != len(chans) {
-					src = fmt.Sprintf("managed (%s)", m.Where("askVia"))
+					src = "managed"
 				}
 				chans = narrowed
 			}

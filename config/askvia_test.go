@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,7 +71,7 @@ func TestManagedAskViaOnlyNarrows(t *testing.T) {
 	if d := cmp.Diff(want, eff); d != "" {
 		t.Errorf("effective askVia (-want +got):\n%s", d)
 	}
-	if src["T1"] != "user" || !strings.HasPrefix(src["T2"], "managed (/m/managed.json:") || !strings.HasPrefix(src["T3"], "managed (") {
+	if src["T1"] != "user" || src["T2"] != "managed" || src["T3"] != "managed" || !strings.HasPrefix(m.Where("askVia"), "/m/managed.json:") {
 		t.Errorf("sources %v, want T1 user, T2 and T3 managed with the place", src)
 	}
 	// A managed channel the user did not allow is not added.
@@ -78,10 +80,24 @@ func TestManagedAskViaOnlyNarrows(t *testing.T) {
 		t.Fatal(err)
 	}
 	eff, src = EffectiveAskVia(nil, m2)
-	if d := cmp.Diff([]string{"chat"}, eff["T3"]); d != "" || !strings.HasPrefix(src["T3"], "managed") {
+	if d := cmp.Diff([]string{"chat"}, eff["T3"]); d != "" || src["T3"] != "managed" {
 		t.Errorf("managed T3 over the default: %v from %s, want just chat, narrowed by the managed file", eff["T3"], src["T3"])
 	}
 	if eff, src = EffectiveAskVia(nil, nil); eff.Allows("T3", ChannelElicitation) || src["T3"] != "default" {
 		t.Errorf("no settings: T3 %v from %s, want the default without the form", eff["T3"], src["T3"])
+	}
+}
+
+func TestLoadKeepsTheUsersAskVia(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(path, []byte(`{"askVia": {"T3": ["web"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := Load(LoadOptions{ConfigFile: path, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(AskVia{"T3": {"web"}}, cfg.AskVia); d != "" {
+		t.Errorf("loaded askVia (-want +got):\n%s", d)
 	}
 }
