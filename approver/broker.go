@@ -275,9 +275,10 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 		answer: make(chan host.Answer, 1), fail: make(chan error, 1), later: answer}
 	b.order = append(b.order, id)
 	for c := range b.conns {
-		if c.ready {
-			c.send(line)
+		if !c.ready {
+			continue // it gets every waiting question when it says hello
 		}
+		c.send(line)
 	}
 	time.AfterFunc(time.Until(expires), func() {
 		b.mu.Lock()

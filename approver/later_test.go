@@ -54,8 +54,15 @@ func TestHeldCallIsShownToApproversAndApprovedLater(t *testing.T) {
 	if q.ID != r.Held.ID || !q.Later || q.Expires == "" || q.Tier != decide.T3 {
 		t.Fatalf("question %+v, want the held call %s, marked later with its expiry", q, r.Held.ID)
 	}
-	// It outlives its approver: the next one sees it too.
+	// It outlives its approver: the next one sees it too, after the
+	// broker has seen the first one go (when no approver was left).
 	first.Close()
+	for gone := time.Now().Add(10 * time.Second); b.Waiting(); {
+		if time.Now().After(gone) {
+			t.Fatal("the broker never saw the approver disconnect")
+		}
+		time.Sleep(time.Millisecond) // waiting for the broker's read loop to end, not for a race to settle
+	}
 	c := w.approver()
 	q = next[*Question](t, c)
 	if q.ID != r.Held.ID {
