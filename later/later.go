@@ -83,7 +83,15 @@ type Options struct {
 	// NewID returns a fresh, unguessable approval id (default 16 random
 	// bytes in hex).
 	NewID func() string
+	// Max bounds how many calls are held at once (default DefaultMax):
+	// holding one more forgets the oldest that no one has answered yet, so
+	// a client that makes call after call cannot grow the store without
+	// limit nor push out an approval already given.
+	Max int
 }
+
+// DefaultMax is how many calls a Store holds at most by default.
+const DefaultMax = 256
 
 // Store holds calls waiting for approval. It is safe for concurrent use.
 type Store struct {
@@ -103,6 +111,9 @@ func New(o Options) *Store {
 	}
 	if o.NewID == nil {
 		o.NewID = randomID
+	}
+	if o.Max <= 0 {
+		o.Max = DefaultMax
 	}
 	return &Store{o: o, m: map[string]*Approval{}, done: map[string]chan struct{}{}}
 }
@@ -138,6 +149,18 @@ func (s *Store) Hold(c Call) (a Approval, held bool) {
 	for _, x := range s.m {
 		if x.Call == c && x.State == Waiting {
 			return *x, false
+		}
+	}
+	if len(s.m) >= s.o.Max {
+		var oldest *Approval
+		for _, x := range s.m {
+			if x.State == Waiting && (oldest == nil || x.Created.Before(oldest.Created) || x.Created.Equal(oldest.Created) && x.ID < oldest.ID) {
+				oldest = x
+			}
+		}
+		if oldest != nil {
+			delete(s.m, oldest.ID)
+			delete(s.done, oldest.ID)
 		}
 	}
 	n := &Approval{ID: s.o.NewID(), Call: c, Created: now, Expires: now.Add(s.o.Lifetime)}

@@ -188,3 +188,27 @@ func TestTakeOnceUnderConcurrency(t *testing.T) {
 		t.Fatalf("16 simultaneous retries took the approval %d times, want 1", n)
 	}
 }
+
+func TestHoldIsBoundedAndKeepsApprovals(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	var n atomic.Int64
+	s := New(Options{Max: 3, Now: c.now, NewID: func() string { return "id" + strconv.FormatInt(n.Add(1), 10) }})
+	approved, _ := s.Hold(call)
+	if _, err := s.Answer(approved.ID, true, "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 5 {
+		other := call
+		other.ArgsHash = "other" + strconv.Itoa(i)
+		c.add(time.Second)
+		a, _ := s.Hold(other)
+		ids = append(ids, a.ID)
+	}
+	if w := s.Waiting(); len(w) != 2 || w[0].ID != ids[3] || w[1].ID != ids[4] {
+		t.Fatalf("Waiting = %+v, want the two newest of five held past a bound of three", w)
+	}
+	if _, ok := s.Take(call); !ok {
+		t.Fatal("an approval given was pushed out by calls held after it")
+	}
+}
