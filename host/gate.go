@@ -366,7 +366,12 @@ func (r *Result) Message() string {
 	case StatusBlocked:
 		// What would approve it: the allow rule that matches, or what can
 		// when no rule can (see ApprovalFor).
-		return r.BlockedMessage(ApproveInteractively)
+		msg := r.BlockedMessage(ApproveInteractively)
+		if h := r.Held; h != nil {
+			msg += "; it is held for a person's approval under approval id " + h.ID + " until " + h.Expires.UTC().Format("15:04:05 UTC") +
+				" (`mcphost approve` shows it): once they have approved it, make exactly the same call again (the same tool and arguments), and it runs once"
+		}
+		return msg
 	case StatusUnknown:
 		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
 		if r.Stale {

@@ -72,6 +72,9 @@ func TestHeldCallApprovedLaterRunsOnce(t *testing.T) {
 	if r.Decision.Tier != decide.T3 {
 		t.Fatalf("set_value of an untrusted server is at %s, want T3", r.Decision.Tier)
 	}
+	if msg := r.Message(); !strings.Contains(msg, "approval id "+r.Held.ID) || !strings.Contains(msg, "make exactly the same call again") {
+		t.Fatalf("the refusal %q does not name the approval id and the retry", msg)
+	}
 	if len(held) != 1 || held[0].ID != r.Held.ID {
 		t.Fatalf("OnHold saw %+v, want the one held call", held)
 	}

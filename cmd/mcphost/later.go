@@ -5,9 +5,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/ui/notify"
 )
 
@@ -42,6 +44,30 @@ func (st *setup) askViaLines() []policyLine {
 		out = append(out, l)
 	}
 	return out
+}
+
+// holdLater makes a headless run hold the calls that need a person for a
+// later approval: they are put to `mcphost approve` through an approver
+// socket of the run's own (it connects to it as to a serve's), the person
+// is notified, and the model, told the approval id, makes the call again
+// once it is approved, which then runs once. Without a socket (it could not
+// be made) nothing is held. It returns what closes the socket.
+func (st *setup) holdLater(s *streams, gate **host.Gate) func() {
+	b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: "mcphost run in " + s.WorkDir})
+	if err != nil {
+		return func() {}
+	}
+	store := later.New(later.Options{})
+	may := st.mayApprove()
+	st.later = func(o *host.GateOptions) {
+		o.Later, o.MayApprove = store, may
+		o.OnHold = func(ap later.Approval, q *host.Question) {
+			g := *gate
+			_ = b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+			desktopNotify(q.Server, q.Tool.Name)
+		}
+	}
+	return func() { b.Close() }
 }
 
 // desktopNotify tells the person, with a desktop notification where the

@@ -162,11 +162,14 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, s *streams) er
 		return err
 	}
 	defer cont.close()
+	var gate *host.Gate
+	defer st.holdLater(s, &gate)()
 	sess, err := st.openSessionFrom(ctx, g, s, decide.Headless, host.HeadlessAsker{}, cont.taint, cont.onTaint)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
+	gate = sess.gate
 	for _, ss := range append(sess.m.Servers(), st.held...) {
 		if ss.State != "ready" && ss.State != stateDisabled {
 			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", sanitize.Line(ss.Name), ss.State, serverFailure(ss))
