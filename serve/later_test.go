@@ -60,7 +60,7 @@ var approvalID = regexp.MustCompile(`approval id ([0-9a-f]+)`)
 
 // laterWorld is a world whose serve holds what no one approved, with the
 // default askVia and an approver socket.
-func laterWorld(t *testing.T, link func(string) string) (*world, *approve.Broker, *later.Store) {
+func laterWorld(t *testing.T, link func(string) string, more ...func(*Options)) (*world, *approve.Broker, *later.Store) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "later")
 	if err != nil {
@@ -75,6 +75,9 @@ func laterWorld(t *testing.T, link func(string) string) (*world, *approve.Broker
 	store := later.New(later.Options{})
 	w := newWorld(t, worldOpts{approver: b, tweak: func(o *Options) {
 		o.MayApprove, o.Later, o.Link = defaultAskVia, store, link
+		for _, f := range more {
+			f(o)
+		}
 	}})
 	return w, b, store
 }
@@ -156,8 +159,12 @@ func TestTier2StillGoesToTheHostsForm(t *testing.T) {
 
 func TestURLElicitationOpensTheApprovalPage(t *testing.T) {
 	link := func(id string) string { return "http://127.0.0.1:8765/approve/" + id }
+	heldIDs, notified := make(chan string, 4), make(chan string, 4)
 	var w *world
-	w, _, _ = laterWorld(t, link)
+	w, _, _ = laterWorld(t, link, func(o *Options) {
+		o.OnHeld = func(ap later.Approval, q *host.Question) { heldIDs <- ap.ID }
+		o.Notify = func(server, tool string) { notified <- server + "/" + tool }
+	})
 	var mu sync.Mutex
 	var urls []string
 	completed := make(chan string, 1)
@@ -200,6 +207,12 @@ func TestURLElicitationOpensTheApprovalPage(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("no notifications/elicitation/complete after the person answered")
+	}
+	if id := <-heldIDs; !strings.HasSuffix(urls[0], "/"+id) {
+		t.Errorf("OnHeld was told of %s, want the call the page was opened for (%s)", id, urls[0])
+	}
+	if n := <-notified; n != "rogue/set_value" {
+		t.Errorf("the person was notified of %q, want rogue/set_value", n)
 	}
 	if w.srv.AnswerLater("forged", host.Answer{Approve: true, Via: host.ViaWeb}) == nil {
 		t.Error("an unknown approval id was taken")

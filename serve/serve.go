@@ -123,6 +123,10 @@ type Options struct {
 	// Link returns the address of the approval page for a held call, ""
 	// (or nil Link) when no page runs.
 	Link func(approvalID string) string
+	// OnHeld, if set, is told of each call newly held for later approval,
+	// with the question about it: for an approval page to show it (and
+	// answer it with AnswerLater, through host.ViaWeb). It must not block.
+	OnHeld func(ap later.Approval, q *host.Question)
 	// Notify, if set, tells the person that a call waits for them, naming
 	// server and tool (the words are the server's: sanitize). It must not
 	// block.
@@ -790,6 +794,9 @@ func (s *Server) held(g *host.Gate, ap later.Approval, q *host.Question) {
 	s.mu.Unlock()
 	if p, ok := s.o.Approver.(laterPoster); ok {
 		_ = p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+	}
+	if s.o.OnHeld != nil {
+		s.o.OnHeld(ap, q)
 	}
 	if s.o.Notify != nil {
 		s.o.Notify(q.Server, q.Tool.Name)
