@@ -341,6 +341,18 @@ func (r *Result) staleAdvice() string {
 		"a server reached over HTTP is restarted where it runs); reads keep working meanwhile"
 }
 
+// HeldNote says, for a call held for a later approval, its approval id,
+// until when it waits, and that the same call, made again once a person
+// approved it, runs once; "" when the call is not held.
+func (r *Result) HeldNote() string {
+	h := r.Held
+	if h == nil || r.Status != StatusBlocked {
+		return ""
+	}
+	return "it is held for a person's approval under approval id " + h.ID + " until " + h.Expires.UTC().Format("15:04:05 UTC") +
+		" (`mcphost approve` shows it): once they have approved it, make exactly the same call again (the same tool and arguments), and it runs once"
+}
+
 // Message says in one sentence how the call ended, for a person or a model.
 func (r *Result) Message() string {
 	ref := r.Server + "/" + r.Tool
@@ -366,12 +378,7 @@ func (r *Result) Message() string {
 	case StatusBlocked:
 		// What would approve it: the allow rule that matches, or what can
 		// when no rule can (see ApprovalFor).
-		msg := r.BlockedMessage(ApproveInteractively)
-		if h := r.Held; h != nil {
-			msg += "; it is held for a person's approval under approval id " + h.ID + " until " + h.Expires.UTC().Format("15:04:05 UTC") +
-				" (`mcphost approve` shows it): once they have approved it, make exactly the same call again (the same tool and arguments), and it runs once"
-		}
-		return msg
+		return r.BlockedMessage(ApproveInteractively)
 	case StatusUnknown:
 		msg := "the outcome of " + ref + " is unknown: it may or may not have taken effect" + r.attemptsNote() + "; check the server's state before running it again"
 		if r.Stale {

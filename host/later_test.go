@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/llm"
 )
 
 // defaultAskVia is the default channel policy: a host's form may approve
@@ -72,7 +73,7 @@ func TestHeldCallApprovedLaterRunsOnce(t *testing.T) {
 	if r.Decision.Tier != decide.T3 {
 		t.Fatalf("set_value of an untrusted server is at %s, want T3", r.Decision.Tier)
 	}
-	if msg := r.Message(); !strings.Contains(msg, "approval id "+r.Held.ID) || !strings.Contains(msg, "make exactly the same call again") {
+	if msg := r.HeldNote(); !strings.Contains(msg, "approval id "+r.Held.ID) || !strings.Contains(msg, "make exactly the same call again") {
 		t.Fatalf("the refusal %q does not name the approval id and the retry", msg)
 	}
 	if len(held) != 1 || held[0].ID != r.Held.ID {
@@ -268,4 +269,30 @@ func approvalStates(t *testing.T, w *world) []string {
 		t.Fatalf("Verify counted %d approvals, the log holds %d", rep.Approvals, len(out))
 	}
 	return out
+}
+
+// The model is told the approval id of a held call and, once the person
+// approved it, its retry of the same call runs once.
+func TestLoopToldTheHeldCallAndItsRetryRuns(t *testing.T) {
+	var w *world
+	w = newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true, later: later.New(later.Options{}),
+		onHold: func(a later.Approval, q *Question) {
+			// The person answers at once, in `mcphost approve`.
+			if err := w.gate.AnswerLater(a.ID, Answer{Approve: true, Via: ViaApprove}); err != nil {
+				t.Errorf("AnswerLater: %v", err)
+			}
+		}})
+	l := newLoop(w, []llm.ScriptTurn{
+		{ToolCalls: []llm.ScriptCall{call("f__delete_task", `{"id":"T-1"}`)}},
+		{ExpectError: bptr(true), ExpectResult: &llm.ResultExpectation{Contains: "make exactly the same call again"},
+			ToolCalls: []llm.ScriptCall{call("f__delete_task", `{"id":"T-1"}`)}},
+		{ExpectError: bptr(false), Text: "Deleted."},
+	}, LoopOptions{})
+	out, err := l.Run(context.Background(), "Delete T-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Calls) != 2 || out.Calls[0].Status != StatusBlocked || out.Calls[0].ApprovalID == "" || out.Calls[1].Status != StatusSuccess {
+		t.Fatalf("calls %+v, want one held and its retry run", out.Calls)
+	}
 }

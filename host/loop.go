@@ -156,19 +156,22 @@ type CallEntry struct {
 	// CallID is mcphost's own id for the call, as in its audit records
 	// (Result.CallID); "" for a call that never reached the gate. It is
 	// not part of the JSON transcript (a saved session keeps it apart).
-	CallID    string          `json:"-"`
-	Server    string          `json:"server"`
-	Tool      string          `json:"tool"`
-	ModelName string          `json:"modelName"`
-	Args      json.RawMessage `json:"args,omitempty"`
-	Verdict   string          `json:"verdict,omitempty"`
-	Tier      int             `json:"tier"`
-	Class     string          `json:"class,omitempty"`
-	Reasons   []string        `json:"reasons,omitempty"`
-	DecidedBy DecidedBy       `json:"decidedBy,omitempty"`
-	Status    Status          `json:"status,omitempty"`
-	Attempts  []Attempt       `json:"attempts,omitempty"`
-	Message   string          `json:"message,omitempty"`
+	CallID    string `json:"-"`
+	Server    string `json:"server"`
+	Tool      string `json:"tool"`
+	ModelName string `json:"modelName"`
+	// ApprovalID names the later approval a blocked call is held for
+	// (Result.Held); "" when it is not held.
+	ApprovalID string          `json:"approvalId,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Verdict    string          `json:"verdict,omitempty"`
+	Tier       int             `json:"tier"`
+	Class      string          `json:"class,omitempty"`
+	Reasons    []string        `json:"reasons,omitempty"`
+	DecidedBy  DecidedBy       `json:"decidedBy,omitempty"`
+	Status     Status          `json:"status,omitempty"`
+	Attempts   []Attempt       `json:"attempts,omitempty"`
+	Message    string          `json:"message,omitempty"`
 	// Approve says, for a call blocked for approval, what would let it
 	// run: the allow rule that matches it, or what can when no rule can.
 	Approve *Approval `json:"approve,omitempty"`
@@ -633,6 +636,9 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	}
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Approve = r.Approval(ApproveInteractively)
+	if r.HeldNote() != "" {
+		entry.ApprovalID = r.Held.ID
+	}
 	entry.Stale = r.Stale
 	l.note(entry.CallID, c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	l.noteRepeatable(c.ID, r.DecidedBy != "" && r.Decision.Retry)
@@ -676,6 +682,9 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		}
 		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy.PersonDenied() {
 			content += "; the person gave no reason"
+		}
+		if note := r.HeldNote(); note != "" {
+			content += "\nmcphost: " + note
 		}
 	}
 	if edited(c.Args, r.Args) {

@@ -390,7 +390,11 @@ func callLine(c *host.CallEntry) string {
 // can, such as accepting a changed definition), or restart a stale server.
 func callNote(c *host.CallEntry) string {
 	if c.Stale || c.Status == host.StatusBlocked {
-		return showingName(c.Message, c.Server+"/"+c.Tool, false)
+		note := showingName(c.Message, c.Server+"/"+c.Tool, false)
+		if c.ApprovalID != "" {
+			note += "\n  held for approval under id " + c.ApprovalID + ": approved with `mcphost approve`, the model's same call runs once"
+		}
+		return note
 	}
 	return ""
 }
