@@ -156,25 +156,25 @@ type CallEntry struct {
 	// CallID is mcphost's own id for the call, as in its audit records
 	// (Result.CallID); "" for a call that never reached the gate. It is
 	// not part of the JSON transcript (a saved session keeps it apart).
-	CallID    string `json:"-"`
-	Server    string `json:"server"`
-	Tool      string `json:"tool"`
-	ModelName string `json:"modelName"`
-	// ApprovalID names the later approval a blocked call is held for
-	// (Result.Held); "" when it is not held.
-	ApprovalID string          `json:"approvalId,omitempty"`
-	Args       json.RawMessage `json:"args,omitempty"`
-	Verdict    string          `json:"verdict,omitempty"`
-	Tier       int             `json:"tier"`
-	Class      string          `json:"class,omitempty"`
-	Reasons    []string        `json:"reasons,omitempty"`
-	DecidedBy  DecidedBy       `json:"decidedBy,omitempty"`
-	Status     Status          `json:"status,omitempty"`
-	Attempts   []Attempt       `json:"attempts,omitempty"`
-	Message    string          `json:"message,omitempty"`
+	CallID    string          `json:"-"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	ModelName string          `json:"modelName"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Verdict   string          `json:"verdict,omitempty"`
+	Tier      int             `json:"tier"`
+	Class     string          `json:"class,omitempty"`
+	Reasons   []string        `json:"reasons,omitempty"`
+	DecidedBy DecidedBy       `json:"decidedBy,omitempty"`
+	Status    Status          `json:"status,omitempty"`
+	Attempts  []Attempt       `json:"attempts,omitempty"`
+	Message   string          `json:"message,omitempty"`
 	// Approve says, for a call blocked for approval, what would let it
 	// run: the allow rule that matches it, or what can when no rule can.
 	Approve *Approval `json:"approve,omitempty"`
+	// ApprovalID names the later approval a blocked call is held for
+	// (Result.Held); "" when it is not held.
+	ApprovalID string `json:"approvalId,omitempty"`
 	// Stale: the server answered with the SERVER_STALE signal (see Result.Stale).
 	Stale bool `json:"stale,omitempty"`
 	// Builtin marks a call of the host's own tool search: it runs no
