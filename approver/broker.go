@@ -89,6 +89,9 @@ type pending struct {
 	hash   string
 	answer chan host.Answer // buffered; receives at most one value
 	fail   chan error       // buffered; receives at most one value
+	// later, for a call held for later approval (Post), takes the answer
+	// instead of answer; its error is what the approver is told.
+	later func(host.Answer) error
 }
 
 // SocketDir is the directory of the approver sockets of a state
@@ -247,6 +250,52 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 	}
 }
 
+// Post shows q to every approver, those connected now and those that
+// connect later, as a call held for a person's later approval under id
+// (host.GateOptions.Later) until expires. No one waits for its answer: the
+// first answer bound to it goes to answer (the gate's AnswerLater, with
+// the channel audit.ChannelApprove), and when answer refuses it the approver
+// hears why. It stays when the approvers disconnect, and is withdrawn
+// when it expires or is answered.
+func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer func(host.Answer) error) error {
+	if len(q.Args) > MaxArguments || !utf8.Valid(q.Args) {
+		return fmt.Errorf("the arguments cannot be shown to an approver as they are")
+	}
+	msg := questionFor(id, q)
+	msg.Later, msg.Expires = true, expires.UTC().Format(time.RFC3339)
+	line, err := encodeLine(msg)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-b.done:
+		return errors.New("mcphost serve is stopping")
+	default:
+	}
+	if _, dup := b.pending[id]; dup {
+		return nil
+	}
+	b.pending[id] = &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments),
+		answer: make(chan host.Answer, 1), fail: make(chan error, 1), later: answer}
+	b.order = append(b.order, id)
+	for c := range b.conns {
+		if !c.ready {
+			continue // it gets every waiting question when it says hello
+		}
+		c.send(line)
+	}
+	time.AfterFunc(time.Until(expires), func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.remove(id) {
+			b.withdraw(id, "its approval expired", nil)
+		}
+	})
+	return nil
+}
+
 // questionFor is q as the protocol sends it, every server string bounded.
 func questionFor(id string, q *host.Question) *Question {
 	m := &Question{Type: TypeQuestion, ID: id, Server: bound(q.Server, maxName), Trusted: q.Trusted,
@@ -329,9 +378,23 @@ func (b *Broker) answer(from *conn, a *Answer) string {
 	if problem != "" {
 		return problem
 	}
+	ans.Via = audit.ChannelApprove
 	b.remove(a.ID)
-	p.answer <- ans
 	b.withdraw(a.ID, "answered in another approver", from)
+	if p.later != nil {
+		if ans.Args != nil {
+			return "a call held for later approval cannot be edited: approve or deny it as it is"
+		}
+		// The gate writes the answer to the audit log: not under b.mu.
+		b.mu.Unlock()
+		err := p.later(ans)
+		b.mu.Lock()
+		if err != nil {
+			return "the answer approved nothing: " + err.Error()
+		}
+		return ""
+	}
+	p.answer <- ans
 	return ""
 }
 
@@ -432,10 +495,14 @@ func (b *Broker) drop(c *conn) {
 	if b.anyReady() {
 		return
 	}
-	for _, id := range b.order {
-		b.pending[id].fail <- fmt.Errorf("%w (the approver disconnected before answering)", ErrNoApprover)
+	// A held call (Post) waits for the next approver; a question someone
+	// waits on is denied now.
+	for _, id := range slices.Clone(b.order) {
+		if p := b.pending[id]; p.later == nil {
+			p.fail <- fmt.Errorf("%w (the approver disconnected before answering)", ErrNoApprover)
+			b.remove(id)
+		}
 	}
-	b.pending, b.order = map[string]*pending{}, nil
 }
 
 // conn is one approver's connection.

@@ -66,6 +66,11 @@ func newGate(dir, execLog string, trusted bool, a host.Asker) (*host.Gate, func(
 
 // newGateFor is newGate for the calls of client c.
 func newGateFor(dir, execLog string, trusted bool, a host.Asker, c *audit.Client) (*host.Gate, func(), error) {
+	return newGateOpts(dir, execLog, trusted, a, c, nil)
+}
+
+// newGateOpts is newGateFor with more gate options set by more.
+func newGateOpts(dir, execLog string, trusted bool, a host.Asker, c *audit.Client, more func(*host.GateOptions)) (*host.Gate, func(), error) {
 	spec := client.Spec{Name: "f", Dial: func(ctx context.Context) (mcp.Transport, error) {
 		f, err := fixtures.New("flaky", fixtures.Options{LogFile: execLog})
 		if err != nil {
@@ -89,10 +94,14 @@ func newGateFor(dir, execLog string, trusted bool, a host.Asker, c *audit.Client
 		m.Close()
 		return nil, nil, err
 	}
-	g := host.NewGate(host.GateOptions{
+	o := host.GateOptions{
 		Catalog: m, Policy: p, Trusted: func(string) bool { return trusted }, Asker: a,
 		Mode: decide.Interactive, Audit: log, CallOptions: client.CallOptions{Timeout: 10 * time.Second}, Client: c,
-	})
+	}
+	if more != nil {
+		more(&o)
+	}
+	g := host.NewGate(o)
 	return g, func() { m.Close(); log.Close() }, nil
 }
 

@@ -89,6 +89,11 @@ type Question struct {
 	// serve (clientInfo name and version): the client's words, bounded by
 	// serve and sanitized by the approver. Empty when serve could not tell.
 	Client string `json:"client,omitempty"`
+	// Later marks a call held for later approval: nothing waits on the
+	// answer, the model retries the same call once it is approved, and the
+	// approval lapses at Expires (RFC 3339).
+	Later   bool   `json:"later,omitempty"`
+	Expires string `json:"expires,omitempty"`
 	// From is the serve that asked, set by Mux on the approver's side;
 	// it is never sent.
 	From *Hello `json:"-"`

@@ -68,6 +68,8 @@ func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
 	e.optStr(`,"argsHash":`, r.ArgsHash)
 	e.optInt(`,"argsSize":`, r.ArgsSize)
 	e.optStr(`,"taskId":`, r.TaskID)
+	e.optStr(`,"approvalId":`, r.ApprovalID)
+	e.optStr(`,"approvalState":`, r.ApprovalState)
 	if len(r.Attempts) > 0 {
 		e.b = append(e.b, `,"attempts":[`...)
 		for i, a := range r.Attempts {

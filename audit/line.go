@@ -89,8 +89,8 @@ func parseLine(line []byte) (r Record, computed string, err error) {
 		return Record{}, "", errors.New("has no seq")
 	case len(r.Prev) != hashHexLen || !isLowerHex([]byte(r.Prev)):
 		return Record{}, "", errors.New(`"prev" is not a SHA-256 hex digest`)
-	case r.V <= Version && r.Kind != Intent && r.Kind != Outcome:
-		return Record{}, "", fmt.Errorf("kind %q: want intent or outcome", r.Kind)
+	case r.V <= Version && r.Kind != Intent && r.Kind != Outcome && r.Kind != Approval:
+		return Record{}, "", fmt.Errorf("kind %q: want intent, outcome or approval", r.Kind)
 	}
 	r.Hash = string(stored)
 	sum := sha256.Sum256(body)

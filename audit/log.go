@@ -171,8 +171,8 @@ func Open(path string, opts Options) (*Log, error) {
 // ResultHash/ResultSize from Args and Result when those are empty, drops or
 // redacts Args and Result (Options.RecordData), scrubs credentials from and
 // caps Attempt.Detail, hides Options.Secrets, and caps Annotations.
-// Afterwards r holds exactly what was written. r.Kind must be Intent or
-// Outcome.
+// Afterwards r holds exactly what was written. r.Kind must be Intent,
+// Outcome or Approval.
 //
 // When Append returns nil the record is in the file: written with one
 // write(2), so no crash of this process can lose it. An intent whose Class
@@ -193,8 +193,8 @@ func (l *Log) Append(r *Record) error {
 	if r == nil {
 		return errors.New("audit: append: nil record")
 	}
-	if r.Kind != Intent && r.Kind != Outcome {
-		return fmt.Errorf("audit: append: kind %q: want %q or %q", r.Kind, Intent, Outcome)
+	if r.Kind != Intent && r.Kind != Outcome && r.Kind != Approval {
+		return fmt.Errorf("audit: append: kind %q: want %q, %q or %q", r.Kind, Intent, Outcome, Approval)
 	}
 	l.prepare(r)
 

@@ -25,6 +25,19 @@ type Kind string
 const (
 	Intent  Kind = "intent"  // written before the call runs; synced first unless a read
 	Outcome Kind = "outcome" // written after the call, successful or not; synced soon after
+	// Approval is written when a call is held for a person's later
+	// approval and at each step of that approval (ApprovalState): answered,
+	// spent by the retry. It is neither an intent nor an outcome: the
+	// call's own records are written when the retry runs.
+	Approval Kind = "approval"
+)
+
+// The states an approval record names (Record.ApprovalState).
+const (
+	ApprovalHeld     = "held"     // the call waits for a person under ApprovalID
+	ApprovalApproved = "approved" // a person approved it; the retry may run once
+	ApprovalDenied   = "denied"   // a person denied it
+	ApprovalUsed     = "used"     // the retry ran under the approval: it is spent
 )
 
 // Status is how a call ended, in an outcome record; in an Attempt it is how
@@ -150,6 +163,12 @@ type Record struct {
 	// TaskID names the MCP task the call ran as, once the server created
 	// one: the task's outcome can be asked for by it.
 	TaskID string `json:"taskId,omitempty"`
+
+	// ApprovalID names the held call an approval record is about (and an
+	// intent or outcome of a call that ran under it); ApprovalState is
+	// one of ApprovalHeld … ApprovalUsed, in approval records only.
+	ApprovalID    string `json:"approvalId,omitempty"`
+	ApprovalState string `json:"approvalState,omitempty"`
 
 	Attempts   []Attempt `json:"attempts,omitempty"`
 	Status     Status    `json:"status,omitempty"`

@@ -75,6 +75,9 @@ type Report struct {
 	Records  int `json:"records"` // lines that are records, including ones with problems
 	Intents  int `json:"intents"`
 	Outcomes int `json:"outcomes"`
+	// Approvals counts the approval records (held calls and their
+	// answers); they are chained like every record and pair with nothing.
+	Approvals int `json:"approvals,omitempty"`
 	// LastSeq and LastHash are the seq and hash of the last record of the
 	// chain (0 and Genesis for an empty log). Anyone able to write the file
 	// can rewrite the whole chain consistently; keeping LastHash somewhere
@@ -180,6 +183,8 @@ func (v *verifier) line(n int, line []byte, terminated, tooLong bool) {
 		rep.Intents++
 	case Outcome:
 		rep.Outcomes++
+	case Approval:
+		rep.Approvals++
 	}
 	last := rep.LastSeq
 	if computed != rec.Hash {

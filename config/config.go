@@ -186,7 +186,11 @@ type Config struct {
 	// Telemetry is where the user's own config exports OpenTelemetry; nil
 	// means the OTEL_* variables decide (off unless they name an endpoint).
 	Telemetry *Telemetry
-	Files     []string // every file that was read, in the order read
+	// AskVia says which channels' answers may approve a call of each tier
+	// (the "askVia" setting); nil: DefaultAskVia. A managed policy can
+	// narrow it (EffectiveAskVia).
+	AskVia AskVia
+	Files  []string // every file that was read, in the order read
 }
 
 // Telemetry is the "telemetry" setting: an OTLP/HTTP endpoint and the

@@ -27,7 +27,10 @@
 // chat, default DefaultSamplingBudget, 0 refuses sampling; user's config
 // only), "telemetry" (an OpenTelemetry export: "endpoint", an OTLP/HTTP
 // URL, and "headers", an object of strings that may use ${NAME}; user's
-// config only) ("$schema" is accepted for editors).
+// config only), "askVia" (per tier "T1" … "T3", the channels of
+// AskChannels whose answer approves a call, default DefaultAskVia; user's
+// config only, narrowed by a managed policy) ("$schema" is accepted for
+// editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of
 // strings), "cwd" (string), "type" ("stdio", "http" — also written

@@ -101,6 +101,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Notify = r.cfg.Notify
 		cfg.SamplingBudget = r.cfg.SamplingBudget
 		cfg.Telemetry = r.cfg.Telemetry
+		cfg.AskVia = r.cfg.AskVia
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -57,6 +57,9 @@ type Managed struct {
 	// Telemetry is an export no user can switch off; nil when the file
 	// does not set one.
 	Telemetry *ManagedTelemetry
+	// AskVia narrows the user's "askVia": for each tier it names, only
+	// these channels may approve, whatever the user's file says.
+	AskVia AskVia
 
 	// At maps each setting the file makes ("permissions.autoApprove",
 	// "allowedServers", "deniedServers", "trust", "audit", "serve",
@@ -126,7 +129,7 @@ type ManagedTelemetry struct {
 // Keys of a managed file. Anything else is an error: a misspelt
 // "deniedServers" must not silently deny nothing.
 var (
-	managedKeys        = []string{"permissions", "allowedServers", "deniedServers", "trust", "serve", "telemetry", "audit"}
+	managedKeys        = []string{"permissions", "allowedServers", "deniedServers", "trust", "serve", "telemetry", "audit", "askVia"}
 	managedPermKeys    = []string{"deny", "ask", "autoApprove"}
 	managedMatchKeys   = []string{"command", "args", "url"}
 	managedServeKeys   = []string{"http"}
@@ -225,6 +228,8 @@ func (p *parser) managed(m *Managed) error {
 			m.Serve, err = p.managedServe(f)
 		case "telemetry":
 			m.Telemetry, err = p.managedTelemetry(f)
+		case "askVia":
+			m.AskVia, err = p.askVia(f)
 		case "audit":
 			m.Audit, err = p.str(f.val, quote(f.key), where)
 			if err == nil && !filepath.IsAbs(m.Audit) {

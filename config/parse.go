@@ -19,7 +19,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry", "askVia"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad", "allowInsecureHTTP"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -251,6 +251,12 @@ func (p *parser) parse() error {
 				continue
 			}
 			p.cfg.Telemetry, err = p.telemetry(m)
+		case "askVia":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"askVia" is ignored in a project file: only your own config (or a team's managed policy) says which channels may approve a call`)
+				continue
+			}
+			p.cfg.AskVia, err = p.askVia(m)
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}

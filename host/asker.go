@@ -10,6 +10,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/later"
 )
 
 // Question is what the gate asks a person about one call.
@@ -43,6 +44,11 @@ type Question struct {
 	// client, by its clientInfo), nil when the gate names none. Its words
 	// are the client's: sanitize before drawing them.
 	Client *audit.Client
+	// Hold, when the gate keeps calls for later approval
+	// (GateOptions.Later), holds this call and returns its approval, the
+	// same one however often it is called: an asker that sends the person
+	// elsewhere (a link to the approval page) names it. Nil otherwise.
+	Hold func() later.Approval
 }
 
 // Answer is the person's reply.
@@ -110,6 +116,11 @@ type HeadlessAsker struct{}
 
 // ErrNoPerson is the reason a HeadlessAsker gives.
 var ErrNoPerson = errors.New("the call needs approval and no one can be asked")
+
+// ErrNoAnswer is the error of an asker whose question no one answered in
+// time. The call counts as denied; with GateOptions.Later it is held for
+// an approval that comes later.
+var ErrNoAnswer = errors.New("no answer came in time")
 
 func (HeadlessAsker) Ask(context.Context, *Question) (Answer, error) { return Answer{}, ErrNoPerson }
 

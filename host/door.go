@@ -12,6 +12,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/later"
 )
 
 // operation is one request that reaches a server, as the gate's door
@@ -111,29 +112,74 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		// refusal and the dialog name that fix.
 		r.TrustLifts = g.mayTrustLift(c.Server, a.trusted, d) && g.decide(spec, true, t, decidedOn, c.Args).Verdict == decide.Allow
 
+		var q *Question
+		if d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) {
+			q = &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
+				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
+				TrustLifts: r.TrustLifts, Client: g.o.Client}
+			// A call that needs a person: one a person approved while it
+			// was held runs now, once; one they denied hears why.
+			if g.takeLater(a) {
+				r.Decision.Verdict = decide.Ask // it asked; the answer came later
+				g.runApproved(ctx, op, spec, a, changed)
+				return r
+			}
+			if why, ok := g.deniedLater(a); ok {
+				r.Status, r.DecidedBy, r.DenyReason = StatusDenied, audit.ByPersonDenial, why
+				g.record(a, nil)
+				return r
+			}
+		}
+
 		switch d.Verdict {
 		case decide.Deny:
 			r.Status, r.DecidedBy = refusedBy(d)
 			r.Via = refusedVia(r.DecidedBy)
+			if r.Status == StatusBlocked {
+				r.Held = g.hold(a, q)
+			}
 			g.record(a, nil)
 			return r
 		case decide.Allow:
 			r.DecidedBy, r.Via, r.Grant = allowedBy(d)
 		case decide.Ask:
-			q := &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
-				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
-				TrustLifts: r.TrustLifts, Client: g.o.Client}
+			if g.o.Later != nil {
+				q.Hold = func() later.Approval { return *g.hold(a, q) }
+			}
 			asked := time.Now()
 			ans, err := g.askerOf(op.call).Ask(ctx, q)
 			ans.Via = channelOf(g.askerOf(op.call), ans) // the asker's way, not the answer's claim
 			r.Via = ans.Via
 			obs.Asked(ctx, q, ans, err, time.Since(asked))
+			if ans.Approve && err == nil {
+				if why := g.channelRefusal(d.Tier, ans.Via); why != "" {
+					// Enforced here, not only by not asking: an answer
+					// through a channel that may not approve this tier
+					// approves nothing.
+					ans, err = Answer{}, fmt.Errorf("%w: %w: %s", ErrNoPerson, ErrChannel, why)
+					r.Refused = why
+				}
+			}
 			if err != nil || !ans.Approve {
+				if g.takeLater(a) {
+					// Approved where the call was held while this question
+					// waited (the page a URL elicitation opened).
+					g.runApproved(ctx, op, spec, a, changed)
+					return r
+				}
+				if why, ok := g.deniedLater(a); ok {
+					r.Status, r.DecidedBy, r.DenyReason = StatusDenied, audit.ByPersonDenial, why
+					g.record(a, nil)
+					return r
+				}
 				r.Status, r.DecidedBy = notApprovedBy(err)
 				if r.DecidedBy == audit.ByHeadless {
 					r.Via = audit.ChannelHeadless
 				}
 				r.DenyReason = ans.Reason
+				if r.Status == StatusBlocked || errors.Is(err, ErrNoAnswer) {
+					r.Held = g.hold(a, q)
+				}
 				g.record(a, nil)
 				return r
 			}
@@ -175,6 +221,19 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		g.execute(ctx, op, spec, a)
 		return r
 	}
+}
+
+// runApproved runs a call a person approved while it was held: the
+// approval was given for the definition it shows (a changed one is
+// accepted with it) and reaches this one call.
+func (g *Gate) runApproved(ctx context.Context, op *operation, spec client.Spec, a *account, changed bool) {
+	if changed {
+		g.setPin(a.ident, a.tool, a.trusted)
+	}
+	if op.call.OnDecision != nil {
+		op.call.OnDecision(a.Decision, a.DecidedBy)
+	}
+	g.execute(ctx, op, spec, a)
 }
 
 // execute runs the operation, retrying only as the design allows, with an

@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/decide/jsonscan"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -122,6 +123,24 @@ type GateOptions struct {
 	// because its server is untrusted says so (TrustLifts) only when the
 	// server may be trusted.
 	MayTrust func(server string) bool
+
+	// MayApprove reports whether an answer that came through via may
+	// approve a call of tier (the "askVia" setting); nil: every channel
+	// may. An approval through a channel it refuses approves nothing: the
+	// call is blocked and, with Later, held for an approval that counts.
+	MayApprove func(tier decide.Tier, via audit.Channel) bool
+	// Later, if set, holds a call that needed a person and was not
+	// approved because no one could be asked, no answer came in time, or
+	// the answer came through a channel that may not approve it: the
+	// refusal names its approval id, and once a person approves it (Gate.
+	// AnswerLater) the same call, retried within its lifetime, runs once.
+	// Nil: such a call is refused and forgotten.
+	Later *later.Store
+	// OnHold, if set, is called once for each call newly held (Later),
+	// with its approval and the question about it: to show it to
+	// approvers and tell the person a call waits. It is called on the
+	// calling goroutine, outside the gate's locks, and must not block.
+	OnHold func(a later.Approval, q *Question)
 }
 
 // Gate is the only way mcphost runs a tool: it decides, asks, executes,
@@ -311,6 +330,13 @@ type Result struct {
 	// not trusted: the same call of the server, trusted, would run without
 	// asking. A refusal then names trusting the server as a fix.
 	TrustLifts bool
+	// Held is the approval a blocked call waits for (GateOptions.Later),
+	// nil when it is not held; for a call that ran under an approval given
+	// later, the approval it spent.
+	Held *later.Approval
+	// Refused, for a blocked call, says why an answer approved nothing
+	// (it came through a channel that may not approve the call's tier).
+	Refused string
 }
 
 // staleAdvice says what a stale server means and how to restart it, in the
@@ -319,6 +345,18 @@ func (r *Result) staleAdvice() string {
 	return "the server " + r.Server + " is stale (it was rebuilt or reconfigured after it started) and refuses writes until it is restarted; " +
 		"restart it: in the TUI, /servers then r on " + r.Server + "; from the command line, run the command again (mcphost call and run start their stdio servers afresh; " +
 		"a server reached over HTTP is restarted where it runs); reads keep working meanwhile"
+}
+
+// HeldNote says, for a call held for a later approval, its approval id,
+// until when it waits, and that the same call, made again once a person
+// approved it, runs once; "" when the call is not held.
+func (r *Result) HeldNote() string {
+	h := r.Held
+	if h == nil || r.Status != StatusBlocked {
+		return ""
+	}
+	return "it is held for a person's approval under approval id " + h.ID + " until " + h.Expires.UTC().Format("15:04:05 UTC") +
+		" (`mcphost approve` shows it): once they have approved it, make exactly the same call again (the same tool and arguments), and it runs once"
 }
 
 // Message says in one sentence how the call ended, for a person or a model.

@@ -14,6 +14,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/later"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 	"pgregory.net/rapid"
@@ -51,6 +52,12 @@ type worldOpts struct {
 	rules    []decide.RuleSpec
 	timeout  time.Duration
 	noAudit  bool
+	// later, mayApprove, onHold and client: GateOptions.Later,
+	// MayApprove, OnHold and Client (later_test.go).
+	later      *later.Store
+	mayApprove func(decide.Tier, audit.Channel) bool
+	onHold     func(later.Approval, *Question)
+	client     *audit.Client
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
@@ -103,6 +110,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		Catalog: w.m, Policy: p, Trusted: func(string) bool { return o.trusted }, Asker: o.asker, Mode: mode, Audit: log,
 		CallOptions: client.CallOptions{Timeout: timeout},
 		Backoff:     func(int) time.Duration { return time.Millisecond },
+		Later:       o.later, MayApprove: o.mayApprove, OnHold: o.onHold, Client: o.client,
 	})
 	return w
 }

@@ -177,6 +177,9 @@ type CallEntry struct {
 	// Approve says, for a call blocked for approval, what would let it
 	// run: the allow rule that matches it, or what can when no rule can.
 	Approve *Approval `json:"approve,omitempty"`
+	// ApprovalID names the later approval a blocked call is held for
+	// (Result.Held); "" when it is not held.
+	ApprovalID string `json:"approvalId,omitempty"`
 	// Stale: the server answered with the SERVER_STALE signal (see Result.Stale).
 	Stale bool `json:"stale,omitempty"`
 	// Builtin marks a call of the host's own tool search: it runs no
@@ -639,6 +642,9 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 	entry.Via, entry.Grant = r.Via, r.Grant
 	entry.Status, entry.Attempts, entry.Message, entry.Result = r.Status, r.Attempts, r.Message(), r.Result
 	entry.Approve = r.Approval(ApproveInteractively)
+	if r.HeldNote() != "" {
+		entry.ApprovalID = r.Held.ID
+	}
 	entry.Stale = r.Stale
 	l.note(entry.CallID, c.ID, t.Ref(), string(entry.Args), r.Status == StatusUnknown)
 	l.noteRepeatable(c.ID, r.DecidedBy != "" && r.Decision.Retry)
@@ -682,6 +688,9 @@ func (l *Loop) call(ctx context.Context, c llm.ToolCall) (*CallEntry, llm.ToolRe
 		}
 		if r.Status == StatusDenied && r.DenyReason == "" && r.DecidedBy.PersonDenied() {
 			content += "; the person gave no reason"
+		}
+		if note := r.HeldNote(); note != "" {
+			content += "\nmcphost: " + note
 		}
 	}
 	if edited(c.Args, r.Args) {

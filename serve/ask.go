@@ -13,6 +13,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -149,6 +150,9 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 	}
 	switch a.route() {
 	case routeElicit:
+		if !a.formMay(q) {
+			return a.outOfBand(ctx, q)
+		}
 		if a.multiRoundTrip() && host.IsOperation(q.Tool) {
 			// A read, prompts/get or subscription has no round of its
 			// own to ask in: the approver, when one waits, else no one
@@ -184,7 +188,78 @@ func (a *asker) elicit(ctx context.Context, q *host.Question) (host.Answer, erro
 		}
 		return host.Answer{Reason: "the question could not be asked: " + bound(err.Error(), 300)}, fmt.Errorf("ask through the client: %w", err)
 	}
-	return Judge(q, res), nil
+	ans := Judge(q, res)
+	ans.Via = audit.ChannelElicitation
+	return ans, nil
+}
+
+// formMay reports whether an answer of the host's form may approve q
+// (askVia): a host can fill in its own forms, so by default the form does
+// not approve a tier-3 call.
+func (a *asker) formMay(q *host.Question) bool {
+	return a.s.o.MayApprove == nil || a.s.o.MayApprove(q.Decision.Tier, audit.ChannelElicitation)
+}
+
+// elicitsURL reports whether the client declared URL elicitation.
+func (a *asker) elicitsURL() bool {
+	p := a.ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil && p.Capabilities.Elicitation.URL != nil
+}
+
+// errFormMayNot is why a call the host's form may not approve was not
+// asked about there.
+var errFormMayNot = fmt.Errorf("%w: the host's form may not approve this call (askVia), and no channel that may was there", host.ErrNoPerson)
+
+// outOfBand asks about a call the host's form may not approve through a
+// channel the host cannot answer: a waiting approver, or the approval page
+// opened by a URL elicitation (when the client declares one and a page
+// runs). Otherwise the call is not shown to the form at all: the gate holds
+// it, and the refusal names where to approve it.
+func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, error) {
+	o := a.s.o
+	if o.AskVia != AskElicit && o.Approver != nil && o.Approver.Waiting() {
+		return o.Approver.Ask(ctx, q)
+	}
+	if !a.elicitsURL() || a.multiRoundTrip() || q.Hold == nil || o.Link == nil || o.Later == nil ||
+		o.MayApprove != nil && !o.MayApprove(q.Decision.Tier, audit.ChannelWeb) {
+		return host.Answer{}, errFormMayNot
+	}
+	ap := q.Hold()
+	link := o.Link(ap.ID)
+	if link == "" {
+		return host.Answer{}, errFormMayNot
+	}
+	return a.urlElicit(ctx, q, ap, link)
+}
+
+// errAnsweredOnPage: the person answered on the approval page; the gate
+// takes the answer from where the call is held.
+var errAnsweredOnPage = errors.New("answered on mcphost's approval page")
+
+// urlElicit sends the client a URL elicitation (elicitation/create, mode
+// "url") pointing at the approval page of the held call ap, waits for the
+// person to answer there, and then says so with
+// notifications/elicitation/complete. The host's own answer to the
+// elicitation approves nothing: it only says whether the person went to
+// the page.
+func (a *asker) urlElicit(ctx context.Context, q *host.Question, ap later.Approval, link string) (host.Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.s.o.AskTimeout)
+	defer cancel()
+	msg := "mcphost asks a person to approve " + sanitize.Name(q.Tool.Name) + " on server " + sanitize.Name(q.Server) +
+		" (class " + q.Decision.Class.String() + ", tier " + q.Decision.Tier.String() + ") on its approval page, where the call is shown in full."
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: msg, URL: link, ElicitationID: ap.ID})
+	if err != nil || res == nil || res.Action != "accept" {
+		// Not opened: the call stays held for approval on the page or
+		// with `mcphost approve`.
+		return host.Answer{}, errFormMayNot
+	}
+	select {
+	case <-a.s.o.Later.Answered(ap.ID):
+		_ = a.ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: ap.ID})
+		return host.Answer{}, errAnsweredOnPage
+	case <-ctx.Done():
+		return host.Answer{}, fmt.Errorf("%w: %w", host.ErrNoPerson, host.ErrNoAnswer)
+	}
 }
 
 // Elicitation is the question about q as an elicitation/create form: the

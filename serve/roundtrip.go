@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,6 +82,9 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	d, err := sess.gate.Explain(e.server, e.tool, args)
 	if err != nil || d.Verdict != decide.Ask {
 		return nil
+	}
+	if s.o.MayApprove != nil && !s.o.MayApprove(d.Tier, audit.ChannelElicitation) {
+		return nil // the form may not approve it: never shown there (asker.outOfBand)
 	}
 	q := &host.Question{Server: e.server, Trusted: s.o.Trusted(e.server), Tool: t, Args: args, Decision: d,
 		Scopes: decide.AllowedScopes(d), Changed: sess.gate.Changed(t)}

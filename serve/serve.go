@@ -15,6 +15,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -109,6 +110,33 @@ type Options struct {
 	// MayTrust reports whether the person may trust a server at all (the
 	// managed policy); nil: any. See host.GateOptions.MayTrust.
 	MayTrust func(server string) bool
+
+	// MayApprove is the "askVia" policy: which channels may approve a call
+	// of each tier (host.GateOptions.MayApprove); nil: every channel. When
+	// the host's form may not approve a call, serve does not show it the
+	// form: it asks a waiting approver, or opens the approval page through
+	// a URL elicitation, or holds the call.
+	MayApprove func(decide.Tier, audit.Channel) bool
+	// Later holds the calls no one approved (host.GateOptions.Later), one
+	// store for every client session; nil: none is held.
+	Later *later.Store
+	// Link returns the address of the approval page for a held call, ""
+	// (or nil Link) when no page runs.
+	Link func(approvalID string) string
+	// OnHeld, if set, is told of each call newly held for later approval,
+	// with the question about it: for an approval page to show it (and
+	// answer it with AnswerLater, through audit.ChannelWeb). It must not block.
+	OnHeld func(ap later.Approval, q *host.Question)
+	// Notify, if set, tells the person that a call waits for them, naming
+	// server and tool (the words are the server's: sanitize). It must not
+	// block.
+	Notify func(server, tool string)
+}
+
+// laterPoster is an approver that can show a call held for later
+// approval (approver.Broker.Post).
+type laterPoster interface {
+	Post(id string, q *host.Question, expires time.Time, answer func(host.Answer) error) error
 }
 
 // Server is the gate as an MCP server. Create it with New, then Start it
@@ -159,6 +187,9 @@ type Server struct {
 	sessions map[*mcp.ServerSession]*session
 	idents   map[identity]*session // stateless HTTP clients (statelessSession)
 	spent    map[string]int64      // nonces of answered questions → expiry (roundtrip.go)
+	// heldBy is the gate of each call held for later approval, by its
+	// approval id: the gate that records the answer (AnswerLater).
+	heldBy map[string]*host.Gate
 
 	runMu    sync.Mutex
 	inflight map[string][]*running // upstream server → the calls running there (relay.go)
@@ -208,7 +239,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
-		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{},
+		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}, heldBy: map[string]*host.Gate{},
 		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}, drain: newDrain()}
 	s.explain = host.NewGate(host.GateOptions{Catalog: o.Catalog, Policy: o.Policy, Trusted: o.Trusted,
 		Mode: decide.Interactive, Pins: o.Pins, SessionID: "serve-export"})
@@ -614,6 +645,13 @@ func (s *Server) refusal(r *host.Result) string {
 	if a.ByRule {
 		rule = "add the allow rule " + sanitize.Line(string(a.Rule)) + " to permissions.allow in mcphost's configuration"
 	}
+	if r.Refused != "" {
+		b.WriteString("An approval came, and approved nothing: " + sanitize.Line(r.Refused) + ".\n")
+	}
+	if r.Held != nil {
+		s.heldNote(&b, r.Held)
+		return b.String()
+	}
 	switch via {
 	case AskDeny:
 		b.WriteString("mcphost serve runs with --ask-via deny, so it asks no one")
@@ -642,6 +680,46 @@ func (s *Server) refusal(r *host.Result) string {
 	}
 	b.WriteString(". Do not retry it unchanged until then.")
 	return b.String()
+}
+
+// AnswerLater records a person's answer, given through ans.Via (the
+// approval page: audit.ChannelWeb), to the call held under approval id id: an
+// approval lets the same call, retried by the same client within the
+// approval's lifetime, run once. An unknown, expired or answered id, or a
+// channel that may not approve the call's tier, approves nothing.
+func (s *Server) AnswerLater(id string, ans host.Answer) error {
+	s.mu.Lock()
+	g := s.heldBy[id]
+	s.mu.Unlock()
+	if g == nil {
+		return later.ErrUnknown
+	}
+	return g.AnswerLater(id, ans)
+}
+
+// heldNote says where a held call can be approved and that the model
+// should make the same call again once it is: the approval id, the page's
+// link when one runs, `mcphost approve` when this serve has an approver
+// socket, and until when.
+func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
+	link := ""
+	if s.o.Link != nil {
+		link = s.o.Link(ap.ID)
+	}
+	fmt.Fprintf(b, "It waits for a person's approval under approval id %s until %s.\n", ap.ID, ap.Expires.UTC().Format("15:04:05 UTC"))
+	var where []string
+	if link != "" {
+		where = append(where, "open "+link)
+	}
+	if s.o.Approver != nil {
+		where = append(where, "run `mcphost approve` in a terminal")
+	}
+	if len(where) == 0 {
+		b.WriteString("No approval page runs and this mcphost serve has no approver socket, so no one can approve it from here; an allow rule in mcphost's configuration can.\n")
+	} else {
+		b.WriteString("The person can approve it: " + strings.Join(where, ", or ") + ".\n")
+	}
+	b.WriteString("Tell the person it waits, and once they have approved it, make exactly the same call again (the same tool and arguments): it then runs once. Until then, calling it again runs nothing.")
 }
 
 // session is one client's state: its gate (grants, taint) and who it is.
@@ -689,13 +767,40 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 }
 
 func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
-	return host.NewGate(host.GateOptions{
+	var g *host.Gate
+	g = host.NewGate(host.GateOptions{
 		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted, MayTrust: s.o.MayTrust,
 		Asker: a, Mode: decide.Interactive, CanAsk: canAsk,
 		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
 		Observer: s.o.Observer, Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+		MayApprove: s.o.MayApprove, Later: s.o.Later,
+		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, ap, q) },
 	})
+	return g
+}
+
+// held shows a call newly held for later approval to the approvers, where
+// `mcphost approve` (and the approval page) can answer it, and tells the
+// person a call waits.
+func (s *Server) held(g *host.Gate, ap later.Approval, q *host.Question) {
+	s.mu.Lock()
+	for id := range s.heldBy {
+		if _, ok := s.o.Later.Get(id); !ok {
+			delete(s.heldBy, id) // expired, or spent and forgotten
+		}
+	}
+	s.heldBy[ap.ID] = g
+	s.mu.Unlock()
+	if p, ok := s.o.Approver.(laterPoster); ok {
+		_ = p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+	}
+	if s.o.OnHeld != nil {
+		s.o.OnHeld(ap, q)
+	}
+	if s.o.Notify != nil {
+		s.o.Notify(q.Server, q.Tool.Name)
+	}
 }
 
 // identity is who a stateless client says it is: its clientInfo name and

@@ -198,12 +198,25 @@ func (m *Model) dialogSize() (int, int) {
 }
 
 // asker is the line that names the client whose call is shown (as it named
-// itself to serve), or "" when there is no such call.
+// itself to serve) and, for a call held for later approval, that it runs
+// once when the model calls it again; "" when there is neither.
 func (m *Model) asker() string {
-	if len(m.queue) == 0 || m.queue[0].Client == "" {
+	if len(m.queue) == 0 {
 		return ""
 	}
-	return "Asked by " + sanitize.Line(m.queue[0].Client) + " through mcphost serve"
+	q := m.queue[0]
+	var parts []string
+	if q.Client != "" {
+		parts = append(parts, "Asked by "+sanitize.Line(q.Client)+" through mcphost serve")
+	}
+	if q.Later {
+		held := "Held for later approval: approved, it runs once when the model calls it again"
+		if t, err := time.Parse(time.RFC3339, q.Expires); err == nil {
+			held += ", until " + t.Local().Format("15:04")
+		}
+		parts = append(parts, held)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // View draws the status line, the last note, and the dialog.

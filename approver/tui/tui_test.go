@@ -237,6 +237,11 @@ func TestWaitsForAServeAndNamesTheClientThatAsks(t *testing.T) {
 	q.Client = "Codex\x1b[2J 0.9"
 	s.update(EventMsg{q})
 	s.mustShow("Asked by Codex\\x1b[2J 0.9 through mcphost serve")
+	held := question("b", "purge", decide.T3)
+	held.Later, held.Expires = true, "not a time"
+	s.update(EventMsg{held})
+	s.update(EventMsg{&approver.Withdrawn{Type: approver.TypeWithdrawn, ID: q.ID}})
+	s.mustShow("Held for later approval: approved, it runs once when the model calls it again")
 	if u := termtest.Unsafe(s.m.View().Content); u != "" {
 		t.Fatalf("the client's name reaches the terminal unsanitized: %s", u)
 	}

@@ -144,6 +144,8 @@ func (st *setup) policyLines(g *globalOptions, s *streams) []policyLine {
 	}
 	out = append(out, auto)
 
+	out = append(out, st.askViaLines()...)
+
 	if m != nil {
 		if m.HasAllowed {
 			if len(m.AllowedServers) == 0 {

@@ -162,11 +162,14 @@ func runRun(ctx context.Context, g *globalOptions, o *runOptions, s *streams) er
 		return err
 	}
 	defer cont.close()
+	var gate *host.Gate
+	defer st.holdLater(s, &gate)()
 	sess, err := st.openSessionFrom(ctx, g, s, decide.Headless, host.HeadlessAsker{}, cont.taint, cont.onTaint)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
+	gate = sess.gate
 	for _, ss := range append(sess.m.Servers(), st.held...) {
 		if ss.State != "ready" && ss.State != stateDisabled {
 			fmt.Fprintf(s.Err, "mcphost: warning: server %s is %s; its tools are not offered: %s\n", sanitize.Line(ss.Name), ss.State, serverFailure(ss))
@@ -387,7 +390,11 @@ func callLine(c *host.CallEntry) string {
 // can, such as accepting a changed definition), or restart a stale server.
 func callNote(c *host.CallEntry) string {
 	if c.Stale || c.Status == host.StatusBlocked {
-		return showingName(c.Message, c.Server+"/"+c.Tool, false)
+		note := showingName(c.Message, c.Server+"/"+c.Tool, false)
+		if c.ApprovalID != "" {
+			note += "\n  held for approval under id " + c.ApprovalID + ": approved with `mcphost approve`, the model's same call runs once"
+		}
+		return note
 	}
 	return ""
 }

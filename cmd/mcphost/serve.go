@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,9 @@ type serveOptions struct {
 	// ListWait bounds how long tools/list waits for servers still
 	// starting that have no pinned tools to offer.
 	ListWait time.Duration
+	// ApprovalLifetime is how long a call no one approved is held for a
+	// later approval, and how long that approval waits for the retry.
+	ApprovalLifetime time.Duration
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -102,6 +106,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.StringVar(&o.TLSCert, "tls-cert", "", "serve --http over TLS with the certificate (chain) in PEM `FILE`; needs --tls-key")
 	f.StringVar(&o.TLSKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
+	f.DurationVar(&o.ApprovalLifetime, "approval-lifetime", later.DefaultLifetime, "hold a call no one approved for `DURATION` so that a person can approve it later (with `mcphost approve`) and the same call, retried, runs once")
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
@@ -118,6 +123,9 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	}
 	if o.MaxTools < 0 || o.MaxTools == 1 {
 		return usageError(fmt.Errorf("--max-tools %d: want 0 (no cap) or at least 2, room for the search tool and a tool found", o.MaxTools))
+	}
+	if o.ApprovalLifetime <= 0 {
+		return usageError(fmt.Errorf("--approval-lifetime %s: want a positive duration, such as 10m", o.ApprovalLifetime))
 	}
 	if o.ListWait <= 0 {
 		return usageError(fmt.Errorf("--list-wait %s: want a positive duration, such as 8s", o.ListWait))
@@ -204,6 +212,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
+		MayApprove: st.mayApprove(), Later: later.New(later.Options{Lifetime: o.ApprovalLifetime}),
+		Notify: desktopNotify,
 	})
 	defer srv.Close() // before the manager closes
 	if o.HTTP != "" {

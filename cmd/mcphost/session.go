@@ -156,7 +156,7 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		ss.audit, log = l, l
 	}
 	ss.tel = st.startTelemetry(s)
-	ss.gate = host.NewGate(host.GateOptions{
+	o := host.GateOptions{
 		Catalog:   ss.m,
 		Policy:    policy,
 		Trusted:   func(name string) bool { return st.trusted[name] },
@@ -170,7 +170,11 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Taint:     ss.taint,
 		OnTaint:   ss.onTaint,
 		Observer:  ss.tel.observer(),
-	})
+	}
+	if st.later != nil {
+		st.later(&o)
+	}
+	ss.gate = host.NewGate(o)
 	return ss
 }
 

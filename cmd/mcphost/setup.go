@@ -17,7 +17,10 @@ import (
 
 // setup is a loaded configuration, ready to start.
 type setup struct {
-	cfg   *config.Config
+	cfg *config.Config
+	// later, if set, adds holding calls for a later approval to the gate
+	// withGate makes (`mcphost run`: holdLater).
+	later func(o *host.GateOptions)
 	store *host.StateStore // pins, always grants, recorded trust and consents
 	// pins pins every listed tool on first sight (trusted servers' in the
 	// store), shared by the listing hook and the gate.

@@ -1,0 +1,151 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/later"
+)
+
+// laterCall is what makes a retry the same call as the one held: the
+// client, the server and its identity, the tool, its definition, the
+// arguments and the tier.
+func (g *Gate) laterCall(a *account) later.Call {
+	client := ""
+	if c := g.o.Client; c != nil {
+		client = c.Name + "\x00" + c.Version + "\x00" + c.Session
+	}
+	return later.Call{Client: client, Server: a.Server, Identity: a.ident, Tool: a.tool.Name,
+		Definition: a.tool.Hash, ArgsHash: decide.ArgsHash(a.Args), Tier: a.Decision.Tier.String()}
+}
+
+// takeLater spends an approval a person gave later for this very call, if
+// there is one: the call then runs as approved once.
+func (g *Gate) takeLater(a *account) bool {
+	if g.o.Later == nil {
+		return false
+	}
+	ap, ok := g.o.Later.Take(g.laterCall(a))
+	if !ok {
+		return false
+	}
+	a.Held = &ap
+	a.DecidedBy = audit.ByPerson(decide.ScopeOnce.String())
+	a.Via = knownChannel(ap.Via) // the way the later approval came
+	g.approvalRecord(a, ap, audit.ApprovalUsed)
+	return true
+}
+
+// deniedLater reports the reason of a person who denied this very call
+// while it was held; the denial is spent with the telling.
+func (g *Gate) deniedLater(a *account) (reason string, ok bool) {
+	if g.o.Later == nil {
+		return "", false
+	}
+	ap, ok := g.o.Later.Denial(g.laterCall(a))
+	if !ok {
+		return "", false
+	}
+	if ap.Reason == "" {
+		return "the person denied it when it was held for approval", true
+	}
+	return ap.Reason, true
+}
+
+// hold keeps the call for a person's later approval (GateOptions.Later),
+// writes the approval record of a newly held call, and tells OnHold.
+func (g *Gate) hold(a *account, q *Question) *later.Approval {
+	if g.o.Later == nil {
+		return nil
+	}
+	ap, held := g.o.Later.Hold(g.laterCall(a))
+	if held {
+		g.approvalRecord(a, ap, audit.ApprovalHeld)
+		if g.o.OnHold != nil {
+			g.o.OnHold(ap, q)
+		}
+	}
+	return &ap
+}
+
+// approvalRecord writes an approval record of the call's account.
+func (g *Gate) approvalRecord(a *account, ap later.Approval, state string) {
+	if g.o.Audit == nil {
+		return
+	}
+	rec := g.base(a)
+	rec.Kind, rec.ApprovalID, rec.ApprovalState = audit.Approval, ap.ID, state
+	_ = g.o.Audit.Append(rec)
+}
+
+// ErrChannel is why an answer approved nothing: it came through a channel
+// that may not approve a call of its tier (GateOptions.MayApprove).
+var ErrChannel = errors.New("the answer came through a channel that may not approve this call")
+
+// channelRefusal says why an approval through via counts for nothing at
+// tier, or "" when it counts.
+func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
+	if g.o.MayApprove == nil || g.o.MayApprove(tier, via) {
+		return ""
+	}
+	name := string(via)
+	if name == "" {
+		name = "an unnamed channel"
+	}
+	return fmt.Sprintf("an approval through %s may not approve a tier-%s call (askVia); approve it in mcphost's chat, with `mcphost approve`, or on mcphost's approval page", name, tier)
+}
+
+// AnswerLater records a person's answer to the held call id: an approval
+// lets the same call, retried within the approval's lifetime, run once; a
+// denial tells the retry the person's reason. The answer must come
+// through a channel that may approve the call's tier. The answer is
+// written to the audit log.
+func (g *Gate) AnswerLater(id string, ans Answer) error {
+	if g.o.Later == nil {
+		return later.ErrUnknown
+	}
+	ap, ok := g.o.Later.Get(id)
+	if !ok {
+		return later.ErrUnknown
+	}
+	if ans.Approve {
+		var tier decide.Tier
+		if err := tier.UnmarshalText([]byte(ap.Call.Tier)); err != nil {
+			return fmt.Errorf("the held call has no known tier: %w", err)
+		}
+		if why := g.channelRefusal(tier, ans.Via); why != "" {
+			return fmt.Errorf("%w: %s", ErrChannel, why)
+		}
+	}
+	ap, err := g.o.Later.Answer(id, ans.Approve, string(ans.Via), ans.Reason)
+	if err != nil {
+		return err
+	}
+	if g.o.Audit != nil {
+		c := ap.Call
+		rec := &audit.Record{Kind: audit.Approval, SessionID: g.o.SessionID, Client: g.o.Client,
+			Server: c.Server, ServerIdentity: c.Identity, Tool: c.Tool, DefHash: c.Definition, ArgsHash: c.ArgsHash,
+			Tier: c.Tier, ApprovalID: ap.ID, ApprovalState: audit.ApprovalDenied, DecidedBy: audit.ByPersonDenial,
+			Via: knownChannel(string(ans.Via))}
+		if ans.Approve {
+			rec.ApprovalState, rec.DecidedBy = audit.ApprovalApproved, audit.ByPerson(decide.ScopeOnce.String())
+		}
+		if err := g.o.Audit.Append(rec); err != nil {
+			// The answer stands (the retry's own records will say it
+			// ran); the one who answered hears that its record failed.
+			return fmt.Errorf("the answer was taken, but its audit record could not be written: %w", err)
+		}
+	}
+	return nil
+}
+
+// knownChannel is via as a channel of the audit log, or unknown when it is
+// none.
+func knownChannel(via string) audit.Channel {
+	if c := audit.Channel(via); c.Known() {
+		return c
+	}
+	return audit.ChannelUnknown
+}
