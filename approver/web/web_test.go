@@ -253,7 +253,7 @@ func TestHeaders(t *testing.T) {
 		resp, _ := h.get(path, nil)
 		hd := resp.Header
 		for k, want := range map[string]string{
-			"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+			"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
 		} {
 			if got := hd.Get(k); got != want {
 				t.Errorf("%s: %s %q, want %q", path, k, got, want)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/approver/web"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
@@ -44,6 +45,9 @@ type serveOptions struct {
 	// ListWait bounds how long tools/list waits for servers still
 	// starting that have no pinned tools to offer.
 	ListWait time.Duration
+	// Web serves the approval page on WebAddr (approve.go).
+	Web     bool
+	WebAddr string
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -103,6 +107,8 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.StringVar(&o.TLSKey, "tls-key", "", "the private key in PEM `FILE` of --tls-cert")
 	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
+	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
+	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -151,6 +157,15 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	} else {
 		defer b.Close()
 		approve = b
+	}
+	if o.Web {
+		stop, err := startWebPage(ctx, s, o.WebAddr)
+		if err != nil {
+			return usageError(err)
+		}
+		defer stop()
+	} else if o.WebAddr != web.DefaultAddr {
+		return usageError(errors.New("--web-addr is for --web: add --web to serve the approval page"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
