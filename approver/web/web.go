@@ -200,7 +200,11 @@ func (p *Page) Run(ctx context.Context, src Source) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	_ = srv.Shutdown(sctx) // event streams end with ctx; nothing else lingers
+	if srv.Shutdown(sctx) != nil {
+		// An event stream outlived the second (src ended, not ctx):
+		// cut it.
+		_ = srv.Close()
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -96,22 +96,31 @@ func TestWebPageInBrowser(t *testing.T) {
 	}()
 	defer func() {
 		inW.Close()
+		outR.Close() // a serve still writing to its client stops
 		if code := <-done; code != 0 {
 			t.Errorf("serve exited %d", code)
 		}
 	}()
 	// serve prints the page's link on standard error, first thing.
-	stderr := bufio.NewScanner(errR)
-	link := ""
-	for link == "" && stderr.Scan() {
-		if m := regexp.MustCompile(`approval page: (http://127\.0\.0\.1:\d+/open\?k=[0-9a-f]{64})$`).FindStringSubmatch(stderr.Text()); m != nil {
-			link = m[1]
+	links := make(chan string, 1)
+	go func() {
+		stderr := bufio.NewScanner(errR)
+		for stderr.Scan() {
+			if m := regexp.MustCompile(`approval page: (http://127\.0\.0\.1:\d+/open\?k=[0-9a-f]{64})$`).FindStringSubmatch(stderr.Text()); m != nil {
+				links <- m[1]
+			}
 		}
+		close(links)
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(30 * time.Second):
 	}
 	if link == "" {
+		cancel()
 		t.Fatalf("serve printed no link on standard error")
 	}
-	go func() { _, _ = io.Copy(io.Discard, errR) }()
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "web-test-client", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
