@@ -4,17 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/approver/tui"
+	"github.com/mcphost/mcphost/approver/web"
 	"github.com/mcphost/mcphost/config"
 )
 
+// approveOptions are approve's flags.
+type approveOptions struct {
+	// Web serves the approval page instead of the terminal screen.
+	Web bool
+	// NoOpen prints the page's link without opening a browser.
+	NoOpen bool
+	// Addr is where the page listens (127.0.0.1 only).
+	Addr string
+}
+
 func newApproveCmd(_ *globalOptions, s *streams) *cobra.Command {
-	return &cobra.Command{
+	o := &approveOptions{}
+	cmd := &cobra.Command{
 		Use:   "approve",
 		Short: "Answer the calls the running mcphost serves ask a person about",
 		Long: `approve connects to every mcphost serve running for this user (each has a
@@ -29,46 +43,137 @@ It stays open: when no serve runs it waits for one to start, it connects to
 each serve that starts later, and again to a serve that restarts, so it can
 be left open in a terminal of its own.
 
+--web shows the same calls on a web page instead, on 127.0.0.1 only: approve
+prints the page's link (it carries a secret made for this start) and opens it
+in the browser when there is a desktop, unless --no-open. Only a browser that
+opened the link can see or answer the calls.
+
 Several approvers may run; the first answer counts. When the last one quits,
 calls that wait are refused.`,
+		Example: `  mcphost approve
+  mcphost approve --web
+  mcphost approve --web --no-open --addr 127.0.0.1:8766`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runApprove(cmd.Context(), s)
+			if (o.NoOpen || cmd.Flags().Changed("addr")) && !o.Web {
+				return usageError(errors.New("--no-open and --addr are for --web: add --web to serve the approval page"))
+			}
+			return runApprove(cmd.Context(), o, s)
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Web, "web", false, "show the calls on a web page on 127.0.0.1 instead of in the terminal")
+	f.BoolVar(&o.NoOpen, "no-open", false, "with --web, print the page's link without opening a browser")
+	f.StringVar(&o.Addr, "addr", web.DefaultAddr, "with --web, listen on `ADDR` (127.0.0.1 and a port, 0 for a free one)")
+	return cmd
 }
 
 // watchEvery is how often approve looks for a serve that started since.
 const watchEvery = time.Second
 
-// runApprove shows the approver's screen until the person quits: it
-// connects to the serves that run, waits for one when none does, and
-// connects to each serve that starts (or restarts) while it is open.
-func runApprove(ctx context.Context, s *streams) error {
-	if !s.Terminal {
-		return usageError(errors.New("mcphost approve shows a dialog and needs a terminal on standard input and output: run it in a terminal window (not through a pipe or a script)"))
+// runApprove shows the approver's screen, or with --web serves the
+// approval page, until the person quits: it connects to the serves that
+// run, waits for one when none does, and connects to each serve that
+// starts (or restarts) while it is open.
+func runApprove(ctx context.Context, o *approveOptions, s *streams) error {
+	if !o.Web && !s.Terminal {
+		return usageError(errors.New("mcphost approve shows a dialog and needs a terminal on standard input and output: run it in a terminal window (not through a pipe or a script), or use mcphost approve --web"))
 	}
+	mux, stop := watchServes(ctx, s)
+	defer stop()
+	if o.Web {
+		page, err := web.Listen(web.Options{Addr: o.Addr, Serves: mux.Serves})
+		if err != nil {
+			return usageError(fmt.Errorf("--addr: %w", err))
+		}
+		defer page.Close()
+		fmt.Fprintf(s.Out, "Approval page: %s\n", page.Link())
+		fmt.Fprintln(s.Out, "Only a browser that opened this link sees the calls; keep it to yourself. Ctrl+C stops the page.")
+		if !o.NoOpen {
+			if err := openBrowser(s, page.Link()); err != nil {
+				fmt.Fprintf(s.Err, "mcphost: %v; open the link above yourself\n", err)
+			}
+		}
+		return page.Run(ctx, mux)
+	}
+	err := tui.Run(ctx, tui.Streams{In: s.In, Out: s.Out}, mux, tui.Config{Serves: mux.Serves, NoColor: !s.Color})
+	if err != nil {
+		return fmt.Errorf("%w; calls still waiting are refused unless another approver runs", err)
+	}
+	return nil
+}
+
+// watchServes connects a Mux that stays open to the serves that run and
+// to each that starts later, naming on s.Err a serve it cannot speak to.
+// stop closes it.
+func watchServes(ctx context.Context, s *streams) (mux *approver.Mux, stop func()) {
 	dir := approver.SocketDir(config.StateDir(s.Getenv("XDG_STATE_HOME")))
-	mux := approver.NewMux()
+	mux = approver.NewMux()
 	mux.StayOpen()
-	defer mux.Close()
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	problems, err := mux.Dial(dctx, dir)
 	cancel()
 	if err != nil && !errors.Is(err, approver.ErrNoServe) {
 		// A serve that cannot be spoken to (another version, say) is
-		// named; approve waits for the others.
+		// named; the approver waits for the others.
 		problems = append(problems, err)
 	}
 	for _, p := range problems {
 		fmt.Fprintf(s.Err, "mcphost: warning: %v\n", p)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
+	wctx, cancelWatch := context.WithCancel(ctx)
 	go mux.Watch(wctx, dir, watchEvery)
-	err = tui.Run(ctx, tui.Streams{In: s.In, Out: s.Out}, mux, tui.Config{Serves: mux.Serves, NoColor: !s.Color})
-	if err != nil {
-		return fmt.Errorf("%w; calls still waiting are refused unless another approver runs", err)
+	return mux, func() {
+		cancelWatch()
+		mux.Close()
 	}
+}
+
+// startWebPage serves the approval page for serve --web, on a Mux of its
+// own that reaches this serve and every other serve of the person. It
+// prints the link on s.Err (standard output may be the MCP stream). stop
+// ends the page.
+func startWebPage(ctx context.Context, s *streams, addr string) (stop func(), err error) {
+	mux, stopMux := watchServes(ctx, s)
+	page, err := web.Listen(web.Options{Addr: addr, Serves: mux.Serves})
+	if err != nil {
+		stopMux()
+		return nil, fmt.Errorf("--web-addr: %w", err)
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := page.Run(pctx, mux); err != nil {
+			fmt.Fprintf(s.Err, "mcphost: the approval page stopped: %v\n", err)
+		}
+	}()
+	fmt.Fprintf(s.Err, "mcphost: approval page: %s\n", page.Link())
+	return func() {
+		cancel()
+		<-done
+		stopMux()
+		page.Close()
+	}, nil
+}
+
+// openBrowser opens link in the person's browser when there is a desktop
+// to open it on: xdg-open under X11 or Wayland, open on macOS. Without one
+// it does nothing; the link is printed either way.
+var openBrowser = func(s *streams, link string) error {
+	var name string
+	switch {
+	case runtime.GOOS == "darwin":
+		name = "open"
+	case s.Getenv("DISPLAY") != "" || s.Getenv("WAYLAND_DISPLAY") != "":
+		name = "xdg-open"
+	default:
+		return nil
+	}
+	cmd := exec.Command(name, link)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("open the browser with %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait() }() // the opener's own end is not ours to judge
 	return nil
 }

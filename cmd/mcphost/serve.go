@@ -5,15 +5,17 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/mcphost/mcphost/approver"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/approver/web"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
@@ -48,6 +50,9 @@ type serveOptions struct {
 	// ApprovalLifetime is how long a call no one approved is held for a
 	// later approval, and how long that approval waits for the retry.
 	ApprovalLifetime time.Duration
+	// Web serves the approval page on WebAddr (approve.go).
+	Web     bool
+	WebAddr string
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -108,6 +113,8 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.BoolVar(&o.PlainHTTP, "insecure-plain-http", false, "let --allow-remote serve plain HTTP without TLS: the bearer token and every call cross the network in clear")
 	f.DurationVar(&o.ApprovalLifetime, "approval-lifetime", later.DefaultLifetime, "hold a call no one approved for `DURATION` so that a person can approve it later (with `mcphost approve`) and the same call, retried, runs once")
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
+	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
+	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -159,6 +166,15 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	} else {
 		defer b.Close()
 		approve = b
+	}
+	if o.Web {
+		stop, err := startWebPage(ctx, s, o.WebAddr)
+		if err != nil {
+			return usageError(err)
+		}
+		defer stop()
+	} else if o.WebAddr != web.DefaultAddr {
+		return usageError(errors.New("--web-addr is for --web: add --web to serve the approval page"))
 	}
 	st, err := loadSetup(g, s)
 	if err != nil {
@@ -213,7 +229,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
 		MayApprove: st.mayApprove(), Later: later.New(later.Options{Lifetime: o.ApprovalLifetime}),
-		Notify: desktopNotify,
+		Notify: desktopNotify, Link: heldLink(web.CurrentLink),
 	})
 	defer srv.Close() // before the manager closes
 	if o.HTTP != "" {
@@ -373,4 +389,22 @@ func serveLabel(o *serveOptions, workDir string) string {
 		return "stdio in " + workDir
 	}
 	return "stdio"
+}
+
+// heldLink names a held call on the approval page this process serves,
+// for the refusal the client and its model read: the page's address with
+// the call's id, never the link's secret. The secret is the page's whole
+// lock (whoever has it can answer), so it goes only where the person
+// reads it (standard error, the terminal), never to the host, which may
+// answer on its own. A browser that opened the printed link has the
+// page's cookie and is shown the call; any other is told to open that
+// link. No page (current returns ""): no link.
+func heldLink(current func() string) func(approvalID string) string {
+	return func(id string) string {
+		u, err := url.Parse(current())
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/", Fragment: id}).String()
+	}
 }

@@ -237,6 +237,11 @@ func typedWord(name string) string {
 	return name
 }
 
+// TypedWord is what approving a T3 call of the tool name asks the person
+// to type, in every approver that asks (this dialog, the web page): the
+// same rule everywhere, so no front is easier to satisfy than another.
+func TypedWord(name string) string { return typedWord(name) }
+
 // reasonText is the sentence for one reason. A rule's sentence says its id
 // follows the colon, so the code is shown with it.
 func reasonText(r decide.Reason) string {

@@ -1,0 +1,282 @@
+package web
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/sanitize"
+	"github.com/mcphost/mcphost/ui/dialog"
+)
+
+// Bounds of what a card shows at first; the rest of a value is one click
+// away.
+const (
+	shownValue   = 300      // bytes of a value shown before "show all"
+	maxLeaves    = 2000     // values listed one by one; past it the text is shown whole
+	maxLeafDepth = 64       // nesting followed
+	maxDescShown = 16 << 10 // a description, as the approver protocol bounds it
+	maxArgsShown = 2 << 20  // arguments shown whole when they cannot be listed
+)
+
+// card is one waiting call as the page shows it. Every string is
+// sanitized here; the template escapes it for HTML.
+type card struct {
+	ID, ArgsHash  string
+	Name          string // server/tool, each sanitize.Name
+	Server, Tool  string
+	Class, Tier   string
+	Danger        bool
+	Serve, Client string
+	Title, Desc   string
+	Poison        []string
+	Untrusted     bool
+	Changed       bool
+	ChangedFields []string
+	Ask, Favour   []reason
+	Args          []arg
+	ArgsNote      string
+	Scopes        []scopeChoice
+	Typed         string // the word to type at tier 3
+}
+
+type reason struct{ Text, Code string }
+
+// arg is one value of the arguments: its path and JSON text, cut for the
+// first look when long, with the whole of it behind "show all".
+type arg struct {
+	Path, Short, Full string
+	Size              int
+}
+
+type scopeChoice struct{ Value, Label string }
+
+var scopeLabels = map[decide.Scope]string{
+	decide.ScopeOnce: "Allow once", decide.ScopeArgs: "Allow these arguments", decide.ScopeSession: "Allow this session",
+}
+
+// cardOf builds the card of q.
+func cardOf(q *approver.Question) card {
+	c := card{
+		ID: q.ID, ArgsHash: approver.ArgsHash(q.Arguments),
+		Server: sanitize.Name(q.Server), Tool: sanitize.Name(q.Tool),
+		Class: q.Class.String(), Tier: q.Tier.String(), Danger: q.Tier >= decide.T2,
+		Client:    sanitize.Line(q.Client),
+		Title:     sanitize.Line(q.Title),
+		Desc:      sanitize.Truncate(sanitize.Text(q.Description), maxDescShown),
+		Poison:    decide.PoisonFlags(q.Description),
+		Untrusted: !q.Trusted,
+		Changed:   q.Changed,
+	}
+	c.Name = c.Server + "/" + c.Tool
+	if q.From != nil {
+		c.Serve = approver.ServeName(q.From)
+	}
+	for _, f := range q.ChangedFields {
+		c.ChangedFields = append(c.ChangedFields, sanitize.Line(f))
+	}
+	d := decide.Decision{Verdict: decide.Ask, Tier: q.Tier, Class: q.Class}
+	for _, r := range q.Reasons {
+		d.Reasons = append(d.Reasons, decide.Reason{Code: r.Code, Text: r.Text})
+	}
+	ask, favour := d.Split()
+	for _, r := range ask {
+		c.Ask = append(c.Ask, reasonOf(r))
+	}
+	for _, r := range favour {
+		c.Favour = append(c.Favour, reasonOf(r))
+	}
+	c.Args, c.ArgsNote = leaves(q.Arguments)
+	for _, s := range []decide.Scope{decide.ScopeOnce, decide.ScopeArgs, decide.ScopeSession} {
+		if offered(q, s) {
+			c.Scopes = append(c.Scopes, scopeChoice{Value: s.String(), Label: scopeLabels[s]})
+		}
+	}
+	if q.Tier >= decide.T3 && len(c.Scopes) > 0 {
+		c.Typed = dialog.TypedWord(q.Tool)
+	}
+	return c
+}
+
+func reasonOf(r decide.Reason) reason {
+	text := r.Text
+	if text == "" {
+		text = decide.ReasonText(r.Code)
+	}
+	return reason{Text: sanitize.Line(text), Code: sanitize.Line(r.Code)}
+}
+
+// leaves lists every value of the arguments by its path ("user.name",
+// "items[2]"), the shortest first so that a long value cannot push a
+// short, decisive one out of sight; each is cut at shownValue with the
+// whole of it one click away. Arguments that are not JSON, nested too
+// deep or holding too many values are shown as their whole text, with a
+// note saying why.
+func leaves(raw string) ([]arg, string) {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if strings.TrimSpace(raw) == "" {
+		return nil, ""
+	}
+	if dec.Decode(&v) != nil || dec.More() {
+		return []arg{whole(raw)}, "not valid JSON: shown as text"
+	}
+	var out []arg
+	note := ""
+	var walk func(path string, v any, depth int)
+	walk = func(path string, v any, depth int) {
+		if note != "" {
+			return
+		}
+		if depth > maxLeafDepth {
+			note = "nested deeper than " + strconv.Itoa(maxLeafDepth) + " levels: shown as text"
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if len(x) == 0 {
+				break
+			}
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				name := k
+				if path != "" {
+					name = path + "." + k
+				}
+				walk(name, x[k], depth+1)
+			}
+			return
+		case []any:
+			if len(x) == 0 {
+				break
+			}
+			for i, e := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
+			}
+			return
+		}
+		if len(out) == maxLeaves {
+			note = "more than " + strconv.Itoa(maxLeaves) + " values: shown as text"
+			return
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // the template escapes; the person reads the value as sent
+		_ = enc.Encode(v)
+		a := cut(sanitize.Line(strings.TrimSuffix(b.String(), "\n")))
+		a.Path = sanitize.Line(path)
+		out = append(out, a)
+	}
+	walk("", v, 0)
+	if note != "" {
+		return []arg{whole(raw)}, note
+	}
+	slices.SortStableFunc(out, func(a, b arg) int {
+		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))
+	})
+	return out, ""
+}
+
+// whole is the arguments' text as one value.
+func whole(raw string) arg {
+	return cut(sanitize.Truncate(sanitize.Text(raw), maxArgsShown))
+}
+
+// cut is a value shown up to shownValue bytes, the whole in Full when it
+// is longer.
+func cut(s string) arg {
+	a := arg{Short: s, Size: len(s)}
+	if len(s) > shownValue {
+		n := shownValue
+		for n > 0 && !isRuneStart(s[n]) {
+			n--
+		}
+		a.Short, a.Full = s[:n]+"…", s
+	}
+	return a
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// view is what the page's template draws.
+type view struct {
+	CSRF   string
+	Status string
+	Cards  []card
+	Notes  []note
+}
+
+func (p *Page) view(s *session) view {
+	v := view{CSRF: s.csrf}
+	p.mu.Lock()
+	for _, q := range p.waiting {
+		v.Cards = append(v.Cards, cardOf(q))
+	}
+	v.Notes = append(v.Notes, p.notes...)
+	p.mu.Unlock()
+	v.Status = p.status(len(v.Cards))
+	return v
+}
+
+// status is the line above the calls: what the page is connected to and
+// how many calls wait.
+func (p *Page) status(n int) string {
+	s := ""
+	if p.o.Serves != nil {
+		switch hs := p.o.Serves(); len(hs) {
+		case 0:
+			s = "No mcphost serve runs now; this page connects to each serve as it starts. "
+		case 1:
+			s = "Connected to " + approver.ServeName(hs[0]) + ". "
+		default:
+			s = "Connected to " + strconv.Itoa(len(hs)) + " serves. "
+		}
+	}
+	switch n {
+	case 0:
+		return s + "No call is waiting for approval."
+	case 1:
+		return s + "1 call waits."
+	}
+	return s + strconv.Itoa(n) + " calls wait."
+}
+
+func (p *Page) page(w http.ResponseWriter, _ *http.Request, s *session) {
+	p.render(w, "page", p.view(s))
+}
+
+func (p *Page) cards(w http.ResponseWriter, _ *http.Request, s *session) {
+	p.render(w, "live", p.view(s))
+}
+
+func (p *Page) render(w http.ResponseWriter, name string, v view) {
+	var b bytes.Buffer
+	if err := pageTmpl.ExecuteTemplate(&b, name, v); err != nil {
+		http.Error(w, "the page could not be drawn: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
+}
+
+var pageTmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"pair": func(csrf string, c card) cardView { return cardView{CSRF: csrf, Card: c} },
+}).ParseFS(static, "static/page.tmpl"))
+
+// cardView is a card with the session's CSRF token its form carries.
+type cardView struct {
+	CSRF string
+	Card card
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcphost/mcphost/fixtures"
+)
+
+// webServerArg makes the test binary a raw MCP server over stdio for the
+// approval page's tests: each call it runs is written, one line, to the
+// file named after the argument, so a test counts what ran.
+const webServerArg = "web-page-test-server"
+
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == webServerArg {
+		serveWebTools(os.Args[2])
+		os.Exit(0)
+	}
+}
+
+// The hostile tool's words.
+const (
+	hostileName  = "purge<script>alert(1)</script>"
+	hostileTitle = "<img src=x onerror=alert(2)>\u202eTidy"
+	hostileDesc  = "<script>alert(3)</script>\u202e Tidies up."
+)
+
+func serveWebTools(effects string) {
+	closed := map[string]any{"readOnlyHint": false, "destructiveHint": true, "openWorldHint": false}
+	open := map[string]any{"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true}
+	var mu sync.Mutex
+	(&fixtures.RawServer{Name: "web", Tools: []map[string]any{
+		{"name": "drop_table", "description": "Drops a table.", "annotations": closed},
+		{"name": "wipe_all", "description": "Wipes every remote copy.", "annotations": open},
+		{"name": hostileName, "title": hostileTitle, "description": hostileDesc, "annotations": closed},
+	}, Call: func(params json.RawMessage) (any, bool) {
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(params, &p)
+		mu.Lock()
+		f, err := os.OpenFile(effects, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			fmt.Fprintf(f, "%s %.60s\n", p.Name, p.Arguments)
+			f.Close()
+		}
+		mu.Unlock()
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": "ran " + p.Name}}}, true
+	}}).Serve(os.Stdin, os.Stdout)
+}
+
+// TestWebPageInBrowser drives the approval page in a real browser
+// (Chromium, through playwright-core; scripts/web-e2e.sh installs
+// Chromium when it can): `mcphost serve --web --ask-via approver` serves a
+// client whose calls need a person, and the page opened from serve's link
+// answers them. Allowing once runs the call once; denying with a reason
+// runs nothing and the client reads the reason; a hostile tool renders as
+// text; tier 3 needs the typed name; requests without the cookie or with
+// a wrong CSRF token answer nothing.
+func TestWebPageInBrowser(t *testing.T) {
+	dir := t.TempDir()
+	effects := filepath.Join(dir, "effects")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		s := &streams{In: inR, Out: outW, Err: errW, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		done <- run(ctx, []string{"--server", "web=" + exe + " " + webServerArg + " " + effects, "--trust", "web",
+			"serve", "--ask-via", "approver", "--web"}, s)
+		outW.Close()
+		errW.Close()
+	}()
+	defer func() {
+		inW.Close()
+		outR.Close() // a serve still writing to its client stops
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited %d", code)
+		}
+	}()
+	// serve prints the page's link on standard error, first thing.
+	links := make(chan string, 1)
+	go func() {
+		stderr := bufio.NewScanner(errR)
+		for stderr.Scan() {
+			if m := regexp.MustCompile(`approval page: (http://127\.0\.0\.1:\d+/open\?k=[0-9a-f]{64})$`).FindStringSubmatch(stderr.Text()); m != nil {
+				links <- m[1]
+			}
+		}
+		close(links)
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(30 * time.Second):
+	}
+	if link == "" {
+		cancel()
+		t.Fatalf("serve printed no link on standard error")
+	}
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "web-test-client", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	browser := exec.CommandContext(ctx, "bash", "../../scripts/web-e2e.sh", link)
+	toBrowser, err := browser.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBrowser, err := browser.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var browserErr bytes.Buffer
+	browser.Stderr = &browserErr
+	if err := browser.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		toBrowser.Close()
+		if err := browser.Wait(); err != nil {
+			t.Errorf("the browser script: %v\n%s", err, browserErr.String())
+		}
+	}()
+	said := bufio.NewScanner(fromBrowser)
+	expect := func(want string) {
+		t.Helper()
+		if !said.Scan() {
+			t.Fatalf("the browser script ended before saying %q:\n%s", want, browserErr.String())
+		}
+		if got := said.Text(); got != want {
+			t.Fatalf("the browser script said %q, want %q:\n%s", got, want, browserErr.String())
+		}
+	}
+	tell := func(step string) {
+		t.Helper()
+		if _, err := io.WriteString(toBrowser, step+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := func() []string {
+		b, err := os.ReadFile(effects)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if name, _, _ := strings.Cut(l, " "); name != "" {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	// serve exports a name that is not plain as a name of its own;
+	// the page shows the raw name.
+	exported := map[string]string{}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range lt.Tools {
+		for _, raw := range []string{"drop_table", "wipe_all", hostileName} {
+			if strings.HasPrefix(tool.Name, "web__"+raw[:5]) {
+				exported[raw] = tool.Name
+			}
+		}
+	}
+	if len(exported) != 3 {
+		t.Fatalf("serve lists %d of the 3 tools: %v", len(exported), exported)
+	}
+	call := func(name string, args map[string]any) <-chan *mcp.CallToolResult {
+		res := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: exported[name], Arguments: args})
+			if err != nil {
+				t.Errorf("call %s: %v", name, err)
+			}
+			res <- r
+		}()
+		return res
+	}
+	text := func(r *mcp.CallToolResult) string {
+		if r == nil {
+			return ""
+		}
+		var b strings.Builder
+		for _, c := range r.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+
+	expect("opened") // the link set the cookie and the page shows
+
+	res := call("drop_table", map[string]any{"table": "users"})
+	tell("allow-once")
+	expect("allowed")
+	if r := <-res; r == nil || r.IsError || text(r) != "ran drop_table" {
+		t.Fatalf("the call allowed once: %+v %q", r, text(r))
+	}
+	if got := ran(); len(got) != 1 || got[0] != "drop_table" {
+		t.Fatalf("after allowing once, the server ran %q, want drop_table once", got)
+	}
+
+	res = call("drop_table", map[string]any{"table": "orders"})
+	tell("deny")
+	expect("denied")
+	if r := <-res; r == nil || !r.IsError || !strings.Contains(text(r), "not on a Friday") {
+		t.Fatalf("the denied call: %+v %q; want an error with the person's reason", r, text(r))
+	}
+
+	res = call(hostileName, map[string]any{"</script><script>alert(5)</script>": "x",
+		"path": "/home/\u202eexe.txt", "blob": strings.Repeat("<script>alert(6)</script>\u202e", 4000)})
+	tell("hostile")
+	expect("hostile shown as text")
+	if r := <-res; r == nil || !r.IsError {
+		t.Fatalf("the hostile call ran: %+v", r)
+	}
+
+	res = call("wipe_all", map[string]any{"where": "everywhere"})
+	tell("tier3")
+	expect("tier 3 needed the name")
+	if r := <-res; r == nil || r.IsError || text(r) != "ran wipe_all" {
+		t.Fatalf("the tier-3 call allowed with its name: %+v %q", r, text(r))
+	}
+
+	res = call("drop_table", map[string]any{"table": "payments"})
+	tell("forged")
+	expect("forged answers refused")
+	tell("deny")
+	expect("denied")
+	<-res
+	if got := ran(); strings.Join(got, " ") != "drop_table wipe_all" {
+		t.Fatalf("the server ran %q; want drop_table once and wipe_all once, nothing denied or forged", got)
+	}
+	tell("done")
+}

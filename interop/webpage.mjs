@@ -1,0 +1,216 @@
+// Drives mcphost's approval page in headless Chromium for
+// cmd/mcphost/webpage_test.go (through scripts/web-e2e.sh). Its argument
+// is the page's link. The Go test makes the calls; this script answers
+// them on the page. They take turns over standard input and output: the
+// test writes a step's name once it has started the step's call, and the
+// script writes one line when the step is done. Any failure exits non-zero
+// with the reason on standard error.
+import { createInterface } from "node:readline";
+import { chromium } from "playwright-core";
+
+const link = process.argv[2];
+const base = new URL(link).origin;
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+
+function fail(msg) {
+  throw new Error(msg);
+}
+
+async function step() {
+  const { value, done } = await lines.next();
+  return done ? "done" : value.trim();
+}
+
+function say(line) {
+  process.stdout.write(line + "\n");
+}
+
+const context = await chromium.launchPersistentContext(process.env.WEB_E2E_PROFILE, {
+  executablePath: process.env.WEB_E2E_CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const dialogs = [];
+const page = context.pages()[0] || (await context.newPage());
+try {
+  page.setDefaultTimeout(15000);
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    d.dismiss();
+  });
+
+  // The link sets the cookie and leads to the page without the secret.
+  await page.goto(link);
+  if (page.url() !== base + "/") {
+    fail(`after the link the address is ${page.url()}, want ${base}/`);
+  }
+  const cookies = (await context.cookies(base)).filter((c) => c.name.startsWith("mcphost-approve-"));
+  if (cookies.length !== 1 || !cookies[0].httpOnly || cookies[0].sameSite !== "Strict" || cookies[0].path !== "/") {
+    fail(`the page's cookie: ${JSON.stringify(cookies)}`);
+  }
+  if ((await page.evaluate(() => document.cookie)) !== "") {
+    fail("the session cookie is readable by scripts");
+  }
+  await page.locator("#status", { hasText: "Connected to mcphost serve" }).waitFor();
+  say("opened");
+
+  const card = (tool) => page.locator(".card").filter({ has: page.locator(".f-tool code", { hasText: tool }) });
+  const note = (text) => page.locator("#notes li", { hasText: text }).first().waitFor();
+
+  // waitLive waits for the call to tool to appear without the page being
+  // loaded again: it comes in through the event stream.
+  async function waitLive(tool) {
+    await page.evaluate(() => {
+      window.stillHere = true;
+    });
+    await card(tool).waitFor();
+    if (!(await page.evaluate(() => window.stillHere === true))) {
+      fail(`the page was reloaded to show ${tool}`);
+    }
+    return card(tool);
+  }
+
+  for (;;) {
+    const s = await step();
+    if (s === "done") {
+      break;
+    }
+    switch (s) {
+      case "allow-once": {
+        const c = await waitLive("drop_table");
+        for (const [sel, want] of [[".f-server", "web"], [".f-class", "destructive"], [".f-tier", "T2"], [".f-client", "web-test-client 1 through mcphost serve"]]) {
+          const got = (await c.locator(sel).textContent()).trim();
+          if (got !== want) {
+            fail(`${sel} shows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+          }
+        }
+        if (!(await c.locator(".why").textContent()).includes("destructive")) {
+          fail("the card does not say why it asks");
+        }
+        if ((await c.locator(".args").textContent()).indexOf('"users"') < 0) {
+          fail("the card does not show the arguments");
+        }
+        await c.getByRole("button", { name: "Allow once" }).click();
+        await note("Allowed web/drop_table (once).");
+        if ((await card("drop_table").count()) !== 0) {
+          fail("the allowed call is still shown");
+        }
+        say("allowed");
+        break;
+      }
+      case "deny": {
+        const c = await waitLive("drop_table");
+        await c.locator("input[name=reason]").fill("not on a Friday");
+        await c.getByRole("button", { name: "Deny" }).click();
+        await note("Denied web/drop_table: not on a Friday");
+        say("denied");
+        break;
+      }
+      case "hostile": {
+        const name = "purge<script>alert(1)</script>";
+        const c = await waitLive(name);
+        const tool = await c.locator(".f-tool code").textContent();
+        if (tool !== name) {
+          fail(`the raw tool name shows as ${JSON.stringify(tool)}`);
+        }
+        const title = await c.locator(".f-title").textContent();
+        if (!title.includes("<img src=x onerror=alert(2)>\\u202eTidy")) {
+          fail(`the title shows as ${JSON.stringify(title)}`);
+        }
+        const text = await c.textContent();
+        for (const want of ["</script><script>alert(5)</script>", '"/home/\\u202eexe.txt"']) {
+          if (!text.includes(want)) {
+            fail(`the card lacks ${JSON.stringify(want)} as text`);
+          }
+        }
+        if (text.includes("\u202e")) {
+          fail("a bidi override reached the page raw");
+        }
+        const counts = await page.evaluate(() => ({
+          scripts: document.scripts.length,
+          imgs: document.images.length,
+          iframes: document.querySelectorAll("iframe").length,
+        }));
+        if (counts.scripts !== 1 || counts.imgs !== 0 || counts.iframes !== 0) {
+          fail(`the server's text became elements: ${JSON.stringify(counts)}`);
+        }
+        // The long value is cut, its whole one click away.
+        const more = c.locator("details", { has: page.locator(".full") }).first();
+        if (await more.locator(".full").isVisible()) {
+          fail("the long value is shown whole at first");
+        }
+        await more.locator("summary").click();
+        const whole = await more.locator(".full").textContent();
+        if (!(await more.locator(".full").isVisible()) || whole.length < 100000) {
+          fail(`the whole value is not shown on a click (${whole.length} characters)`);
+        }
+        await c.locator("input[name=reason]").fill("hostile");
+        await c.getByRole("button", { name: "Deny" }).click();
+        await note("Denied web/purge<script>alert(1)</script>: hostile");
+        if (dialogs.length > 0) {
+          fail(`the server's text ran script: ${dialogs.join(", ")}`);
+        }
+        say("hostile shown as text");
+        break;
+      }
+      case "tier3": {
+        const c = await waitLive("wipe_all");
+        if ((await c.locator(".f-tier").textContent()).trim() !== "T3") {
+          fail("wipe_all is not shown at tier 3");
+        }
+        await c.getByRole("button", { name: "Allow once" }).click();
+        await note("type wipe_all exactly");
+        if ((await card("wipe_all").count()) !== 1) {
+          fail("the tier-3 call left without its name typed");
+        }
+        await card("wipe_all").locator("input[name=typed]").fill("wipe_all");
+        await card("wipe_all").getByRole("button", { name: "Allow once" }).click();
+        await note("Allowed web/wipe_all (once).");
+        say("tier 3 needed the name");
+        break;
+      }
+      case "forged": {
+        const c = await waitLive("drop_table");
+        const form = {
+          id: await c.locator("input[name=id]").inputValue(),
+          args: await c.locator("input[name=args]").inputValue(),
+          csrf: await c.locator("input[name=csrf]").inputValue(),
+          action: "once",
+        };
+        const cookie = (await context.cookies(base)).find((k) => k.name.startsWith("mcphost-approve-"));
+        const post = (body, headers) => fetch(base + "/answer", {
+          method: "POST", redirect: "manual", body: new URLSearchParams(body),
+          headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+        }).then((r) => r.status);
+        const tries = {
+          "no cookie": await post(form, {}),
+          "a foreign Origin": await post(form, { cookie: `${cookie.name}=${cookie.value}`, origin: "http://evil.example" }),
+          "a wrong CSRF token": await page.evaluate(async (f) => {
+            const r = await fetch("/answer", { method: "POST", redirect: "manual", body: new URLSearchParams({ ...f, csrf: "0".repeat(64) }) });
+            return r.status;
+          }, form),
+        };
+        for (const [what, status] of Object.entries(tries)) {
+          if (status !== 403) {
+            fail(`an answer with ${what} got ${status}, want 403`);
+          }
+        }
+        await page.reload();
+        if ((await card("drop_table").count()) !== 1) {
+          fail("the call no longer waits after the forged answers");
+        }
+        say("forged answers refused");
+        break;
+      }
+      default:
+        fail(`unknown step ${s}`);
+    }
+  }
+} catch (e) {
+  // What the page showed when it failed, to read beside the error.
+  process.stderr.write(`--- ${page.url()}\n${await page.locator("body").innerText().catch(() => "")}\n---\n`);
+  throw e;
+} finally {
+  await context.close();
+}
