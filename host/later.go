@@ -34,7 +34,10 @@ func (g *Gate) takeLater(a *account) bool {
 	a.Held = &ap
 	a.DecidedBy = audit.ByPerson(decide.ScopeOnce.String())
 	a.Via = knownChannel(ap.Via) // the way the later approval came
-	g.approvalRecord(a, ap, audit.ApprovalUsed)
+	// A failed record of its use does not stop the call: its intent
+	// record, written before it runs, says a person approved it once and
+	// how, and that one fails closed when the log cannot be written.
+	_ = g.approvalRecord(a, ap, audit.ApprovalUsed)
 	return true
 }
 
@@ -62,7 +65,12 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 	}
 	ap, held := g.o.Later.Hold(g.laterCall(a))
 	if held {
-		g.approvalRecord(a, ap, audit.ApprovalHeld)
+		if err := g.approvalRecord(a, ap, audit.ApprovalHeld); err != nil {
+			// Held only with its record in the chain: a call the log
+			// does not show waiting is not kept to be approved.
+			g.o.Later.Drop(ap.ID)
+			return nil
+		}
 		if g.o.OnHold != nil {
 			g.o.OnHold(ap, q)
 		}
@@ -71,13 +79,13 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 }
 
 // approvalRecord writes an approval record of the call's account.
-func (g *Gate) approvalRecord(a *account, ap later.Approval, state string) {
+func (g *Gate) approvalRecord(a *account, ap later.Approval, state string) error {
 	if g.o.Audit == nil {
-		return
+		return nil
 	}
 	rec := g.base(a)
 	rec.Kind, rec.ApprovalID, rec.ApprovalState = audit.Approval, ap.ID, state
-	_ = g.o.Audit.Append(rec)
+	return g.o.Audit.Append(rec)
 }
 
 // ErrChannel is why an answer approved nothing: it came through a channel

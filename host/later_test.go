@@ -308,3 +308,33 @@ func TestLoopToldTheHeldCallAndItsRetryRuns(t *testing.T) {
 		t.Fatalf("calls %+v, want one held and its retry run", out.Calls)
 	}
 }
+
+// approvalsFail is an audit log that refuses approval records and takes
+// every other.
+type approvalsFail struct{ AuditLog }
+
+func (l approvalsFail) Append(r *audit.Record) error {
+	if r.Kind == audit.Approval {
+		return errors.New("injected: the approval record cannot be written")
+	}
+	return l.AuditLog.Append(r)
+}
+
+// A call is held for a later approval only once its record is in the
+// chain: when it cannot be written, the refusal names no approval id, no
+// approver is told, and the store keeps nothing to approve.
+func TestNoHoldWithoutItsRecord(t *testing.T) {
+	var held []later.Approval
+	w, _ := laterWorld(t, nil, &held)
+	w.gate.o.Audit = approvalsFail{w.gate.o.Audit}
+	r := w.call("set_value", laterArgs)
+	if r.Status != StatusBlocked {
+		t.Fatalf("first call: %s, want blocked", r.Status)
+	}
+	if r.Held != nil || len(held) != 0 {
+		t.Fatalf("the call was held (%+v, %d told) though its record was not written", r.Held, len(held))
+	}
+	if waiting := w.gate.o.Later.Waiting(); len(waiting) != 0 {
+		t.Fatalf("the store keeps %d held calls no record shows", len(waiting))
+	}
+}

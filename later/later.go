@@ -169,6 +169,18 @@ func (s *Store) Hold(c Call) (a Approval, held bool) {
 	return *n, true
 }
 
+// Drop forgets the held call id while no one has answered it, as if it had
+// never been held (its record could not be written); an answered one is
+// kept.
+func (s *Store) Drop(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.m[id]; ok && a.State == Waiting {
+		delete(s.m, id)
+		delete(s.done, id)
+	}
+}
+
 // Answer records a person's answer to the held call id, given through the
 // channel via. Only a waiting, unexpired call can be answered, and only
 // once. An approval lives on for the rest of the held call's lifetime.

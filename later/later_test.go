@@ -212,3 +212,21 @@ func TestHoldIsBoundedAndKeepsApprovals(t *testing.T) {
 		t.Fatal("an approval given was pushed out by calls held after it")
 	}
 }
+
+// Drop forgets a call no one has answered, and never an approval given.
+func TestDropForgetsOnlyAWaitingCall(t *testing.T) {
+	s, _ := newStore(t)
+	a, _ := s.Hold(call)
+	s.Drop(a.ID)
+	if _, ok := s.Get(a.ID); ok {
+		t.Fatal("a dropped waiting call is still held")
+	}
+	b, _ := s.Hold(call)
+	if _, err := s.Answer(b.ID, true, "approve", ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Drop(b.ID)
+	if _, ok := s.Take(call); !ok {
+		t.Fatal("dropping an answered call lost the person's approval")
+	}
+}
