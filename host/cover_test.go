@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,6 +225,13 @@ func TestNewPaths(t *testing.T) {
 		many[strings.Repeat("k", i+1)] = "notes/new.md"
 	}
 	manyArgs, _ := json.Marshal(many)
+	// A new path, then two strings of more new words than there are
+	// lookups for: past the bound a word is not looked at, so it may exist.
+	var words [2][]string
+	for i := range maxLookups + 1 {
+		words[i%2] = append(words[i%2], fmt.Sprintf("w%d", i))
+	}
+	wordyArgs := `{"path":"notes/new.md","a":"` + strings.Join(words[0], " ") + `","b":"` + strings.Join(words[1], " ") + `"}`
 	cases := []struct {
 		spec *client.Spec
 		args string
@@ -243,7 +251,9 @@ func TestNewPaths(t *testing.T) {
 		{local, `{"path":"notes/dangling.md"}`, false},                      // a link is there
 		{local, `{"path":"."}`, false},
 		{local, `{}`, false},
-		{local, string(manyArgs), false}, // more strings than are looked at
+		{local, string(manyArgs), false},              // more strings than are looked at
+		{local, wordyArgs, false},                     // more lookups than the bound
+		{local, `{"path":"README.md/new.md"}`, false}, // its "directory" is a file
 		{remote, `{"path":"notes/new.md"}`, false},
 	}
 	for _, c := range cases {
