@@ -414,3 +414,25 @@ func TestThePersonsOwnReadIsNotAsked(t *testing.T) {
 		t.Fatalf("the person's read against a deny rule: %s by %s; want it denied and not read", r.Status, r.DecidedBy)
 	}
 }
+
+// TestASubscriptionsEditMustKeepItsURI: a subscription is made to the URI it
+// was decided on, so an edit that names another URI is refused, never
+// decided on the other while the first is watched.
+func TestASubscriptionsEditMustKeepItsURI(t *testing.T) {
+	var reads atomic.Int64
+	m := docsManager(t, &reads)
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "docs/" + ResourceReadTool, Answer: Answer{Approve: true, Args: json.RawMessage(`{"subscribe":true,"uri":"file:///b.md"}`)}},
+		// Would approve the edited call, were it decided.
+		ScriptedAnswer{Tool: "docs/" + ResourceReadTool, Answer: Answer{Approve: true, Scope: decide.ScopeOnce}})
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Asker: edit, Mode: decide.Interactive, Audit: &recLog{}})
+	subscribed := 0
+	r := g.Subscribe(context.Background(), "docs", "file:///a.md", func(context.Context) error { subscribed++; return nil })
+	if r.Status != StatusDenied || subscribed != 0 {
+		t.Fatalf("a subscription edited to another URI: %s, subscribed %d times; want denied and none", r.Status, subscribed)
+	}
+}
