@@ -208,12 +208,9 @@ func (c *settler) message(m llm.Message) {
 // rewind takes back the last user message whose text is text, and what
 // followed it. The calls of the turns taken back stay known: they ran.
 func (c *settler) rewind(text string) {
-	for i := len(c.msgs) - 1; i >= 0; i-- {
-		if m := c.msgs[i]; m.Role == llm.RoleUser && len(m.ToolResults) == 0 && m.Text == text {
-			c.msgs = c.msgs[:i:i]
-			c.records, c.started = nil, nil
-			return
-		}
+	if i := host.LastPersonMessage(c.msgs, func(t string) bool { return t == text }); i >= 0 {
+		c.msgs = c.msgs[:i:i]
+		c.records, c.started = nil, nil
 	}
 }
 

@@ -223,7 +223,25 @@ var idempotencePhrases = []string{
 func statesIdempotence(desc string) bool {
 	d := strings.ToLower(desc)
 	for _, p := range idempotencePhrases {
-		if strings.Contains(d, p) {
+		for rest := d; ; {
+			i := strings.Index(rest, p)
+			if i < 0 {
+				break
+			}
+			if !negated(rest[:i]) {
+				return true
+			}
+			rest = rest[i+len(p):]
+		}
+	}
+	return false
+}
+
+// negated reports whether the text before a phrase denies it: "not
+// idempotent", "non-idempotent", "isn't safe to retry".
+func negated(before string) bool {
+	for _, n := range []string{"not ", "non-", "non", "n't ", "never "} {
+		if strings.HasSuffix(before, n) {
 			return true
 		}
 	}

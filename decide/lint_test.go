@@ -187,6 +187,10 @@ func TestLintTakesTheDescriptionsWord(t *testing.T) {
 		{with("add_label", "fftf", "Add a label to an issue. Idempotent: adding a label it has changes nothing."), nil},
 		{with("create_directory", "fftf", "Create a new directory."), []string{"idempotent-additive-name"}},
 		{with("create_directory", "fftf", ""), []string{"idempotent-additive-name"}},
+		// A description that denies the behaviour does not state it.
+		{with("create_task", "fftf", "Create a task. Not idempotent: each call adds one."), []string{"idempotent-additive-name"}},
+		{with("create_task", "fftf", "Create a task (non-idempotent); it isn't safe to retry."), []string{"idempotent-additive-name"}},
+		{with("create_task", "fftf", "Create a task. Not idempotent by name, but idempotent by id: a second call has no further effect."), nil},
 		// The gate does not believe a read-only claim on a writing name,
 		// so lint says so even when the description claims a read.
 		{with("delete_cache", "t--f", "Read-only: reports what would be deleted, and deletes nothing."), []string{"name-suggests-write"}},

@@ -41,7 +41,7 @@ type reasonRow struct {
 }
 
 // reasonTable lists every code in the order Decide emits them, with the
-// sentence shown to people. A row with a third value true is a fact that
+// sentence shown to people. A row whose favour is true is a fact that
 // lowers the call's risk: the dialog, explain and refusals list those
 // apart from the reasons to ask.
 var reasonTable = []reasonRow{

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,6 +70,24 @@ func TestSystemPromptBoundsEachText(t *testing.T) {
 	}
 	if !strings.Contains(got, "\n"+CloseMark+"\n[mcphost cut") {
 		t.Error("the cut note must follow the closed region, in mcphost's words")
+	}
+}
+
+// TestSystemPromptBoundsTheServers: past maxBriefingServers servers with
+// instructions, the rest are named as left out, not given; a server with
+// none counts neither way.
+func TestSystemPromptBoundsTheServers(t *testing.T) {
+	servers := []ServerInstructions{{Server: "quiet", Text: " \n"}}
+	for i := range maxBriefingServers + 2 {
+		servers = append(servers, ServerInstructions{Server: fmt.Sprintf("s%d", i), Text: fmt.Sprintf("text of s%d", i)})
+	}
+	got := SystemPrompt("", Briefing{Servers: servers}, nil)
+	last := fmt.Sprintf("text of s%d", maxBriefingServers-1)
+	if !strings.Contains(got, last) || strings.Contains(got, fmt.Sprintf("text of s%d", maxBriefingServers)) {
+		t.Errorf("want the instructions of the first %d servers and no more:\n%s", maxBriefingServers, got)
+	}
+	if !strings.HasSuffix(got, "[mcphost left out the instructions of 2 more servers]") {
+		t.Errorf("the prompt does not end naming the 2 servers left out:\n%.200s", got[max(0, len(got)-200):])
 	}
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,7 @@ func coverGate(t *testing.T, asker Asker) (*Gate, string) {
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
-	spec := client.Spec{Name: "c", Cwd: dir, Dial: func(ctx context.Context) (mcp.Transport, error) {
+	spec := memSpec("c", func() *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "cover", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{
 			Name: "write_file", InputSchema: map[string]any{"type": "object"},
@@ -63,20 +64,10 @@ func coverGate(t *testing.T, asker Asker) (*Gate, string) {
 		s.AddTool(&mcp.Tool{Name: "post_note", InputSchema: map[string]any{"type": "object"},
 			Annotations: &mcp.ToolAnnotations{DestructiveHint: bptr(false), OpenWorldHint: bptr(true)},
 		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("posted"), nil })
-		serverEnd, clientEnd := mcp.NewInMemoryTransports()
-		ss, err := s.Connect(ctx, serverEnd, nil)
-		if err != nil {
-			return nil, err
-		}
-		go func() { _ = ss.Wait() }()
-		return clientEnd, nil
-	}}
-	m := client.New([]client.Spec{spec}, client.Options{Backoff: func(int) time.Duration { return time.Millisecond }})
-	t.Cleanup(func() { m.Close() })
-	m.Start(context.Background())
-	if st := m.Servers()[0]; st.State != client.StateReady {
-		t.Fatalf("server did not start: %+v", st)
-	}
+		return s
+	})
+	spec.Cwd = dir
+	m := startManager(t, spec)
 	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive, ProtectedPaths: []string{filepath.Join(dir, ".cfg")}, Home: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -224,6 +215,13 @@ func TestNewPaths(t *testing.T) {
 		many[strings.Repeat("k", i+1)] = "notes/new.md"
 	}
 	manyArgs, _ := json.Marshal(many)
+	// A new path, then two strings of more new words than there are
+	// lookups for: past the bound a word is not looked at, so it may exist.
+	var words [2][]string
+	for i := range maxLookups + 1 {
+		words[i%2] = append(words[i%2], fmt.Sprintf("w%d", i))
+	}
+	wordyArgs := `{"path":"notes/new.md","a":"` + strings.Join(words[0], " ") + `","b":"` + strings.Join(words[1], " ") + `"}`
 	cases := []struct {
 		spec *client.Spec
 		args string
@@ -243,7 +241,9 @@ func TestNewPaths(t *testing.T) {
 		{local, `{"path":"notes/dangling.md"}`, false},                      // a link is there
 		{local, `{"path":"."}`, false},
 		{local, `{}`, false},
-		{local, string(manyArgs), false}, // more strings than are looked at
+		{local, string(manyArgs), false},              // more strings than are looked at
+		{local, wordyArgs, false},                     // more lookups than the bound
+		{local, `{"path":"README.md/new.md"}`, false}, // its "directory" is a file
 		{remote, `{"path":"notes/new.md"}`, false},
 	}
 	for _, c := range cases {

@@ -113,7 +113,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		r.TrustLifts = g.mayTrustLift(c.Server, a.trusted, d) && g.decide(spec, true, t, decidedOn, c.Args).Verdict == decide.Allow
 
 		var q *Question
-		if d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) {
+		if needsPerson(d) {
 			q = &Question{Server: c.Server, Trusted: a.trusted, Tool: t, Args: c.Args, Decision: d,
 				Scopes: decide.AllowedScopes(d), Changed: changed, PinnedHash: pinned, ChangedFields: r.ChangedFields,
 				TrustLifts: r.TrustLifts, Client: g.o.Client}

@@ -691,14 +691,19 @@ func (g *Gate) roots() []string {
 	return nil
 }
 
+// needsPerson reports whether d puts a question to a person: it asks, or,
+// headless, it was refused for want of one.
+func needsPerson(d decide.Decision) bool {
+	return d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval)
+}
+
 // mayTrustLift reports whether a call of server decided d could be asking
 // only because the server is untrusted: it asks (or, headless, was
 // refused for want of a person), the server is not trusted, and the person
 // may trust it. The door then decides the call again as if the server were
 // trusted (Result.TrustLifts).
 func (g *Gate) mayTrustLift(server string, trusted bool, d decide.Decision) bool {
-	asks := d.Verdict == decide.Ask || d.Verdict == decide.Deny && d.Has(decide.CodeNeedsApproval) // headless: an ask refused
-	if trusted || !asks || !d.Has(decide.CodeUntrustedServer) {
+	if trusted || !needsPerson(d) || !d.Has(decide.CodeUntrustedServer) {
 		return false
 	}
 	return g.o.MayTrust == nil || g.o.MayTrust(server)

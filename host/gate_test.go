@@ -574,7 +574,7 @@ func TestExplainNeverPins(t *testing.T) {
 // waits for release before it answers.
 func progressGate(t *testing.T, release <-chan struct{}) (*Gate, *client.Manager) {
 	t.Helper()
-	spec := client.Spec{Name: "p", Dial: func(ctx context.Context) (mcp.Transport, error) {
+	m := memManager(t, "p", func() *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "progress", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{
 			Name: "steps", InputSchema: map[string]any{"type": "object"},
@@ -594,20 +594,8 @@ func progressGate(t *testing.T, release <-chan struct{}) (*Gate, *client.Manager
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		})
-		serverEnd, clientEnd := mcp.NewInMemoryTransports()
-		ss, err := s.Connect(ctx, serverEnd, nil)
-		if err != nil {
-			return nil, err
-		}
-		go func() { _ = ss.Wait() }()
-		return clientEnd, nil
-	}}
-	m := client.New([]client.Spec{spec}, client.Options{Backoff: func(int) time.Duration { return time.Millisecond }})
-	t.Cleanup(func() { m.Close() })
-	m.Start(context.Background())
-	if st := m.Servers()[0]; st.State != client.StateReady {
-		t.Fatalf("server did not start: %+v", st)
-	}
+		return s
+	})
 	auto, err := decide.ParseAutoApprove("")
 	if err != nil {
 		t.Fatal(err)

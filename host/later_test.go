@@ -195,6 +195,15 @@ func TestFormCannotApproveTier3(t *testing.T) {
 	if n := w.count(fixtures.EventExec, "set_value"); n != 0 {
 		t.Fatalf("the form's approval ran a tier-3 call %d times", n)
 	}
+	// The channel checked is the asker's, not the one its answer claims.
+	claimed := Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelDialog}
+	w1, _ := laterWorld(t, fixedAsker{ans: claimed, channel: audit.ChannelElicitation}, nil)
+	if r := w1.call("set_value", laterArgs); r.Status != StatusBlocked || !strings.Contains(r.Refused, "tier-T3") {
+		t.Fatalf("a tier-3 call the form approved claiming the dialog: %s refused %q, want blocked", r.Status, r.Refused)
+	}
+	if n := w1.count(fixtures.EventExec, "set_value"); n != 0 {
+		t.Fatalf("the form's approval claiming the dialog ran a tier-3 call %d times", n)
+	}
 	// At tier 2 (the server trusted) the form's approval counts.
 	w2 := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: formAsker{}, mayApprove: defaultAskVia})
 	if r := w2.call("set_value", laterArgs); r.Status != StatusSuccess || r.Decision.Tier != decide.T2 {

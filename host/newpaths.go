@@ -62,11 +62,13 @@ func newPaths(spec *client.Spec, roots []string, home string, args json.RawMessa
 }
 
 // inDirectoryHere reports whether the directory of one of the paths a
-// string may name exists, links followed.
+// string may name exists, links followed. A directory known only from
+// before the lookups ran out still counts: the string itself is then
+// looked up with none left, which makes newPaths false.
 func inDirectoryHere(r *resolver, paths []string) bool {
 	for _, p := range paths {
 		dir := r.resolve(filepath.Dir(filepath.Clean(p)))
-		if r.budget > 0 && r.lstat(dir).dir {
+		if r.lstat(dir).dir {
 			return true
 		}
 	}

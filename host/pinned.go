@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcphost/mcphost/client"
@@ -110,8 +111,8 @@ func (d *Definitions) tools(ident string) []*client.Tool {
 // keep records, for ident, each tool of listed whose hash is its pin
 // (pin), and keeps an earlier definition of a listed tool whose listed one
 // differs from the pin while the earlier one still is the pin; tools no
-// longer listed are dropped. With all set, listed is not the server's whole
-// list, and the other tools kept stay as they are. The file is written
+// longer listed are dropped when all is set (listed is the server's whole
+// list); without it, the other tools kept stay as they are. The file is written
 // only when something changed.
 func (d *Definitions) keep(ident string, listed []*client.Tool, pin func(tool string) (string, bool), all bool) {
 	d.mu.Lock()
@@ -149,15 +150,7 @@ func (d *Definitions) keep(ident string, listed []*client.Tool, pin func(tool st
 	for _, t := range next {
 		ts = append(ts, t)
 	}
-	slices.SortFunc(ts, func(a, b *client.Tool) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ts, func(a, b *client.Tool) int { return strings.Compare(a.Name, b.Name) })
 	if sameTools(ts, d.m[ident]) {
 		return
 	}

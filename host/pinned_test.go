@@ -60,3 +60,21 @@ func TestPinnedHandsOutOnlyWhatThePinsAreOf(t *testing.T) {
 		t.Errorf("the definitions file has mode %v; want it private", fi.Mode().Perm())
 	}
 }
+
+// A pin a person moves keeps its new definition, and the definitions kept
+// for the server's other tools stay.
+func TestPinnedKeepsTheOthersWhenAPinMoves(t *testing.T) {
+	hashA, hashB, hashA2 := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("d", 64)
+	store, err := OpenStateStore(filepath.Join(t.TempDir(), "state.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPins(store)
+	p.KeepDefinitions(NewDefinitions(filepath.Join(t.TempDir(), "definitions.json")))
+	p.Listed("ident", true, []*client.Tool{{Server: "s", Name: "a", Hash: hashA}, {Server: "s", Name: "b", Hash: hashB}})
+	p.Set("ident", &client.Tool{Server: "s", Name: "a", Description: "A, accepted.", Hash: hashA2}, true)
+	got := p.Pinned("ident")
+	if len(got) != 2 || got[0].Name != "a" || got[0].Hash != hashA2 || got[1].Name != "b" || got[1].Hash != hashB {
+		t.Fatalf("Pinned after a's pin moved: %+v; want a as accepted and b", got)
+	}
+}

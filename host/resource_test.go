@@ -17,6 +17,40 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// memManager starts a manager over memSpec(name, newServer) and fails the
+// test unless the server is ready.
+func memManager(t *testing.T, name string, newServer func() *mcp.Server) *client.Manager {
+	t.Helper()
+	return startManager(t, memSpec(name, newServer))
+}
+
+// memSpec is a server named name, in process and connected in memory;
+// newServer makes the server for each connection.
+func memSpec(name string, newServer func() *mcp.Server) client.Spec {
+	return client.Spec{Name: name, Dial: func(ctx context.Context) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := newServer().Connect(ctx, st, nil)
+		if err != nil {
+			return nil, err
+		}
+		go func() { _ = ss.Wait() }()
+		return ct, nil
+	}}
+}
+
+// startManager starts a manager over spec and fails the test unless its
+// server is ready.
+func startManager(t *testing.T, spec client.Spec) *client.Manager {
+	t.Helper()
+	m := client.New([]client.Spec{spec}, client.Options{Backoff: func(int) time.Duration { return time.Millisecond }})
+	t.Cleanup(func() { m.Close() })
+	m.Start(context.Background())
+	if st := m.Servers()[0]; st.State != client.StateReady {
+		t.Fatalf("%s did not start: %+v", spec.Name, st)
+	}
+	return m
+}
+
 // docsManager is a manager over an in-process server with one resource;
 // reads counts the reads the server served.
 func docsManager(t *testing.T, reads *atomic.Int64) *client.Manager {
@@ -26,20 +60,7 @@ func docsManager(t *testing.T, reads *atomic.Int64) *client.Manager {
 		reads.Add(1)
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "contents of A"}}}, nil
 	})
-	spec := client.Spec{Name: "docs", Dial: func(context.Context) (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}
-	m := client.New([]client.Spec{spec}, client.Options{})
-	t.Cleanup(func() { m.Close() })
-	m.Start(context.Background())
-	if st := m.Servers()[0]; st.State != client.StateReady {
-		t.Fatalf("docs did not start: %+v", st)
-	}
-	return m
+	return memManager(t, "docs", func() *mcp.Server { return srv })
 }
 
 // countingObserver counts the calls and questions it is shown.
@@ -224,17 +245,7 @@ func promptManager(t *testing.T, gets *atomic.Int64) *client.Manager {
 			gets.Add(1)
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "secret"}}}, nil
 		})
-	spec := client.Spec{Name: "docs", Dial: func(context.Context) (mcp.Transport, error) {
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}
-	m := client.New([]client.Spec{spec}, client.Options{})
-	t.Cleanup(func() { m.Close() })
-	m.Start(context.Background())
-	return m
+	return memManager(t, "docs", func() *mcp.Server { return srv })
 }
 
 // TestGetPromptIsGatedLikeARead: prompts/get passes the same gate path as
@@ -401,5 +412,27 @@ func TestThePersonsOwnReadIsNotAsked(t *testing.T) {
 	_, r = g.ReadOwn(context.Background(), "docs", "file:///b.md")
 	if r.Status != StatusDenied || reads.Load() != before {
 		t.Fatalf("the person's read against a deny rule: %s by %s; want it denied and not read", r.Status, r.DecidedBy)
+	}
+}
+
+// TestASubscriptionsEditMustKeepItsURI: a subscription is made to the URI it
+// was decided on, so an edit that names another URI is refused, never
+// decided on the other while the first is watched.
+func TestASubscriptionsEditMustKeepItsURI(t *testing.T) {
+	var reads atomic.Int64
+	m := docsManager(t, &reads)
+	p, err := decide.Compile(nil, decide.Options{AutoApprove: decide.ApproveAdditive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := NewScriptAsker(t,
+		ScriptedAnswer{Tool: "docs/" + ResourceReadTool, Answer: Answer{Approve: true, Args: json.RawMessage(`{"subscribe":true,"uri":"file:///b.md"}`)}},
+		// Would approve the edited call, were it decided.
+		ScriptedAnswer{Tool: "docs/" + ResourceReadTool, Answer: Answer{Approve: true, Scope: decide.ScopeOnce}})
+	g := NewGate(GateOptions{Catalog: m, Policy: p, Asker: edit, Mode: decide.Interactive, Audit: &recLog{}})
+	subscribed := 0
+	r := g.Subscribe(context.Background(), "docs", "file:///a.md", func(context.Context) error { subscribed++; return nil })
+	if r.Status != StatusDenied || subscribed != 0 {
+		t.Fatalf("a subscription edited to another URI: %s, subscribed %d times; want denied and none", r.Status, subscribed)
 	}
 }

@@ -16,12 +16,7 @@ import "github.com/mcphost/mcphost/llm"
 // after a summary. Like Run, Rewind must not be called while a Run is in
 // progress. OnMessage does not see the removal: the caller saves it.
 func (l *Loop) Rewind(is func(text string) bool) (taken llm.Message, ok bool) {
-	i := len(l.messages) - 1
-	for ; i >= 0; i-- {
-		if msg := l.messages[i]; msg.Role == llm.RoleUser && len(msg.ToolResults) == 0 && is(msg.Text) {
-			break
-		}
-	}
+	i := LastPersonMessage(l.messages, is)
 	if i < 0 {
 		return llm.Message{}, false
 	}
@@ -34,6 +29,19 @@ func (l *Loop) Rewind(is func(text string) bool) (taken llm.Message, ok bool) {
 		}
 	}
 	return taken, true
+}
+
+// LastPersonMessage returns the index of the last of msgs that the person
+// may have sent and is picks by its text, or -1: a user message carrying no
+// tool results. A resumed session takes back a rewound message with it, as
+// Rewind does.
+func LastPersonMessage(msgs []llm.Message, is func(text string) bool) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == llm.RoleUser && len(m.ToolResults) == 0 && is(m.Text) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Messages returns the conversation as the model is sent it, without the
