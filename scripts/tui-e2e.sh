@@ -40,15 +40,6 @@ on_screen() {
   done
 }
 
-# wait_gone TEXT polls the screen until TEXT has left it.
-wait_gone() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while [[ "$(screen)" == *"$1"* ]]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
-    sleep 0.2
-  done
-}
-
 # wait_exit waits for mcphost to end; wait_exit ok also wants status 0.
 wait_exit() {
   for _ in $(seq 1 100); do
@@ -60,9 +51,7 @@ wait_exit() {
 }
 
 
-echo "tui-e2e: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
-go build -o "$work/fixture" ./fixtures/cmd/fixture
+build fixture
 
 cat >"$work/model.jsonl" <<'EOF'
 # First message: a read, then a destructive call that the person denies.
@@ -107,14 +96,7 @@ n=$(grep -o "allowed: you, session" <<<"$s" | wc -l)
 [[ "$s" != *"Allow once"* ]] || fail "a dialog is still open"
 
 echo "tui-e2e: the pager opens a result, searches it and saves it" >&2
-tm send-keys -t "$session" F2
-wait_for "TRANSCRIPT"
-tm send-keys -t "$session" -l o
-wait_for "result of tasks/update_task" "s save"
-tm send-keys -t "$session" -l /
-tm send-keys -t "$session" -l "Renamed"
-tm send-keys -t "$session" Enter
-wait_for "lines match"
+pager_search tasks/update_task Renamed "lines match"
 tm send-keys -t "$session" -l s
 wait_for "save to file: mcphost-tasks-update_task.txt"
 tm send-keys -t "$session" Enter
