@@ -17,10 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-dialogs
-sock="mcphost-e2e-dialogs-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 
 build fixture
 mkdir -p "$work/state" "$work/config" "$work/chat"

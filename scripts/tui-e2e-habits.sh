@@ -18,10 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-habits
-sock="mcphost-e2e-habits-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 build

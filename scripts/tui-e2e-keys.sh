@@ -24,10 +24,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 name=tui-e2e-keys
-sock="mcphost-e2e-keys-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 build fixture

@@ -22,10 +22,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 name=tui-e2e-sessions
-sock="mcphost-e2e-sessions-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 rows=40
 
 build

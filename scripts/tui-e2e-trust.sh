@@ -16,10 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-trust
-sock="mcphost-e2e-trust-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 build fixture

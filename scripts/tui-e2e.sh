@@ -25,10 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e
-sock="mcphost-e2e-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 # on_screen TEXT... checks the screen once.

@@ -1,20 +1,12 @@
 # Shared by the end-to-end scripts of the interactive interface: they source
-# it after setting $name (for messages) and $sock (the tmux server), and get
-# a work directory, a tmux session and the helpers that drive and read it.
-# Not a script of its own.
+# it from the repository's root after setting $name (for messages and the
+# tmux server's socket), and get tmux, a work directory, a tmux session and
+# the helpers that drive and read it. Not a script of its own.
 
-# need TOOL installs TOOL with apt-get when it can, else exits 3.
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "$name: installing $1" >&2
-    apt-get install -y "$1" >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y "$1" >/dev/null 2>&1; } || true
-  fi
-  if ! command -v "$1" >/dev/null 2>&1; then
-    echo "$name: $1 is required and could not be installed; install it (for example: apt-get install $1)" >&2
-    exit 3
-  fi
-}
+# shellcheck source=scripts/need.sh
+. scripts/need.sh
+need tmux
+sock=${sock:-mcphost-$name-$$}
 
 work=$(mktemp -d)
 session=tui
