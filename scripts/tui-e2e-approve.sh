@@ -23,10 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-approve
-sock="mcphost-e2e-approve-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 harness_pid=

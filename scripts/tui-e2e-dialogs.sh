@@ -17,40 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-dialogs
-sock="mcphost-e2e-dialogs-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 
-quit() {
-  tm send-keys -t "$session" C-c
-  sleep 0.2
-  tm send-keys -t "$session" C-c
-  for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
-  [ -f "$work/exit" ] || fail "mcphost did not quit"
-  tm kill-server >/dev/null 2>&1 || true
-}
-# start ARGS...: mcphost in the chat directory, in a fresh tmux server.
-start() {
-  rm -f "$work/exit"
-  tm kill-server >/dev/null 2>&1 || true
-  tm new-session -d -s "$session" -x 120 -y 35 \
-    "cd '$work/chat' && env XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color '$work/mcphost' $* 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
-}
-# wait_gone TEXT polls the screen until TEXT has left it.
-wait_gone() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while [[ "$(screen)" == *"$1"* ]]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
-    sleep 0.2
-  done
-}
-# line_of TEXT: the screen line (from 1) TEXT first stands on, 0 if none.
-line_of() { screen | grep -nF -- "$1" | head -1 | cut -d: -f1 || true; }
-
-echo "$name: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
-go build -o "$work/fixture" ./fixtures/cmd/fixture
+build fixture
 mkdir -p "$work/state" "$work/config" "$work/chat"
 fill=""
 for i in $(seq -w 1 60); do fill+="FRAGMENT $i of the old answer, long enough to reach the edges of the screen on both sides ####\\n"; done
@@ -92,14 +62,7 @@ type_line "/model gpt-4o"
 wait_for "did you mean /model openai:gpt-4o?"
 
 echo "$name: the pager counts one line in the singular" >&2
-tm send-keys -t "$session" F2
-wait_for "TRANSCRIPT"
-tm send-keys -t "$session" -l o
-wait_for "result of tasks/list_tasks" "s save"
-tm send-keys -t "$session" -l /
-tm send-keys -t "$session" -l "Draft launch announcement"
-tm send-keys -t "$session" Enter
-wait_for "1 line matches “Draft launch announcement”"
+pager_search tasks/list_tasks "Draft launch announcement" "1 line matches “Draft launch announcement”"
 tm send-keys -t "$session" -l q
 wait_gone "result of tasks/list_tasks"
 quit

@@ -18,20 +18,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-habits
-sock="mcphost-e2e-habits-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
-# esc sends Escape alone: a key right after it would read as alt+key.
-esc() {
-  tm send-keys -t "$session" Escape
-  sleep 0.2
-}
-
-echo "$name: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
+build
 mkdir -p "$work/state" "$work/config/mcphost" "$work/proj/docs"
 printf 'The launch is on Friday.\n' >"$work/proj/docs/notes.txt"
 printf 'Answer in one sentence.\n' >"$work/proj/AGENTS.md"
@@ -97,12 +88,7 @@ wait_for "the model is now script:$work/model2.jsonl"
 type_line "Who answers now?"
 wait_for "The second model answers."
 
-tm send-keys -t "$session" C-d
-wait_for "press ctrl+d again to quit"
-tm send-keys -t "$session" C-d
-for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
-[ -f "$work/exit" ] || fail "two ctrl+d did not quit"
-[ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+quit_ctrl_d
 
 echo "$name: /resume switches to the saved chat" >&2
 tm kill-session -t "$session"

@@ -24,21 +24,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 name=tui-e2e-keys
-sock="mcphost-e2e-keys-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
-# esc sends Escape alone: a key right after it would read as alt+key.
-esc() {
-  tm send-keys -t "$session" Escape
-  sleep 0.4
-}
-
-echo "$name: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
-go build -o "$work/fixture" ./fixtures/cmd/fixture
+build fixture
 mkdir -p "$work/state" "$work/config"
 
 # The editor ctrl+g runs: it replaces the message with its own words.
@@ -89,13 +79,6 @@ esc
 tm send-keys -t "$session" -l /ex
 wait_for "› /explain"
 esc
-wait_gone() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while [[ "$(screen)" == *"$1"* ]]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
-    sleep 0.2
-  done
-}
 wait_gone "esc closes"
 tm send-keys -t "$session" C-u
 
@@ -162,10 +145,5 @@ wait_for "copied the last answer (1 line"
 got=$(tm show-buffer)
 [ "$got" = "The **second** model answers." ] || fail "tmux's buffer holds \"$got\", want the answer's Markdown source"
 
-tm send-keys -t "$session" C-d
-wait_for "press ctrl+d again to quit"
-tm send-keys -t "$session" C-d
-for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
-[ -f "$work/exit" ] || fail "two ctrl+d did not quit"
-[ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+quit_ctrl_d
 echo "$name: ok" >&2

@@ -22,29 +22,11 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 name=tui-e2e-sessions
-sock="mcphost-e2e-sessions-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
-quit() {
-  tm send-keys -t "$session" C-c
-  sleep 0.2
-  tm send-keys -t "$session" C-c
-  for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
-  [ -f "$work/exit" ] || fail "mcphost did not quit"
-  tm capture-pane -t "$session" -p -S -200 >"$work/exit-screen"
-  tm kill-server >/dev/null 2>&1 || true
-}
-# start ARGS...: mcphost in the chat directory, in a fresh tmux server.
-start() {
-  rm -f "$work/exit"
-  tm kill-server >/dev/null 2>&1 || true
-  tm new-session -d -s "$session" -x 120 -y 40 \
-    "cd '$work/chat' && env XDG_STATE_HOME='$work/state' XDG_CONFIG_HOME='$work/config' NO_COLOR= TERM=xterm-256color '$work/mcphost' $* 2>'$work/stderr'; echo \$? >'$work/exit'; exec sleep 3600"
-}
+rows=40
 
-echo "tui-e2e-sessions: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
+build
 mkdir -p "$work/state" "$work/config" "$work/chat"
 cat >"$work/first.jsonl" <<'EOF'
 {"text": "Reading the tasks first.", "toolCalls": [{"name": "tasks__list_tasks", "args": {}}]}

@@ -16,15 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e-trust
-sock="mcphost-e2e-trust-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
-echo "$name: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
-go build -o "$work/fixture" ./fixtures/cmd/fixture
+build fixture
 mkdir -p "$work/state" "$work/config"
 
 cat >"$work/model.jsonl" <<'EOF'
@@ -80,10 +76,5 @@ type_line "/untrust tasks"
 wait_for "tasks is not trusted from now on"
 [ "$(trusted)" = 0 ] || fail "/untrust left the trust in the state file"
 
-tm send-keys -t "$session" C-d
-wait_for "press ctrl+d again to quit"
-tm send-keys -t "$session" C-d
-for _ in $(seq 1 100); do [ -f "$work/exit" ] && break; sleep 0.1; done
-[ -f "$work/exit" ] || fail "two ctrl+d did not quit"
-[ "$(cat "$work/exit")" = 0 ] || fail "mcphost exited with status $(cat "$work/exit")"
+quit_ctrl_d
 echo "$name: ok" >&2

@@ -25,10 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 name=tui-e2e
-sock="mcphost-e2e-$$"
 # shellcheck source=scripts/tui-lib.sh
 . scripts/tui-lib.sh
-need tmux
 need jq
 
 # on_screen TEXT... checks the screen once.
@@ -37,15 +35,6 @@ on_screen() {
   s=$(screen)
   for want in "$@"; do
     [[ "$s" == *"$want"* ]] || fail "not on the screen: $want"
-  done
-}
-
-# wait_gone TEXT polls the screen until TEXT has left it.
-wait_gone() {
-  local deadline=$((SECONDS + ${TUI_E2E_TIMEOUT:-30}))
-  while [[ "$(screen)" == *"$1"* ]]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "still on the screen: $1"
-    sleep 0.2
   done
 }
 
@@ -60,9 +49,7 @@ wait_exit() {
 }
 
 
-echo "tui-e2e: building mcphost" >&2
-go build -o "$work/mcphost" ./cmd/mcphost
-go build -o "$work/fixture" ./fixtures/cmd/fixture
+build fixture
 
 cat >"$work/model.jsonl" <<'EOF'
 # First message: a read, then a destructive call that the person denies.
@@ -107,14 +94,7 @@ n=$(grep -o "allowed: you, session" <<<"$s" | wc -l)
 [[ "$s" != *"Allow once"* ]] || fail "a dialog is still open"
 
 echo "tui-e2e: the pager opens a result, searches it and saves it" >&2
-tm send-keys -t "$session" F2
-wait_for "TRANSCRIPT"
-tm send-keys -t "$session" -l o
-wait_for "result of tasks/update_task" "s save"
-tm send-keys -t "$session" -l /
-tm send-keys -t "$session" -l "Renamed"
-tm send-keys -t "$session" Enter
-wait_for "lines match"
+pager_search tasks/update_task Renamed "lines match"
 tm send-keys -t "$session" -l s
 wait_for "save to file: mcphost-tasks-update_task.txt"
 tm send-keys -t "$session" Enter

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,7 +105,8 @@ func TestAtPathRefusesProtectedPaths(t *testing.T) {
 }
 
 // TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles: what is not a
-// text file is refused with the reason; a long one is cut, and said so.
+// text file is refused with the reason, as is a message with too many
+// files; a long one is cut, and said so.
 func TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
@@ -113,6 +115,7 @@ func TestAtPathRefusesBinaryAndDirectoriesAndCutsLongFiles(t *testing.T) {
 		{"@./logo.png", "is a binary file (16 bytes)"},
 		{"@src/", "is a directory or a device, not a file"},
 		{"@./missing.txt", "cannot be read"},
+		{"@./a @./b @./c @./d @./e @./f", "attaches 6 files; at most 5 may be attached"},
 	} {
 		model := &recordingModel{Model: llm.NewScript(nil)}
 		h := habitsHarness(t, dir, model, Config{})
@@ -267,6 +270,26 @@ func TestResumeListsSavedChatsAndSwitches(t *testing.T) {
 	h.until("the chat quits", func() bool { return h.quit })
 	if h.m.switchTo != "abc123" {
 		t.Fatalf("switchTo %q, quit %v", h.m.switchTo, h.quit)
+	}
+}
+
+// TestResumeWaitsForWhatRuns: /resume never ends the chat while a call
+// waits for the person: it says to stop that first.
+func TestResumeWaitsForWhatRuns(t *testing.T) {
+	cfg, _ := tasksConfig(t) // tasks not trusted: list_tasks asks
+	cfg.Sessions = func() ([]chatlog.Summary, error) {
+		return []chatlog.Summary{{Header: chatlog.Header{ID: "abc123"}, First: "fix the flaky test"}}, nil
+	}
+	h := newHarness(t, cfg)
+	h.ready()
+	_, _, cmd := h.m.sendCall("tasks", "list_tasks", json.RawMessage(`{}`))
+	h.run(cmd)
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
+	if cmd := h.m.resumeCommand("abc123"); cmd != nil || h.m.switchTo != "" {
+		t.Fatalf("/resume abc123 with a call waiting: switchTo %q", h.m.switchTo)
+	}
+	if e := h.m.tr.entries[len(h.m.tr.entries)-1]; !strings.Contains(e.text, "something still runs: ctrl+c it first") {
+		t.Fatalf("no word on why /resume waits: the last entry is %q", e.text)
 	}
 }
 

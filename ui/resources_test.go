@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"github.com/mcphost/mcphost/internal/termtest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -292,5 +293,36 @@ func TestHelpListsResourceKeys(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("help lacks %q", want)
 		}
+	}
+}
+
+// TestPromptIsGotThroughTheGate: /prompts gets a prompt through the gate,
+// as a read is (decided, audited), never from the server directly.
+func TestPromptIsGotThroughTheGate(t *testing.T) {
+	log := &memAudit{}
+	h := newHarness(t, Config{Servers: []client.Spec{docsSpec(t, "x")},
+		Gate: host.GateOptions{Policy: policy(t), Trusted: trusted("docs"), Audit: log}, Now: newClock().Now, Dark: dark(true)})
+	h.ready()
+	h.command("/prompts hello")
+	h.until("the prompt is in the input", func() bool {
+		p, ok := h.m.panel.(*promptsPanel)
+		if ok && !p.loading && p.form == nil && !p.getting {
+			h.key("enter")
+		}
+		return h.m.panel == nil
+	})
+	if v := h.m.input.Value(); v != "Say hello." {
+		t.Fatalf("input %q", v)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	var kinds []string
+	for _, r := range log.recs {
+		if r.Tool == host.PromptGetTool {
+			kinds = append(kinds, string(r.Kind))
+		}
+	}
+	if !slices.Contains(kinds, "intent") || !slices.Contains(kinds, "outcome") {
+		t.Fatalf("the prompts/get is not in the audit log as an intent and an outcome: %q", kinds)
 	}
 }

@@ -127,17 +127,15 @@ func callResultText(res *mcp.CallToolResult) string {
 // survive. On a resume the warnings come after the old transcript, next
 // to "continuing the chat", where the person looks, not above it.
 func (m *Model) openSession() {
-	warn := func() {
+	defer func() {
 		for _, w := range m.cfg.Warnings {
 			m.notice(levelWarn, "warning: "+cleanLine(w))
 		}
-	}
+	}()
 	s := m.cfg.Resumed
 	if s == nil {
-		warn()
 		return
 	}
-	defer warn()
 	for i, rec := range s.Records {
 		switch rec.Type {
 		case chatlog.TypeMessage:

@@ -89,7 +89,7 @@ func TestUntrustConfigTrust(t *testing.T) {
 }
 
 // TestTrustRefusedByConfig: "trust": false in the person's config wins
-// over /trust.
+// over /trust, and the dialog does not offer trusting the server.
 func TestTrustRefusedByConfig(t *testing.T) {
 	cfg, _ := tasksConfig(t)
 	cfg.StatePath = filepath.Join(t.TempDir(), "state.json")
@@ -102,6 +102,13 @@ func TestTrustRefusedByConfig(t *testing.T) {
 	}
 	if v := h.verdict("tasks", "list_tasks"); v != decide.Ask {
 		t.Errorf("after a refused /trust: list_tasks %s, want ask", v)
+	}
+	// Nor does the dialog offer to trust it.
+	_, _, cmd := h.m.sendCall("tasks", "list_tasks", json.RawMessage(`{}`))
+	h.run(cmd)
+	h.until("the dialog opens", func() bool { return shown[*confirmDialog](h.m) != nil })
+	if q := shown[*confirmDialog](h.m).d.Question(); q.TrustLifts {
+		t.Error("the dialog offers trusting a server the config says \"trust\": false for")
 	}
 }
 
@@ -126,9 +133,13 @@ func TestDialogTrustsServerOnlyDeliberately(t *testing.T) {
 	}
 
 	open()
-	for _, k := range []string{"enter", "y", "t", "ctrl+t", "enter", "y", "esc"} {
-		h.key(k) // ctrl+t opens the step; enter goes back; esc at last denies
+	for _, k := range []string{"enter", "y", "t", "ctrl+t", "enter", "y"} {
+		h.key(k) // ctrl+t opens the step; enter goes back
 	}
+	if shown[*confirmDialog](h.m) == nil || h.m.trust.trusted("tasks") {
+		t.Fatal("stray keys answered the dialog or trusted the server")
+	}
+	h.key("esc") // denies
 	h.until("the call ends", func() bool { return len(h.m.calls) == 0 })
 	if h.m.trust.trusted("tasks") {
 		t.Fatal("stray keys trusted the server")
