@@ -243,6 +243,37 @@ func TestOpenExchangesTheSecretForACookie(t *testing.T) {
 	}
 }
 
+// TestSessionsAreBounded: a link opened again and again keeps at most
+// maxSessions sessions; the oldest is forgotten and the newest still works.
+func TestSessionsAreBounded(t *testing.T) {
+	h := start(t, Options{})
+	open := func() *http.Cookie {
+		resp, _ := h.do(mustReq(t, "GET", h.p.Link(), ""))
+		if cs := resp.Cookies(); len(cs) == 1 {
+			return cs[0]
+		}
+		t.Fatalf("opening the link: %s, cookies %v; want one", resp.Status, resp.Cookies())
+		return nil
+	}
+	first := open()
+	for range maxSessions {
+		h.cookie = open()
+	}
+	h.p.mu.Lock()
+	n := len(h.p.sessions)
+	h.p.mu.Unlock()
+	if n != maxSessions {
+		t.Errorf("%d sessions kept after %d opens, want %d", n, maxSessions+1, maxSessions)
+	}
+	if resp, _ := h.get("/", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the newest session: %s, want 200", resp.Status)
+	}
+	h.cookie = first
+	if resp, _ := h.get("/", nil); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the oldest session, past the bound: %s, want 403", resp.Status)
+	}
+}
+
 // TestHeaders: every answer, refusals included, carries the strict
 // policy.
 func TestHeaders(t *testing.T) {
