@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -271,6 +273,21 @@ func TestSessionsAreBounded(t *testing.T) {
 	h.cookie = first
 	if resp, _ := h.get("/", nil); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("the oldest session, past the bound: %s, want 403", resp.Status)
+	}
+}
+
+// TestNotesAreBounded: the outcomes shown are the newest maxNotes, newest
+// first, however many came.
+func TestNotesAreBounded(t *testing.T) {
+	h := start(t, Options{})
+	for i := range maxNotes + 5 {
+		h.p.Apply(&approver.Rejected{Message: "n" + strconv.Itoa(i)})
+	}
+	h.p.mu.Lock()
+	notes := slices.Clone(h.p.notes)
+	h.p.mu.Unlock()
+	if len(notes) != maxNotes || !strings.HasSuffix(notes[0].Text, "n"+strconv.Itoa(maxNotes+4)) {
+		t.Errorf("%d notes, the first %q; want %d, the newest first", len(notes), notes[0].Text, maxNotes)
 	}
 }
 
