@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/later"
@@ -19,15 +20,7 @@ import (
 
 // defaultAskVia is the default channel policy: a host's form may approve
 // tiers 1–2, tier 3 needs a channel the host cannot answer.
-func defaultAskVia(tier decide.Tier, via audit.Channel) bool {
-	switch via {
-	case audit.ChannelDialog, audit.ChannelApprove, audit.ChannelWeb:
-		return true
-	case audit.ChannelElicitation, audit.ChannelURLElicitation:
-		return tier < decide.T3
-	}
-	return false
-}
+var defaultAskVia = AskViaPolicy(config.DefaultAskVia())
 
 type laterClock struct {
 	mu sync.Mutex

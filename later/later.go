@@ -3,7 +3,8 @@
 // denied by a person through an approver, and once approved lets the same
 // call — the same client, server, tool, definition and arguments — run
 // exactly once when it is retried. The store is pure: time and ids are
-// injected, and it does no I/O.
+// injected, and it does no I/O, so it keeps its calls in memory only: a
+// process that restarts starts with none held.
 package later
 
 import (

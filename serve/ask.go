@@ -389,56 +389,21 @@ func showArgs(args json.RawMessage) shownArgs {
 		}
 		return out
 	}
-	var leaves []leaf
+	found, over := host.ArgLeaves(v, host.ArgLimits{Depth: MaxShownDepth, Values: MaxShownMembers, Name: maxShownKey})
 	var whole string
-	var walk func(path string, v any, depth int)
-	walk = func(path string, v any, depth int) {
-		if whole != "" {
-			return
-		}
-		if depth > MaxShownDepth {
-			whole = fmt.Sprintf("they are nested deeper than %d levels", MaxShownDepth)
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			if len(x) == 0 {
-				break
-			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				if len(k) > maxShownKey {
-					whole = fmt.Sprintf("a name is %d bytes long", len(k))
-					return
-				}
-				name := k
-				if path != "" {
-					name = path + "." + k
-				}
-				walk(name, x[k], depth+1)
-			}
-			return
-		case []any:
-			if len(x) == 0 {
-				break
-			}
-			for i, e := range x {
-				walk(fmt.Sprintf("%s[%d]", path, i), e, depth+1)
-			}
-			return
-		}
-		if len(leaves) == MaxShownMembers {
-			whole = fmt.Sprintf("they hold more than %d values", MaxShownMembers)
-			return
-		}
-		j, _ := json.Marshal(v)
-		leaves = append(leaves, leaf{path: path, value: string(j)})
+	switch {
+	case over.Depth:
+		whole = fmt.Sprintf("they are nested deeper than %d levels", MaxShownDepth)
+	case over.Values:
+		whole = fmt.Sprintf("they hold more than %d values", MaxShownMembers)
+	case over.Name > 0:
+		whole = fmt.Sprintf("a name is %d bytes long", over.Name)
 	}
-	walk("", v, 0)
+	leaves := make([]leaf, 0, len(found))
+	for _, l := range found {
+		j, _ := json.Marshal(l.Value)
+		leaves = append(leaves, leaf{path: l.Path, value: string(j)})
+	}
 	slices.SortStableFunc(leaves, func(a, b leaf) int {
 		return cmp.Or(cmp.Compare(len(a.value), len(b.value)), strings.Compare(a.path, b.path))
 	})

@@ -79,6 +79,7 @@ func TestArgumentsAFormCannotShowCanOnlyBeDenied(t *testing.T) {
 		"too many values": string(mustJSON(t, many)),
 		"too deep":        deep,
 		"too long":        string(mustJSON(t, wide)),
+		"long name":       `{"` + strings.Repeat("n", maxShownKey+1) + `":1}`,
 	} {
 		q := question(args)
 		p := Elicitation(q)

@@ -44,11 +44,7 @@ func (n *noteServer) dial(hold chan struct{}) func(context.Context) (mcp.Transpo
 				n.runs.Add(1)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the note"}}}, nil
 			})
-		st, ct := mcp.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
+		return inMemory(srv)
 	}
 }
 

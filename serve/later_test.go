@@ -13,23 +13,16 @@ import (
 
 	approve "github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/later"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// defaultAskVia is the default "askVia": the host's form approves tiers 1
-// and 2 only.
-func defaultAskVia(tier decide.Tier, via audit.Channel) bool {
-	switch via {
-	case audit.ChannelDialog, audit.ChannelApprove, audit.ChannelWeb:
-		return true
-	case audit.ChannelElicitation, audit.ChannelURLElicitation:
-		return tier < decide.T3
-	}
-	return false
-}
+// defaultAskVia is the default channel policy: a host's form may approve
+// tiers 1–2, tier 3 needs a channel the host cannot answer.
+var defaultAskVia = host.AskViaPolicy(config.DefaultAskVia())
 
 // autopilot answers every form at once, accepting it with the most it
 // offers and the tool name typed, as a host that answers its own forms

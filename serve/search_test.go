@@ -149,6 +149,7 @@ func TestAnUntrustedServersManyToolsDoNotTurnAutoSearchOn(t *testing.T) {
 // found is listed with the withheld note, as without search.
 func TestSearchDoesNotReturnAPoisonedDescription(t *testing.T) {
 	w := searchWorld(t, host.SearchAlways, worldOpts{})
+	<-w.srv.ready // a server still starting is not searched yet
 	c := w.connect(nil)
 	got := c.search(t, "save a note")
 	line := lineOf(got, "- poison__save_note ")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
@@ -129,59 +130,22 @@ func leaves(raw string) ([]arg, string) {
 	if dec.Decode(&v) != nil || dec.More() {
 		return []arg{whole(raw)}, "not valid JSON: shown as text"
 	}
-	var out []arg
-	note := ""
-	var walk func(path string, v any, depth int)
-	walk = func(path string, v any, depth int) {
-		if note != "" {
-			return
-		}
-		if depth > maxLeafDepth {
-			note = "nested deeper than " + strconv.Itoa(maxLeafDepth) + " levels: shown as text"
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			if len(x) == 0 {
-				break
-			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				name := k
-				if path != "" {
-					name = path + "." + k
-				}
-				walk(name, x[k], depth+1)
-			}
-			return
-		case []any:
-			if len(x) == 0 {
-				break
-			}
-			for i, e := range x {
-				walk(path+"["+strconv.Itoa(i)+"]", e, depth+1)
-			}
-			return
-		}
-		if len(out) == maxLeaves {
-			note = "more than " + strconv.Itoa(maxLeaves) + " values: shown as text"
-			return
-		}
+	found, over := host.ArgLeaves(v, host.ArgLimits{Depth: maxLeafDepth, Values: maxLeaves})
+	switch {
+	case over.Depth:
+		return []arg{whole(raw)}, "nested deeper than " + strconv.Itoa(maxLeafDepth) + " levels: shown as text"
+	case over.Values:
+		return []arg{whole(raw)}, "more than " + strconv.Itoa(maxLeaves) + " values: shown as text"
+	}
+	out := make([]arg, 0, len(found))
+	for _, l := range found {
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false) // the template escapes; the person reads the value as sent
-		_ = enc.Encode(v)
+		_ = enc.Encode(l.Value)
 		a := cut(sanitize.Line(strings.TrimSuffix(b.String(), "\n")))
-		a.Path = sanitize.Line(path)
+		a.Path = sanitize.Line(l.Path)
 		out = append(out, a)
-	}
-	walk("", v, 0)
-	if note != "" {
-		return []arg{whole(raw)}, note
 	}
 	slices.SortStableFunc(out, func(a, b arg) int {
 		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -240,6 +242,52 @@ func TestOpenExchangesTheSecretForACookie(t *testing.T) {
 		if !strings.Contains(body, "Open the link mcphost printed") {
 			t.Errorf("the refusal does not say what to do:\n%s", body)
 		}
+	}
+}
+
+// TestSessionsAreBounded: a link opened again and again keeps at most
+// maxSessions sessions; the oldest is forgotten and the newest still works.
+func TestSessionsAreBounded(t *testing.T) {
+	h := start(t, Options{})
+	open := func() *http.Cookie {
+		resp, _ := h.do(mustReq(t, "GET", h.p.Link(), ""))
+		if cs := resp.Cookies(); len(cs) == 1 {
+			return cs[0]
+		}
+		t.Fatalf("opening the link: %s, cookies %v; want one", resp.Status, resp.Cookies())
+		return nil
+	}
+	first := open()
+	for range maxSessions {
+		h.cookie = open()
+	}
+	h.p.mu.Lock()
+	n := len(h.p.sessions)
+	h.p.mu.Unlock()
+	if n != maxSessions {
+		t.Errorf("%d sessions kept after %d opens, want %d", n, maxSessions+1, maxSessions)
+	}
+	if resp, _ := h.get("/", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the newest session: %s, want 200", resp.Status)
+	}
+	h.cookie = first
+	if resp, _ := h.get("/", nil); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the oldest session, past the bound: %s, want 403", resp.Status)
+	}
+}
+
+// TestNotesAreBounded: the outcomes shown are the newest maxNotes, newest
+// first, however many came.
+func TestNotesAreBounded(t *testing.T) {
+	h := start(t, Options{})
+	for i := range maxNotes + 5 {
+		h.p.Apply(&approver.Rejected{Message: "n" + strconv.Itoa(i)})
+	}
+	h.p.mu.Lock()
+	notes := slices.Clone(h.p.notes)
+	h.p.mu.Unlock()
+	if len(notes) != maxNotes || !strings.HasSuffix(notes[0].Text, "n"+strconv.Itoa(maxNotes+4)) {
+		t.Errorf("%d notes, the first %q; want %d, the newest first", len(notes), notes[0].Text, maxNotes)
 	}
 }
 

@@ -18,20 +18,7 @@ import (
 // managed policy) as the gate asks it.
 func (st *setup) mayApprove() func(decide.Tier, audit.Channel) bool {
 	eff, _ := config.EffectiveAskVia(st.cfg.AskVia, st.managed)
-	return func(t decide.Tier, via audit.Channel) bool { return eff.Allows(t.String(), askWord(via)) }
-}
-
-// askWord is the "askVia" word for the channel an answer came through:
-// the chat's dialog is "chat" there, and the web page counts as "web"
-// with or without a passkey; the others are spelled alike.
-func askWord(c audit.Channel) string {
-	switch c {
-	case audit.ChannelDialog:
-		return config.ChannelChat
-	case audit.ChannelWebPasskey:
-		return config.ChannelWeb
-	}
-	return string(c)
+	return host.AskViaPolicy(eff)
 }
 
 // askViaLines are the "askVia" lines of `mcphost policy`: per tier, the

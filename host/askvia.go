@@ -1,0 +1,26 @@
+package host
+
+import (
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/decide"
+)
+
+// AskViaPolicy is a channel policy ("askVia", as config.EffectiveAskVia
+// gives it) in the form GateOptions.MayApprove takes.
+func AskViaPolicy(eff config.AskVia) func(decide.Tier, audit.Channel) bool {
+	return func(t decide.Tier, via audit.Channel) bool { return eff.Allows(t.String(), askWord(via)) }
+}
+
+// askWord is the "askVia" word for the channel an answer came through:
+// the chat's dialog is "chat" there, and the web page counts as "web"
+// with or without a passkey; the others are spelled alike.
+func askWord(c audit.Channel) string {
+	switch c {
+	case audit.ChannelDialog:
+		return config.ChannelChat
+	case audit.ChannelWebPasskey:
+		return config.ChannelWeb
+	}
+	return string(c)
+}
