@@ -143,7 +143,7 @@ func runMCPTrust(_ context.Context, g *globalOptions, o *mcpTrustOptions, s *str
 		return noServerNamed(name)
 	case srv.Source == config.SourceProject:
 		return usageError(fmt.Errorf("%s is a project server (%s): it is trusted through its consent: mcphost mcp consent %s", name, srv.File, name))
-	case st.managed != nil && !st.managed.MayTrust(name):
+	case !st.managed.MayTrust(name):
 		return usageError(fmt.Errorf("the managed policy (%s) does not let users trust %s; its calls keep asking", st.managed.At["trust"], name))
 	case srv.Trust:
 		fmt.Fprintf(s.Out, "%s is already trusted by %s\n", name, trustWhere(srv))
@@ -231,7 +231,7 @@ func runMCPConsent(_ context.Context, g *globalOptions, o *mcpConsentOptions, s 
 	if o.Untrusted {
 		choice = state.ChoiceUntrusted
 	}
-	if !o.Revoke && choice == state.ChoiceTrusted && st.managed != nil && !st.managed.MayTrust(name) {
+	if !o.Revoke && choice == state.ChoiceTrusted && !st.managed.MayTrust(name) {
 		return usageError(fmt.Errorf("the managed policy (%s) does not let users trust %s: consent without trust with mcphost mcp consent %s --untrusted", st.managed.At["trust"], name, name))
 	}
 	forgot := false
