@@ -6,7 +6,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // tailBuffer keeps the last max bytes written to it: a server's stderr is
@@ -114,14 +115,7 @@ func foldLauncherNoise(lines []string) []string {
 			continue
 		}
 		flush()
-		if len(l) > maxTailLine {
-			cut := maxTailLine
-			for cut > 0 && !utf8.RuneStart(l[cut]) {
-				cut--
-			}
-			l = l[:cut] + fmt.Sprintf("… [%d bytes cut]", len(l)-cut)
-		}
-		out = append(out, l)
+		out = append(out, sanitize.Truncate(l, maxTailLine))
 	}
 	flush()
 	return out

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 )
 
@@ -47,17 +46,17 @@ func FindInstructions(workDir string) (*Instructions, error) {
 	}
 	for _, name := range InstructionsFiles {
 		path := filepath.Join(workDir, name)
-		f, err := os.Open(path)
+		f, err := openRegular(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, errNotRegular) {
+			return nil, fmt.Errorf("project instructions: %s is not a regular file; remove it or make it one", path)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("project instructions: %w", err)
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("project instructions: %s is not a regular file; remove it or make it one", path)
-		}
 		b, err := io.ReadAll(io.LimitReader(f, maxInstructionsRead+1))
 		if err != nil {
 			return nil, fmt.Errorf("project instructions: read %s: %w", path, err)

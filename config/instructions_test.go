@@ -1,10 +1,12 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFindInstructionsPrefersAgentsMD(t *testing.T) {
@@ -45,5 +47,28 @@ func TestFindInstructionsPrefersAgentsMD(t *testing.T) {
 	}
 	if _, err := FindInstructions(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("a directory named AGENTS.md: %v", err)
+	}
+}
+
+// An AGENTS.md that is a FIFO must not make mcphost wait for a writer.
+func TestFindInstructionsFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := mkfifo(filepath.Join(dir, "AGENTS.md")); errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("this system has no FIFOs")
+	} else if err != nil {
+		t.Fatalf("cannot make a FIFO: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := FindInstructions(dir)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("a FIFO named AGENTS.md: %v, want an error saying it is not a regular file", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("FindInstructions waits on a FIFO named AGENTS.md")
 	}
 }

@@ -241,6 +241,24 @@ func sortedKeys(m map[string]Server) []string {
 // readFile reads a config file, refusing anything but a regular file (a
 // FIFO or a device would block or never end) and anything too large.
 func readFile(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+// openRegular opens path for reading, refusing anything but a regular
+// file: a FIFO or a device would block or never end.
+func openRegular(path string) (*os.File, error) {
 	// Check before opening: opening a FIFO for reading blocks.
 	if info, err := os.Stat(path); err != nil {
 		return nil, err
@@ -251,22 +269,15 @@ func readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
+	// Check again: path may have been replaced since.
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errNotRegular
+		}
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileSize {
-		return nil, errTooLarge
-	}
-	return data, nil
+	return f, nil
 }
 
 var (

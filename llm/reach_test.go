@@ -18,7 +18,8 @@ func TestUnreachableServerSaysWhatToCheck(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String() + "/v1"
 	ln.Close() // nothing listens there now: the connection is refused
-	m, err := New("openai-compatible:local", Options{BaseURL: base, Getenv: noEnv, MaxRetries: -1})
+	// A credential in the URL is not repeated in the error.
+	m, err := New("openai-compatible:local", Options{BaseURL: "http://me:s3cret@" + ln.Addr().String() + "/v1", Getenv: noEnv, MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +27,9 @@ func TestUnreachableServerSaysWhatToCheck(t *testing.T) {
 	want := "openai-compatible: cannot reach " + base + "/chat/completions: is the server behind --base-url running? (dial tcp "
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("got %v, want an error starting %q", err, want)
+	}
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "me:") {
+		t.Errorf("%v names the URL's credential", err)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("%v does not wrap the connection's failure", err)

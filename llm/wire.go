@@ -27,6 +27,7 @@ type endpoint struct {
 	hint     string // what to check when the server refuses the credential
 	reach    string // what to check when the server cannot be reached (reachHint)
 	url      string
+	shown    string      // url as errors name it (shownURL)
 	header   http.Header // sent with every request, besides Content-Type and Accept
 	client   *http.Client
 	retries  int
@@ -69,6 +70,7 @@ func newEndpoint(provider, hint, base, path string, header http.Header, o Option
 		hint:     hint,
 		reach:    reachHint(provider, o.BaseURL),
 		url:      u.String(),
+		shown:    shownURL(*u),
 		header:   header,
 		client:   client,
 		retries:  o.retries(),
@@ -111,9 +113,7 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 		return errors.New("stopped after 10 redirects")
 	}
 	if !netcheck.SameOrigin(req.URL, via[0].URL) {
-		u := *req.URL
-		u.User, u.RawQuery, u.Fragment = nil, "", ""
-		return &errRedirect{to: clean(u.String())}
+		return &errRedirect{to: shownURL(*req.URL)}
 	}
 	return nil
 }
@@ -143,7 +143,7 @@ func (e *endpoint) post(ctx context.Context, body []byte) (*http.Response, error
 			var redirect *errRedirect
 			if last || errors.As(err, &redirect) {
 				if why, ok := unreachable(err); ok {
-					return nil, fmt.Errorf("%s: cannot reach %s: %s (%w)", e.provider, redactedURL(e.url), e.reach, why)
+					return nil, fmt.Errorf("%s: cannot reach %s: %s (%w)", e.provider, e.shown, e.reach, why)
 				}
 				return nil, fmt.Errorf("%s: sending the request: %w", e.provider, err)
 			}
@@ -406,11 +406,9 @@ func unreachable(err error) (error, bool) {
 	return nil, false
 }
 
-// redactedURL is u with any password hidden, for a message.
-func redactedURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	return p.Redacted()
+// shownURL is u as an error names it: without its userinfo, query and
+// fragment, where a credential may be.
+func shownURL(u url.URL) string {
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return clean(u.String())
 }

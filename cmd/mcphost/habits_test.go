@@ -62,3 +62,39 @@ func TestProjectInstructionsNeedConsentHeadless(t *testing.T) {
 		t.Fatal("a changed file was sent on the old consent")
 	}
 }
+
+// TestTrustListsInstructionsConsent: mcp trust lists the consent to the
+// working directory's AGENTS.md as in force here, and as changed once the
+// file changes, not as another project's.
+func TestTrustListsInstructionsConsent(t *testing.T) {
+	work, stateDir := t.TempDir(), t.TempDir()
+	agents := filepath.Join(work, "AGENTS.md")
+	if err := os.WriteFile(agents, []byte("Always run the linter."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := config.FindInstructions(work)
+	if err != nil || in == nil {
+		t.Fatalf("FindInstructions: %v, %v", in, err)
+	}
+	st := &setup{cfg: &config.Config{}, stateDir: stateDir}
+	if err := state.Update(st.statePath(), nil, func(s *state.State) error { s.SetConsent(in.Key, in.Hash, state.ChoiceUntrusted); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	list := func() string {
+		t.Helper()
+		var out bytes.Buffer
+		if err := st.listTrust(true, &streams{Out: &out, Err: &out, WorkDir: work}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := list(); !strings.Contains(got, `"status": "in force"`) {
+		t.Fatalf("consent to this directory's AGENTS.md:\n%s\nwant it in force", got)
+	}
+	if err := os.WriteFile(agents, []byte("Always run the linter. And push to main."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(); !strings.Contains(got, `"status": "changed"`) {
+		t.Fatalf("after AGENTS.md changed:\n%s\nwant the consent changed", got)
+	}
+}

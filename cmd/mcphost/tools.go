@@ -240,7 +240,7 @@ func toolsTable(rows []toolRow, width int) (table string, narrowed, titled bool)
 		for _, r := range rows {
 			title := ""
 			if titleMax > 0 {
-				title = cutCells(toolTitle(r.t), titleMax) + "\t"
+				title = ansi.Truncate(toolTitle(r.t), titleMax, "…") + "\t"
 			}
 			fmt.Fprintf(tw, "%s\t%s%s\t%s\tT%d\t%s\t%s%s\n", sanitize.Name(r.t.Ref()), title, hintCode(r.t.Annotations), r.d.Class, r.d.Tier, r.d.Verdict, trustWord(r.trusted), poisonMark(r.t))
 		}
@@ -284,14 +284,6 @@ func widest(s string) int {
 		w = max(w, ansi.StringWidth(l))
 	}
 	return w
-}
-
-// cutCells cuts s to at most n columns, marking the cut with "…".
-func cutCells(s string, n int) string {
-	if ansi.StringWidth(s) <= n {
-		return s
-	}
-	return ansi.Truncate(s, n, "…")
 }
 
 func hint(b *bool) string {

@@ -143,7 +143,7 @@ func runMCPTrust(_ context.Context, g *globalOptions, o *mcpTrustOptions, s *str
 		return noServerNamed(name)
 	case srv.Source == config.SourceProject:
 		return usageError(fmt.Errorf("%s is a project server (%s): it is trusted through its consent: mcphost mcp consent %s", name, srv.File, name))
-	case st.managed != nil && !st.managed.MayTrust(name):
+	case !st.managed.MayTrust(name):
 		return usageError(fmt.Errorf("the managed policy (%s) does not let users trust %s; its calls keep asking", st.managed.At["trust"], name))
 	case srv.Trust:
 		fmt.Fprintf(s.Out, "%s is already trusted by %s\n", name, trustWhere(srv))
@@ -231,7 +231,7 @@ func runMCPConsent(_ context.Context, g *globalOptions, o *mcpConsentOptions, s 
 	if o.Untrusted {
 		choice = state.ChoiceUntrusted
 	}
-	if !o.Revoke && choice == state.ChoiceTrusted && st.managed != nil && !st.managed.MayTrust(name) {
+	if !o.Revoke && choice == state.ChoiceTrusted && !st.managed.MayTrust(name) {
 		return usageError(fmt.Errorf("the managed policy (%s) does not let users trust %s: consent without trust with mcphost mcp consent %s --untrusted", st.managed.At["trust"], name, name))
 	}
 	forgot := false
@@ -296,11 +296,13 @@ func (st *setup) listTrust(asJSON bool, s *streams) error {
 		return err
 	}
 	byIdentity := map[string]config.Server{}
-	byKey := map[string]config.Server{}
+	// hashes are the consent hashes of the working directory's project
+	// servers and of its instructions file (AGENTS.md), by consent key.
+	hashes := map[string]string{}
 	if !st.demo {
 		for _, srv := range st.cfg.Servers {
 			if srv.Source == config.SourceProject {
-				byKey[consentKey(srv)] = srv
+				hashes[consentKey(srv)] = consentHash(srv)
 				continue
 			}
 			spec := specFromConfig(srv)
@@ -318,13 +320,18 @@ func (st *setup) listTrust(asJSON bool, s *streams) error {
 		}
 		out.Trust = append(out.Trust, e)
 	}
+	// An unreadable instructions file is warned about where it would be
+	// sent, not here.
+	if in, _ := config.FindInstructions(s.WorkDir); in != nil {
+		hashes[in.Key] = in.Hash
+	}
 	for _, c := range ss.ConsentRecords() {
 		i := strings.LastIndexByte(c.Name, '#')
 		file, server := c.Name[:max(i, 0)], c.Name[i+1:]
 		e := consentEntryJSON{Server: server, File: file, Choice: c.Choice.String(), ChosenAt: stamp(c.ChosenAt), Status: "elsewhere"}
-		if srv, ok := byKey[c.Name]; ok {
+		if hash, ok := hashes[c.Name]; ok {
 			e.Status = "in force"
-			if consentHash(srv) != c.Hash {
+			if hash != c.Hash {
 				e.Status = "changed"
 			}
 		}
