@@ -46,9 +46,11 @@ func TestBoundApprovalRefusals(t *testing.T) {
 		change func(b *Binding, n *[]byte, exp *time.Time, origin *string, flags *byte, clk *clock)
 		want   error
 	}{
-		"another call":     {func(b *Binding, _ *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) { b.ArgsHash = "5f0c34" }, ErrInvalidResponse},
-		"another client":   {func(b *Binding, _ *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) { b.Client = "other" }, ErrInvalidResponse},
-		"another nonce":    {func(_ *Binding, n *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) { *n = bytes.Repeat([]byte{8}, 32) }, ErrInvalidResponse},
+		"another call":   {func(b *Binding, _ *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) { b.ArgsHash = "5f0c34" }, ErrInvalidResponse},
+		"another client": {func(b *Binding, _ *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) { b.Client = "other" }, ErrInvalidResponse},
+		"another nonce": {func(_ *Binding, n *[]byte, _ *time.Time, _ *string, _ *byte, _ *clock) {
+			*n = bytes.Repeat([]byte{8}, 32)
+		}, ErrInvalidResponse},
 		"a later expiry":   {func(_ *Binding, _ *[]byte, e *time.Time, _ *string, _ *byte, _ *clock) { *e = e.Add(time.Millisecond) }, ErrInvalidResponse},
 		"expired":          {func(_ *Binding, _ *[]byte, _ *time.Time, _ *string, _ *byte, c *clock) { c.add(DefaultTTL) }, ErrCeremonyExpired},
 		"foreign origin":   {func(_ *Binding, _ *[]byte, _ *time.Time, o *string, _ *byte, _ *clock) { *o = "http://evil.example" }, ErrWrongOrigin},
