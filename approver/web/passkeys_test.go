@@ -3,8 +3,8 @@ package web
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
