@@ -194,6 +194,10 @@ func (p *Page) Addr() string { return p.addr }
 // it is shown only to the person.
 func (p *Page) Link() string { return p.link }
 
+// EnrollLink returns the link that opens the page at its enrollment of a
+// passkey (with Options.PasskeyStore); like Link it carries the secret.
+func (p *Page) EnrollLink() string { return p.link + "&next=enroll" }
+
 // Run serves the page and reads src until ctx ends (nil) or src ends
 // (its error). The caller closes src.
 func (p *Page) Run(ctx context.Context, src Source) error {
@@ -368,7 +372,11 @@ func (p *Page) open(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: p.cookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	to := "/"
+	if r.URL.Query().Get("next") == "enroll" && p.rp != nil {
+		to = "/enroll"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // withSession passes on a request that carries a session cookie of this
