@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcphost/mcphost/approver/passkey"
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -53,6 +54,16 @@ type Options struct {
 	// before it is dropped (default 256).
 	HelloTimeout time.Duration
 	OutQueue     int
+	// Passkeys checks the passkey assertion an approval carries
+	// (Answer.Passkey) against the question's own nonce. Nil: an approval
+	// that carries one approves nothing, since it cannot be checked.
+	Passkeys PasskeyVerifier
+}
+
+// PasskeyVerifier checks a passkey assertion of the call b, signed over
+// the challenge made of b, nonce and expires (*passkey.Verifier).
+type PasskeyVerifier interface {
+	Verify(b passkey.Binding, nonce []byte, expires time.Time, response []byte) error
 }
 
 // Broker is serve's side of the approver socket. It implements host.Asker
@@ -87,6 +98,8 @@ type pending struct {
 	q      *host.Question
 	line   []byte
 	hash   string
+	msg    *Question        // as sent: what a passkey approval is bound to
+	nonce  []byte           // the question's own, for a passkey approval
 	answer chan host.Answer // buffered; receives at most one value
 	fail   chan error       // buffered; receives at most one value
 	// later, for a call held for later approval (Post), takes the answer
@@ -184,10 +197,6 @@ func (b *Broker) Close() error {
 	return err
 }
 
-// Channel: the broker's answers all come through the approver socket,
-// whatever an approver's message says.
-func (b *Broker) Channel() audit.Channel { return audit.ChannelApprove }
-
 // Ask sends q to every connected approver and waits for the first answer
 // bound to it, or for ctx. With no approver connected it returns
 // ErrNoApprover at once. The answer's scope is one of q.Scopes: a scope
@@ -215,13 +224,13 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 	}
 	b.seq++
 	id := b.prefix + "-" + strconv.FormatUint(b.seq, 10)
-	msg := questionFor(id, q)
+	msg, nonce := questionFor(id, q)
 	line, err := encodeLine(msg)
 	if err != nil {
 		b.mu.Unlock()
 		return host.Answer{}, fmt.Errorf("%w: the question cannot be sent to an approver: %v", host.ErrNoPerson, err)
 	}
-	p := &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments),
+	p := &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments), msg: msg, nonce: nonce,
 		answer: make(chan host.Answer, 1), fail: make(chan error, 1)}
 	b.pending[id] = p
 	b.order = append(b.order, id)
@@ -234,8 +243,7 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 
 	select {
 	case a := <-p.answer:
-		a.Via = audit.ChannelApprove // for an asker that passes it on (serve's)
-		return a, nil
+		return a, nil // its Via set by answer, for an asker that passes it on (serve's)
 	case err := <-p.fail:
 		return host.Answer{}, err
 	case <-ctx.Done():
@@ -261,7 +269,7 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 	if len(q.Args) > MaxArguments || !utf8.Valid(q.Args) {
 		return fmt.Errorf("the arguments cannot be shown to an approver as they are")
 	}
-	msg := questionFor(id, q)
+	msg, nonce := questionFor(id, q)
 	msg.Later, msg.Expires = true, expires.UTC().Format(time.RFC3339)
 	line, err := encodeLine(msg)
 	if err != nil {
@@ -277,7 +285,7 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 	if _, dup := b.pending[id]; dup {
 		return nil
 	}
-	b.pending[id] = &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments),
+	b.pending[id] = &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments), msg: msg, nonce: nonce,
 		answer: make(chan host.Answer, 1), fail: make(chan error, 1), later: answer}
 	b.order = append(b.order, id)
 	for c := range b.conns {
@@ -296,13 +304,18 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 	return nil
 }
 
-// questionFor is q as the protocol sends it, every server string bounded.
-func questionFor(id string, q *host.Question) *Question {
+// questionFor is q as the protocol sends it, every server string bounded,
+// with a nonce of its own for a passkey approval.
+func questionFor(id string, q *host.Question) (*Question, []byte) {
+	nonce := make([]byte, 32)
+	_, _ = rand.Read(nonce)
 	m := &Question{Type: TypeQuestion, ID: id, Server: bound(q.Server, maxName), Trusted: q.Trusted,
-		Tier: q.Decision.Tier, Class: q.Decision.Class, Arguments: string(q.Args),
+		Nonce: hex.EncodeToString(nonce),
+		Tier:  q.Decision.Tier, Class: q.Decision.Class, Arguments: string(q.Args),
 		Scopes: append([]decide.Scope{}, q.Scopes...), Changed: q.Changed}
 	if t := q.Tool; t != nil {
 		m.Tool, m.Title, m.Description = bound(t.Name, maxName), bound(t.Title, maxTitle), bound(t.Description, maxDescription)
+		m.Definition = bound(t.Hash, maxName)
 		if host.OwnWords(t) {
 			// A read's or a prompt's stand-in: its words are mcphost's,
 			// and the protocol's title and description are the server's.
@@ -324,7 +337,7 @@ func questionFor(id string, q *host.Question) *Question {
 	if c := q.Client; c != nil && c.Name != "" {
 		m.Client = bound(strings.TrimSpace(c.Name+" "+c.Version), maxName)
 	}
-	return m
+	return m, nonce
 }
 
 // anyReady reports whether an approver has said hello. b.mu is held.
@@ -378,7 +391,9 @@ func (b *Broker) answer(from *conn, a *Answer) string {
 	if problem != "" {
 		return problem
 	}
-	ans.Via = audit.ChannelApprove
+	if ans.Via, problem = b.channel(p, a); problem != "" {
+		return problem
+	}
 	b.remove(a.ID)
 	b.withdraw(a.ID, "answered in another approver", from)
 	if p.later != nil {
@@ -396,6 +411,36 @@ func (b *Broker) answer(from *conn, a *Answer) string {
 	}
 	p.answer <- ans
 	return ""
+}
+
+// channel is the channel an answer to p came through: the approval page
+// with a passkey only when its assertion verifies here, against p's own
+// nonce; otherwise the approver's word, `mcphost approve` or the page,
+// which no one checks (both are the person's own programs on the socket).
+// A proof that does not verify is why the answer approves nothing.
+func (b *Broker) channel(p *pending, a *Answer) (audit.Channel, string) {
+	via := audit.ChannelApprove
+	switch a.Via {
+	case "":
+	case ViaWeb:
+		via = audit.ChannelWeb
+	default:
+		return "", fmt.Sprintf("the answer says it came through %q, which is no approver's channel", bound(a.Via, maxName))
+	}
+	if a.Passkey == nil || !a.Approve {
+		return via, ""
+	}
+	if b.o.Passkeys == nil {
+		return "", "this mcphost serve cannot check passkeys: the answer approves nothing"
+	}
+	expires, err := time.Parse(time.RFC3339Nano, a.Passkey.Expires)
+	if err != nil {
+		return "", "the passkey approval has no valid expiry: it approves nothing"
+	}
+	if err := b.o.Passkeys.Verify(p.msg.Binding(), p.nonce, expires, a.Passkey.Response); err != nil {
+		return "", "the passkey approval was refused (" + err.Error() + "): the call still waits"
+	}
+	return audit.ChannelWebPasskey, ""
 }
 
 // hostAnswer turns a bound answer into the gate's, with the scope clamped

@@ -715,7 +715,8 @@ func TestQuestionRoundTrip(t *testing.T) {
 		Args:     json.RawMessage(`{"id": 1}`),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T3, Class: decide.Unknown, Reasons: []decide.Reason{{Code: "c", Text: "t"}}},
 		Scopes:   []decide.Scope{decide.ScopeOnce, decide.ScopeSession}, Changed: true, ChangedFields: []string{"description"}}
-	line, err := encodeLine(questionFor("id-1", hq))
+	msg, _ := questionFor("id-1", hq)
+	line, err := encodeLine(msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -825,11 +826,11 @@ func TestAStandInIsNotSentAsTheServersWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := questionFor("id-1", &host.Question{Server: "docs", Tool: stand, Args: host.ReadArgs("docs://readme"), Decision: d})
+	q, _ := questionFor("id-1", &host.Question{Server: "docs", Tool: stand, Args: host.ReadArgs("docs://readme"), Decision: d})
 	if q.Tool != host.ResourceReadTool || q.Title != "" || q.Description != "" {
 		t.Fatalf("the stand-in went out as tool %q, title %q, description %q; want its name only", q.Tool, q.Title, q.Description)
 	}
-	copycat := questionFor("id-2", &host.Question{Server: "docs", Tool: &client.Tool{Name: host.ResourceReadTool, Description: "Mine.", Hash: "0123abcd"}})
+	copycat, _ := questionFor("id-2", &host.Question{Server: "docs", Tool: &client.Tool{Name: host.ResourceReadTool, Description: "Mine.", Hash: "0123abcd"}})
 	if copycat.Description != "Mine." {
 		t.Fatalf("a server's tool named like the stand-in lost its description: %q", copycat.Description)
 	}

@@ -132,8 +132,15 @@ func (r *Rejected) valid() error { return nil }
 
 // Answer sends the person's answer to q, bound to its id and arguments.
 func (c *Conn) Answer(q *Question, a host.Answer) error {
+	return c.AnswerVia(q, a, "", nil)
+}
+
+// AnswerVia sends the person's answer to q as given through via ("" for
+// this screen, ViaWeb for the approval page), with proof, the passkey
+// assertion of the call, when there is one.
+func (c *Conn) AnswerVia(q *Question, a host.Answer, via string, proof *Proof) error {
 	return c.write(Answer{Type: TypeAnswer, ID: q.ID, ArgsHash: ArgsHash(q.Arguments),
-		Approve: a.Approve, Scope: a.Scope, Reason: a.Reason, Arguments: string(a.Args)})
+		Approve: a.Approve, Scope: a.Scope, Reason: a.Reason, Arguments: string(a.Args), Via: via, Passkey: proof})
 }
 
 func (c *Conn) write(v any) error {

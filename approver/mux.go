@@ -32,6 +32,8 @@ type Mux struct {
 	sock  map[*Conn]string   // the socket each connection dialled, to forget when it ends
 	owner map[string]*Conn   // question id → the serve that asked it
 	asked map[*Conn][]string // a serve's questions still shown
+	sent  map[string]*Conn   // questions answered lately, whose serve may still refuse the answer
+	order []string           // sent's ids, oldest first
 	live  int                // connections whose reader runs
 	stay  bool               // StayOpen: the end of the last serve is not the end
 }
@@ -58,7 +60,8 @@ type muxEvent struct {
 // NewMux returns a Mux with no connection.
 func NewMux() *Mux {
 	return &Mux{events: make(chan muxEvent, 64), done: make(chan struct{}), conns: map[*Conn]*Hello{},
-		paths: map[string]*Conn{}, sock: map[*Conn]string{}, owner: map[string]*Conn{}, asked: map[*Conn][]string{}}
+		paths: map[string]*Conn{}, sock: map[*Conn]string{}, owner: map[string]*Conn{}, asked: map[*Conn][]string{},
+		sent: map[string]*Conn{}}
 }
 
 // Dial connects to every serve whose socket is in dir (SocketDir) and says
@@ -203,6 +206,14 @@ func (m *Mux) read(c *Conn, h *Hello) {
 			m.asked[c] = append(m.asked[c], ev.ID)
 		case *Withdrawn:
 			m.forget(c, ev.ID)
+		case *Rejected:
+			// The serve took no answer: its call still waits there, and
+			// may be answered again.
+			if m.sent[ev.ID] == c {
+				delete(m.sent, ev.ID)
+				m.owner[ev.ID] = c
+				m.asked[c] = append(m.asked[c], ev.ID)
+			}
 		}
 		m.mu.Unlock()
 		if !m.send(muxEvent{ev: ev}) {
@@ -227,6 +238,11 @@ func (m *Mux) gone(c *Conn, h *Hello, err error) {
 		delete(m.owner, id)
 	}
 	delete(m.asked, c)
+	for id, sc := range m.sent {
+		if sc == c {
+			delete(m.sent, id)
+		}
+	}
 	delete(m.conns, c)
 	if sock, ok := m.sock[c]; ok && m.paths[sock] == c {
 		delete(m.paths, sock)
@@ -277,16 +293,32 @@ func (m *Mux) Next() (any, error) {
 
 // Answer sends the answer to q to the serve that asked it.
 func (m *Mux) Answer(q *Question, a host.Answer) error {
+	return m.AnswerVia(q, a, "", nil)
+}
+
+// maxSent bounds the answered questions a Mux remembers, so that a
+// refused answer's question can be answered again.
+const maxSent = 256
+
+// AnswerVia is Conn.AnswerVia to the serve that asked q. Should that serve
+// refuse the answer (a *Rejected naming q), q may be answered again.
+func (m *Mux) AnswerVia(q *Question, a host.Answer, via string, proof *Proof) error {
 	m.mu.Lock()
 	c := m.owner[q.ID]
 	if c != nil {
 		m.forget(c, q.ID)
+		m.sent[q.ID] = c
+		m.order = append(m.order, q.ID)
+		if len(m.order) > maxSent {
+			delete(m.sent, m.order[0])
+			m.order = m.order[1:]
+		}
 	}
 	m.mu.Unlock()
 	if c == nil {
 		return nil // its serve withdrew it or went: there is no one to tell
 	}
-	return c.Answer(q, a)
+	return c.AnswerVia(q, a, via, proof)
 }
 
 // Close ends every connection.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcphost/mcphost/approver/passkey"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -94,6 +95,13 @@ type Question struct {
 	// approval lapses at Expires (RFC 3339).
 	Later   bool   `json:"later,omitempty"`
 	Expires string `json:"expires,omitempty"`
+	// Definition is the hash of the tool's definition as the gate holds
+	// it: part of what a passkey approval is bound to.
+	Definition string `json:"definition,omitempty"`
+	// Nonce (hex) is made by serve for this question alone: a passkey
+	// approval signs a challenge made of the call and this nonce, and serve
+	// checks the signature against it (Binding, Proof).
+	Nonce string `json:"nonce,omitempty"`
 	// From is the serve that asked, set by Mux on the approver's side;
 	// it is never sent.
 	From *Hello `json:"-"`
@@ -173,6 +181,33 @@ type Answer struct {
 	// by themselves, the gate decides the edited call again and asks again
 	// if it must.
 	Arguments string `json:"arguments,omitempty"`
+	// Via is the approver's word for where the person answered: "" for
+	// `mcphost approve`'s screen, "web" for the approval page. It is the
+	// approver's claim, recorded as such; only Passkey is checked.
+	Via string `json:"via,omitempty"`
+	// Passkey, with Approve, is a passkey assertion of the call, which
+	// serve verifies itself: the answer then counts as the web page's with
+	// a passkey. A proof that does not verify approves nothing.
+	Passkey *Proof `json:"passkey,omitempty"`
+}
+
+// ViaWeb is Answer.Via of the approval page.
+const ViaWeb = "web"
+
+// Proof is a passkey assertion of one call: the browser's
+// PublicKeyCredential (JSON) for the challenge made of the question's
+// Binding, its Nonce and Expires (RFC 3339 with nanoseconds).
+type Proof struct {
+	Expires  string          `json:"expires"`
+	Response json.RawMessage `json:"response"`
+}
+
+// Binding is the call a passkey approval of q is bound to: the client,
+// server, tool, definition hash and the hash of the exact arguments, as
+// the question carries them (the same bounded strings on both sides).
+func (q *Question) Binding() passkey.Binding {
+	return passkey.Binding{Client: q.Client, Server: q.Server, Tool: q.Tool, DefinitionHash: q.Definition,
+		ArgsHash: ArgsHash(q.Arguments)}
 }
 
 // Rejected says that an answer approved nothing, and why.

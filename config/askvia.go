@@ -6,13 +6,15 @@ import (
 )
 
 // The channels a person's answer can come through, as "askVia" names them:
-// mcphost's chat dialog, `mcphost approve`, mcphost's web approval page,
-// the host's own form (elicitation), and a page the host opens for
-// mcphost (URL elicitation).
+// mcphost's chat dialog, `mcphost approve`, mcphost's web approval page
+// ("web", with or without a passkey; "passkey": only with a passkey
+// assertion that serve verified), the host's own form (elicitation), and a
+// page the host opens for mcphost (URL elicitation).
 const (
 	ChannelChat           = "chat"
 	ChannelApprove        = "approve"
 	ChannelWeb            = "web"
+	ChannelPasskey        = "passkey"
 	ChannelElicitation    = "elicitation"
 	ChannelURLElicitation = "url-elicitation"
 )
@@ -20,7 +22,7 @@ const (
 // AskChannels are the channels "askVia" may name; AskTiers the tiers it
 // sets (T0 never asks).
 var (
-	AskChannels = []string{ChannelChat, ChannelApprove, ChannelWeb, ChannelElicitation, ChannelURLElicitation}
+	AskChannels = []string{ChannelChat, ChannelApprove, ChannelWeb, ChannelPasskey, ChannelElicitation, ChannelURLElicitation}
 	AskTiers    = []string{"T1", "T2", "T3"}
 )
 
@@ -36,7 +38,7 @@ type AskVia map[string][]string
 // a hook), so the form proves no person at the tier that matters most.
 func DefaultAskVia() AskVia {
 	all := slices.Clone(AskChannels)
-	return AskVia{"T1": all, "T2": slices.Clone(all), "T3": {ChannelChat, ChannelApprove, ChannelWeb}}
+	return AskVia{"T1": all, "T2": slices.Clone(all), "T3": {ChannelChat, ChannelApprove, ChannelWeb, ChannelPasskey}}
 }
 
 // Channels returns the channels that may approve a call of tier; a tier

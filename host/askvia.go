@@ -9,7 +9,12 @@ import (
 // AskViaPolicy is a channel policy ("askVia", as config.EffectiveAskVia
 // gives it) in the form GateOptions.MayApprove takes.
 func AskViaPolicy(eff config.AskVia) func(decide.Tier, audit.Channel) bool {
-	return func(t decide.Tier, via audit.Channel) bool { return eff.Allows(t.String(), askWord(via)) }
+	return func(t decide.Tier, via audit.Channel) bool {
+		if via == audit.ChannelWebPasskey && eff.Allows(t.String(), config.ChannelPasskey) {
+			return true // "passkey" names the page with a verified passkey only
+		}
+		return eff.Allows(t.String(), askWord(via))
+	}
 }
 
 // askWord is the "askVia" word for the channel an answer came through:

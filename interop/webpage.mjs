@@ -9,6 +9,9 @@ import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
 const link = process.argv[2];
+// --passkey: the browser has a virtual authenticator (Chromium's DevTools
+// WebAuthn domain) with user verification, as a platform passkey would.
+const withPasskey = process.argv.includes("--passkey");
 const base = new URL(link).origin;
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
@@ -39,6 +42,16 @@ try {
     dialogs.push(d.message());
     d.dismiss();
   });
+  if (withPasskey) {
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true,
+        isUserVerified: true, automaticPresenceSimulation: true,
+      },
+    });
+  }
 
   // The link sets the cookie and leads to the page without the secret.
   await page.goto(link);
@@ -71,11 +84,16 @@ try {
     return card(tool);
   }
 
+  // The card of a call to tool whose arguments hold text.
+  const cardWith = (tool, text) => card(tool).filter({ has: page.locator(".args", { hasText: text }) });
+
   for (;;) {
-    const s = await step();
-    if (s === "done") {
+    const line = await step();
+    if (line === "done") {
       break;
     }
+    // A step may name the argument text of the call it answers.
+    const [s, arg] = line.split(" ");
     switch (s) {
       case "allow-once": {
         const c = await waitLive("drop_table");
@@ -201,6 +219,76 @@ try {
           fail("the call no longer waits after the forged answers");
         }
         say("forged answers refused");
+        break;
+      }
+      case "tier3-unsigned": {
+        // No passkey is enrolled: the approval goes unsigned.
+        const c = await waitLive("wipe_all");
+        if ((await page.locator("#main[data-passkey=on]").count()) !== 0) {
+          fail("the page signs approvals with no passkey enrolled");
+        }
+        await c.locator("input[name=typed]").fill("wipe_all");
+        await c.getByRole("button", { name: "Allow once" }).click();
+        await note("Allowed web/wipe_all (once).");
+        say("sent unsigned");
+        break;
+      }
+      case "enroll": {
+        await page.goto(base + "/enroll");
+        await page.locator("input[name=label]").fill("test key <b>1</b>");
+        await page.getByRole("button", { name: "Enroll a passkey" }).click();
+        await page.locator("#enroll-status[data-done=yes]").waitFor();
+        await page.goto(base + "/");
+        await page.locator("#main[data-passkey=on]").waitFor();
+        await note("Enrolled the passkey");
+        say("enrolled");
+        break;
+      }
+      case "forged-passkey": {
+        // A proof the page did not get from the authenticator: serve
+        // checks it, refuses it, and the call waits again.
+        const c = cardWith("wipe_all", arg);
+        await c.waitFor();
+        await c.locator("input[name=typed]").fill("wipe_all");
+        await c.locator("form").evaluate((f) => {
+          f.elements.passkey.value = JSON.stringify({
+            expires: new Date(Date.now() + 60000).toISOString(),
+            response: { id: "AAAA", rawId: "AAAA", type: "public-key", response: { clientDataJSON: "e30", authenticatorData: "AAAA", signature: "AAAA" } },
+          });
+          f.dataset.signed = "yes";
+        });
+        await c.getByRole("button", { name: "Allow once" }).click();
+        await note("passkey approval was refused");
+        await cardWith("wipe_all", arg).waitFor();
+        await cardWith("wipe_all", arg).locator("input[name=reason]").fill("forged");
+        await cardWith("wipe_all", arg).getByRole("button", { name: "Deny" }).click();
+        await note("Denied web/wipe_all: forged");
+        say("forged passkey refused");
+        break;
+      }
+      case "passkey-tier3": {
+        const c = cardWith("wipe_all", arg);
+        await c.waitFor();
+        const allowed = () => page.evaluate(() => Array.from(document.querySelectorAll("#notes li"))
+          .filter((li) => li.textContent.includes("Allowed web/wipe_all (once).")).length);
+        const before = await allowed();
+        await c.locator("input[name=typed]").fill("wipe_all");
+        await c.getByRole("button", { name: "Allow once" }).click();
+        await page.waitForFunction((n) => Array.from(document.querySelectorAll("#notes li"))
+          .filter((li) => li.textContent.includes("Allowed web/wipe_all (once).")).length > n, before);
+        if ((await page.locator("#passkey-error").isVisible())) {
+          fail("the passkey did not sign: " + (await page.locator("#passkey-error").textContent()));
+        }
+        say("signed");
+        break;
+      }
+      case "deny-wipe": {
+        const c = cardWith("wipe_all", arg);
+        await c.waitFor();
+        await c.locator("input[name=reason]").fill("once was enough");
+        await c.getByRole("button", { name: "Deny" }).click();
+        await note("Denied web/wipe_all: once was enough");
+        say("denied");
         break;
       }
       default:

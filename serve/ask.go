@@ -471,9 +471,16 @@ func Judge(q *host.Question, res *mcp.ElicitResult) host.Answer {
 	return host.Answer{Reason: "the person denied it"}
 }
 
-// viaApprover marks an answer of the approver as such, whatever it said.
+// viaApprover marks an answer of the approver socket as such: the page's
+// (web), the page's with a passkey the broker verified (web+passkey), or
+// else `mcphost approve`'s. The broker sets those itself; nothing else an
+// answer says counts.
 func viaApprover(ans host.Answer, err error) (host.Answer, error) {
-	ans.Via = audit.ChannelApprove
+	switch ans.Via {
+	case audit.ChannelWeb, audit.ChannelWebPasskey:
+	default:
+		ans.Via = audit.ChannelApprove
+	}
 	return ans, err
 }
 

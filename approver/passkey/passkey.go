@@ -526,10 +526,18 @@ func (r *RP) FinishAssert(token string, b Binding, response []byte) error {
 	if origin := parsed.Response.CollectedClientData.Origin; origin != r.opts.Origin {
 		return fmt.Errorf("%w: the response names %q, the page is %q", ErrWrongOrigin, origin, r.opts.Origin)
 	}
+	return verifyParsed(r.wa, r.opts.StorePath, c.session, parsed)
+}
+
+// verifyParsed checks a parsed assertion whose origin was checked against
+// the ceremony's session (challenge, RP ID, allowed credentials): the
+// user-verified flag, an enrolled credential, its signature, and a
+// counter that moved forward, which it records.
+func verifyParsed(wa *webauthn.WebAuthn, storePath string, session webauthn.SessionData, parsed *protocol.ParsedCredentialAssertionData) error {
 	if !parsed.Response.AuthenticatorData.Flags.HasUserVerified() {
 		return fmt.Errorf("%w: the authenticator must ask for a PIN or biometric", ErrUserNotVerified)
 	}
-	cs, err := Load(r.opts.StorePath)
+	cs, err := Load(storePath)
 	if err != nil {
 		return err
 	}
@@ -541,13 +549,12 @@ func (r *RP) FinishAssert(token string, b Binding, response []byte) error {
 	for j, e := range cs {
 		all[j] = e.webauthn()
 	}
-	session := c.session
 	session.UserID = cs[i].UserHandle
-	if _, err := r.wa.ValidateLogin(user{handle: cs[i].UserHandle, label: cs[i].Label, creds: all}, session, parsed); err != nil {
+	if _, err := wa.ValidateLogin(user{handle: cs[i].UserHandle, label: cs[i].Label, creds: all}, session, parsed); err != nil {
 		return fmt.Errorf("%w: %s", ErrInvalidResponse, describe(err))
 	}
 	count := parsed.Response.AuthenticatorData.Counter
-	return updateStore(r.opts.StorePath, func(cs []Credential) ([]Credential, error) {
+	return updateStore(storePath, func(cs []Credential) ([]Credential, error) {
 		i := find(cs, parsed.RawID)
 		if i < 0 {
 			return nil, fmt.Errorf("%w: the credential was removed during the approval", ErrUnknownCredential)

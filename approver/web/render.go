@@ -176,14 +176,15 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // view is what the page's template draws.
 type view struct {
-	CSRF   string
-	Status string
-	Cards  []card
-	Notes  []note
+	CSRF    string
+	Passkey bool // approvals are signed with an enrolled passkey
+	Status  string
+	Cards   []card
+	Notes   []note
 }
 
 func (p *Page) view(s *session) view {
-	v := view{CSRF: s.csrf}
+	v := view{CSRF: s.csrf, Passkey: p.enrolled()}
 	p.mu.Lock()
 	for _, q := range p.waiting {
 		v.Cards = append(v.Cards, cardOf(q))

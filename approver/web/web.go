@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/approver/passkey"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
@@ -61,13 +62,16 @@ const (
 	maxNotes    = 20       // outcomes shown under the calls
 	maxForm     = 64 << 10 // an answer's body
 	maxReason   = 500      // a denial's reason, as the dialog's field
+	maxSent     = 256      // answered calls kept in case serve refuses the answer
 )
 
 // Source is where the questions come from and the answers go: every serve
 // of the person (*approver.Mux) or one serve (*approver.Conn).
 type Source interface {
 	Next() (any, error)
-	Answer(q *approver.Question, a host.Answer) error
+	// AnswerVia sends a, given on the page (via approver.ViaWeb), with
+	// the passkey proof of the call when there is one.
+	AnswerVia(q *approver.Question, a host.Answer, via string, proof *approver.Proof) error
 }
 
 // Options configure a Page.
@@ -85,6 +89,12 @@ type Options struct {
 	Verify func(r *http.Request, q *approver.Question, a host.Answer) error
 	// Now is the clock (tests).
 	Now func() time.Time
+	// PasskeyStore, if set, is the passkey credential file: the page is
+	// then opened at http://localhost:PORT, approvals on it are signed
+	// with an enrolled passkey, and /enroll enrolls one (see passkeys.go).
+	PasskeyStore string
+	// OnEnroll, if set, is told the label of each passkey enrolled.
+	OnEnroll func(label string)
 }
 
 // Page is the approval page of one start.
@@ -92,6 +102,8 @@ type Page struct {
 	o      Options
 	ln     net.Listener
 	addr   string // host:port as listened on, the only Host accepted
+	host   string // localhost:port, also accepted when the page has passkeys
+	rp     *passkey.RP
 	secret string
 	link   string
 	cookie string
@@ -100,6 +112,7 @@ type Page struct {
 	sessions map[string]*session
 	order    []string // session ids, oldest first
 	waiting  []*approver.Question
+	sent     map[string]*approver.Question // answered lately: back to waiting should serve refuse the answer
 	notes    []note
 	changed  chan struct{} // closed and replaced on every change
 	version  uint64
@@ -152,9 +165,17 @@ func Listen(o Options) (*Page, error) {
 		return nil, fmt.Errorf("approval page: %w", err)
 	}
 	p := &Page{o: o, ln: ln, addr: ln.Addr().String(), secret: randomHex(32),
-		sessions: map[string]*session{}, changed: make(chan struct{})}
+		sessions: map[string]*session{}, sent: map[string]*approver.Question{}, changed: make(chan struct{})}
 	p.cookie = "mcphost-approve-" + strings.TrimPrefix(p.addr[strings.LastIndexByte(p.addr, ':'):], ":")
-	p.link = "http://" + p.addr + "/open?k=" + p.secret
+	if err := p.withPasskeys(); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("approval page: %w", err)
+	}
+	at := p.addr
+	if p.host != "" {
+		at = p.host
+	}
+	p.link = "http://" + at + "/open?k=" + p.secret
 	current.Store(&p.link)
 	return p, nil
 }
@@ -172,6 +193,10 @@ func (p *Page) Addr() string { return p.addr }
 // Link returns the link that opens the page: it carries the secret, so
 // it is shown only to the person.
 func (p *Page) Link() string { return p.link }
+
+// EnrollLink returns the link that opens the page at its enrollment of a
+// passkey (with Options.PasskeyStore); like Link it carries the secret.
+func (p *Page) EnrollLink() string { return p.link + "&next=enroll" }
 
 // Run serves the page and reads src until ctx ends (nil) or src ends
 // (its error). The caller closes src.
@@ -238,6 +263,11 @@ func (p *Page) Apply(ev any) {
 		}
 	case *approver.Rejected:
 		p.noteLocked("mcphost serve took no answer: "+sanitize.Line(ev.Message), true)
+		if q, ok := p.sent[ev.ID]; ok && indexOf(p.waiting, ev.ID) < 0 {
+			// The call still waits in its serve: it may be answered again.
+			delete(p.sent, ev.ID)
+			p.waiting = append(p.waiting, q)
+		}
 	case *approver.ServesChanged:
 	default:
 		return
@@ -279,6 +309,10 @@ func (p *Page) Handler(src Source) http.Handler {
 	mux.HandleFunc("POST /answer", p.withSession(func(w http.ResponseWriter, r *http.Request, s *session) {
 		p.answer(w, r, s, src)
 	}))
+	mux.HandleFunc("POST /passkey/begin", p.withSession(p.beginApproval))
+	mux.HandleFunc("GET /enroll", p.withSession(p.enrollPage))
+	mux.HandleFunc("POST /enroll/begin", p.withSession(p.beginEnroll))
+	mux.HandleFunc("POST /enroll/finish", p.withSession(p.finishEnroll))
 	for _, f := range []string{"page.js", "page.css"} {
 		mux.HandleFunc("GET /static/"+f, func(w http.ResponseWriter, r *http.Request) {
 			http.ServeFileFS(w, r, static, "static/"+f)
@@ -307,11 +341,11 @@ func (p *Page) guard(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
-		if r.Host != p.addr {
-			http.Error(w, "This page answers only at http://"+p.addr+"/: open the link mcphost printed.", http.StatusMisdirectedRequest)
+		if r.Host != p.addr && (p.host == "" || r.Host != p.host) {
+			http.Error(w, "This page answers only at the address mcphost printed: open the link it printed.", http.StatusMisdirectedRequest)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+p.addr {
+		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
 			http.Error(w, "Requests from other sites are refused.", http.StatusForbidden)
 			return
 		}
@@ -338,7 +372,11 @@ func (p *Page) open(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: p.cookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	to := "/"
+	if r.URL.Query().Get("next") == "enroll" && p.rp != nil {
+		to = "/enroll"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // withSession passes on a request that carries a session cookie of this
@@ -408,6 +446,10 @@ func (p *Page) answer(w http.ResponseWriter, r *http.Request, s *session, src So
 		return
 	}
 	q, a, err := p.take(r)
+	var proof *approver.Proof
+	if err == nil && a.Approve {
+		proof, err = proofOf(r.PostForm.Get("passkey"))
+	}
 	if err == nil && a.Approve && p.o.Verify != nil {
 		if verr := p.o.Verify(r, q, a); verr != nil {
 			err = fmt.Errorf("not allowed: %w", verr)
@@ -421,6 +463,10 @@ func (p *Page) answer(w http.ResponseWriter, r *http.Request, s *session, src So
 			err = errors.New("that call no longer waits")
 		} else {
 			p.waiting = append(p.waiting[:i:i], p.waiting[i+1:]...)
+			if len(p.sent) >= maxSent {
+				clear(p.sent)
+			}
+			p.sent[q.ID] = q
 		}
 	}
 	if err != nil {
@@ -431,7 +477,7 @@ func (p *Page) answer(w http.ResponseWriter, r *http.Request, s *session, src So
 	p.changedLocked()
 	p.mu.Unlock()
 	if err == nil {
-		if serr := src.Answer(q, a); serr != nil {
+		if serr := src.AnswerVia(q, a, approver.ViaWeb, proof); serr != nil {
 			p.mu.Lock()
 			p.noteLocked("The answer could not be sent to mcphost serve: "+sanitize.Line(serr.Error()), true)
 			p.changedLocked()

@@ -28,8 +28,10 @@ type source struct {
 }
 
 type sent struct {
-	id string
-	a  host.Answer
+	id    string
+	a     host.Answer
+	via   string
+	proof *approver.Proof
 }
 
 func (s *source) Next() (any, error) {
@@ -37,10 +39,10 @@ func (s *source) Next() (any, error) {
 	return nil, io.EOF
 }
 
-func (s *source) Answer(q *approver.Question, a host.Answer) error {
+func (s *source) AnswerVia(q *approver.Question, a host.Answer, via string, proof *approver.Proof) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.answers = append(s.answers, sent{q.ID, a})
+	s.answers = append(s.answers, sent{q.ID, a, via, proof})
 	return nil
 }
 

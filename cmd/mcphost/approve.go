@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/approver/passkey"
 	"github.com/mcphost/mcphost/approver/tui"
 	"github.com/mcphost/mcphost/approver/web"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/sanitize"
 )
 
 // approveOptions are approve's flags.
@@ -24,6 +27,9 @@ type approveOptions struct {
 	NoOpen bool
 	// Addr is where the page listens (127.0.0.1 only).
 	Addr string
+	// Enroll serves the page's enrollment of a passkey, and ends once one
+	// is enrolled.
+	Enroll bool
 }
 
 func newApproveCmd(_ *globalOptions, s *streams) *cobra.Command {
@@ -48,13 +54,24 @@ prints the page's link (it carries a secret made for this start) and opens it
 in the browser when there is a desktop, unless --no-open. Only a browser that
 opened the link can see or answer the calls.
 
+--enroll registers a passkey or security key on that page (WebAuthn, with
+a PIN or biometric): from then on every approval on the page is signed by
+it over the exact call, and the serve that holds the call checks the
+signature before it runs anything, so the approval shows a person was
+there. A managed policy can require it for tier 3 ("askVia": {"T3":
+["passkey"]}). With a passkey enrolled, adding another needs its approval.
+
 Several approvers may run; the first answer counts. When the last one quits,
 calls that wait are refused.`,
 		Example: `  mcphost approve
   mcphost approve --web
-  mcphost approve --web --no-open --addr 127.0.0.1:8766`,
+  mcphost approve --web --no-open --addr 127.0.0.1:8766
+  mcphost approve --enroll`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Enroll {
+				o.Web = true
+			}
 			if (o.NoOpen || cmd.Flags().Changed("addr")) && !o.Web {
 				return usageError(errors.New("--no-open and --addr are for --web: add --web to serve the approval page"))
 			}
@@ -65,6 +82,7 @@ calls that wait are refused.`,
 	f.BoolVar(&o.Web, "web", false, "show the calls on a web page on 127.0.0.1 instead of in the terminal")
 	f.BoolVar(&o.NoOpen, "no-open", false, "with --web, print the page's link without opening a browser")
 	f.StringVar(&o.Addr, "addr", web.DefaultAddr, "with --web, listen on `ADDR` (127.0.0.1 and a port, 0 for a free one)")
+	f.BoolVar(&o.Enroll, "enroll", false, "enroll a passkey or security key on the approval page, then quit")
 	return cmd
 }
 
@@ -82,15 +100,30 @@ func runApprove(ctx context.Context, o *approveOptions, s *streams) error {
 	mux, stop := watchServes(ctx, s)
 	defer stop()
 	if o.Web {
-		page, err := web.Listen(web.Options{Addr: o.Addr, Serves: mux.Serves})
+		ctx, enrolled := context.WithCancel(ctx)
+		defer enrolled()
+		wo := web.Options{Addr: o.Addr, Serves: mux.Serves, PasskeyStore: passkeyStore(s)}
+		if o.Enroll {
+			wo.OnEnroll = func(label string) {
+				fmt.Fprintf(s.Out, "Enrolled the passkey %q: approvals on the approval page are signed with it from now on.\n", sanitize.Line(label))
+				enrolled()
+			}
+		}
+		page, err := web.Listen(wo)
 		if err != nil {
 			return usageError(fmt.Errorf("--addr: %w", err))
 		}
 		defer page.Close()
-		fmt.Fprintf(s.Out, "Approval page: %s\n", page.Link())
+		link := page.Link()
+		if o.Enroll {
+			link = page.EnrollLink()
+			fmt.Fprintf(s.Out, "Enroll a passkey: %s\n", link)
+		} else {
+			fmt.Fprintf(s.Out, "Approval page: %s\n", link)
+		}
 		fmt.Fprintln(s.Out, "Only a browser that opened this link sees the calls; keep it to yourself. Ctrl+C stops the page.")
 		if !o.NoOpen {
-			if err := openBrowser(s, page.Link()); err != nil {
+			if err := openBrowser(s, link); err != nil {
 				fmt.Fprintf(s.Err, "mcphost: %v; open the link above yourself\n", err)
 			}
 		}
@@ -135,7 +168,7 @@ func watchServes(ctx context.Context, s *streams) (mux *approver.Mux, stop func(
 // ends the page.
 func startWebPage(ctx context.Context, s *streams, addr string) (stop func(), err error) {
 	mux, stopMux := watchServes(ctx, s)
-	page, err := web.Listen(web.Options{Addr: addr, Serves: mux.Serves})
+	page, err := web.Listen(web.Options{Addr: addr, Serves: mux.Serves, PasskeyStore: passkeyStore(s)})
 	if err != nil {
 		stopMux()
 		return nil, fmt.Errorf("--web-addr: %w", err)
@@ -176,4 +209,20 @@ var openBrowser = func(s *streams, link string) error {
 	}
 	go func() { _ = cmd.Wait() }() // the opener's own end is not ours to judge
 	return nil
+}
+
+// passkeyStore is the file of the person's enrolled passkeys, in the
+// state directory.
+func passkeyStore(s *streams) string {
+	return filepath.Join(config.StateDir(s.Getenv("XDG_STATE_HOME")), "passkeys.json")
+}
+
+// passkeyVerifier checks the passkey approvals that reach this process's
+// approver socket, against the person's enrolled passkeys.
+func passkeyVerifier(s *streams) approver.PasskeyVerifier {
+	v, err := passkey.NewVerifier(passkey.VerifierOptions{RPID: web.RPID, StorePath: passkeyStore(s)})
+	if err != nil {
+		return nil // a fixed RP ID and a path: cannot fail; without it no proof is taken
+	}
+	return v
 }

@@ -54,7 +54,7 @@ func (st *setup) askViaLines() []policyLine {
 // once it is approved, which then runs once. Without a socket (it could not
 // be made) nothing is held. It returns what closes the socket.
 func (st *setup) holdLater(s *streams, gate **host.Gate) func() {
-	b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: "mcphost run in " + s.WorkDir})
+	b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: "mcphost run in " + s.WorkDir, Passkeys: passkeyVerifier(s)})
 	if err != nil {
 		return func() {}
 	}

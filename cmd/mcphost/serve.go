@@ -158,7 +158,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	// serve connects at once and is there for the first call. Without it
 	// serve still runs, asking through the client's form or refusing.
 	var approve serve.Approver
-	if b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: serveLabel(o, s.WorkDir)}); err != nil {
+	if b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: serveLabel(o, s.WorkDir), Passkeys: passkeyVerifier(s)}); err != nil {
 		if via == serve.AskApprover {
 			return withCode(exitError, fmt.Errorf("--ask-via approver: %w", err))
 		}
