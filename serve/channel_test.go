@@ -10,8 +10,9 @@ import (
 // TestTheAuditNamesTheWayTheAnswerCame: a call a client's form approved is
 // recorded as approved through the client's form (elicitation), whether
 // the question went as elicitation/create or as an input request; one the
-// approver approved, through mcphost approve, whatever its answer claimed;
-// one no one could be asked about, headless.
+// approver approved, through mcphost approve unless the approver socket
+// says the page (with a passkey it verified itself), whatever else its
+// answer claimed; one no one could be asked about, headless.
 func TestTheAuditNamesTheWayTheAnswerCame(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -23,7 +24,9 @@ func TestTheAuditNamesTheWayTheAnswerCame(t *testing.T) {
 	}{
 		{"the form, as an input request", &connOpts{}, nil, "", true, audit.ChannelElicitation},
 		{"the form, as elicitation/create", &connOpts{version: "2025-11-25"}, nil, "", true, audit.ChannelElicitation},
-		{"the approver, its answer claiming a passkey", nil, &approver{waiting: true, claim: audit.ChannelWebPasskey}, "", true, audit.ChannelApprove},
+		{"the approver, its answer claiming the chat", nil, &approver{waiting: true, claim: audit.ChannelDialog}, "", true, audit.ChannelApprove},
+		{"the approver, its answer claiming the host's form", nil, &approver{waiting: true, claim: audit.ChannelElicitation}, "", true, audit.ChannelApprove},
+		{"the approver socket's verified passkey", nil, &approver{waiting: true, claim: audit.ChannelWebPasskey}, "", true, audit.ChannelWebPasskey},
 		{"the approver, forced, with a form at hand", &connOpts{}, &approver{waiting: true, claim: audit.ChannelDialog}, AskApprover, true, audit.ChannelApprove},
 		{"no one", nil, nil, "", false, audit.ChannelHeadless},
 	} {
