@@ -38,7 +38,7 @@ func TestApproveWeb(t *testing.T) {
 		if !lines.Scan() {
 			t.Fatalf("approve --web printed nothing: %s", errb)
 		}
-		m := regexp.MustCompile(`^Approval page: (http://127\.0\.0\.1:\d+/open\?k=[0-9a-f]{64})$`).FindStringSubmatch(lines.Text())
+		m := regexp.MustCompile(`^Approval page: (http://localhost:\d+/open\?k=[0-9a-f]{64})$`).FindStringSubmatch(lines.Text())
 		if m == nil {
 			t.Fatalf("approve --web printed %q, want the page's link", lines.Text())
 		}
