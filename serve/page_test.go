@@ -3,6 +3,8 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -422,5 +424,52 @@ func TestThePageIsNotOfferedWhereTheWebMayNotApprove(t *testing.T) {
 	res := c.call(t, "rogue__set_value", `{"key":"k","value":"v"}`)
 	if res.NeedsInput() || !res.IsError || !strings.Contains(text(res), "approval id") || w.execs("rogue", "set_value") != 0 {
 		t.Fatalf("askVia without the page at tier 3: %+v %s, want the call held and refused, the page not offered", res, text(res))
+	}
+}
+
+// TestA20260728HTTPClientOpensThePage: over streamable HTTP, where a
+// 2026-07-28 client has no session and declares its capabilities on each
+// request, the page round works the same: the URL elicitation names the
+// held call's page, the accepted retry waits for the person's answer on
+// the page, and the call runs once, recorded as approved on the page.
+func TestA20260728HTTPClientOpensThePage(t *testing.T) {
+	w, _, _ := laterWorld(t, pageLinkOf)
+	ts := httptest.NewServer(w.srv.Handler("tok"))
+	t.Cleanup(ts.Close)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p := newPageClient("")
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: p.handle,
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pages", Version: "1"}, opts).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: bearer{"tok", tr}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	done := callAsync(t, &conn{cs: cs}, "rogue__set_value", `{"key":"k","value":"v"}`)
+	id := heldID(t, nextURL(t, p))
+	if w.execs("rogue", "set_value") != 0 {
+		t.Fatal("the call ran before the person approved it")
+	}
+	if err := w.srv.AnswerLater(id, host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}); err != nil {
+		t.Fatal(err)
+	}
+	res := result(t, done)
+	if res.IsError || w.execs("rogue", "set_value") != 1 || p.count() != 0 {
+		t.Fatalf("approved on the page: %s (%d runs, %d forms), want it run once and no form", text(res), w.execs("rogue", "set_value"), p.count())
+	}
+	var ran []audit.Record
+	for _, r := range w.outcomes("set_value") {
+		if r.Status == "success" {
+			ran = append(ran, r)
+		}
+	}
+	if len(ran) != 1 || ran[0].Via != audit.ChannelWeb {
+		t.Errorf("outcomes that ran %+v, want one, through %s", ran, audit.ChannelWeb)
 	}
 }
