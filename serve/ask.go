@@ -70,6 +70,10 @@ type asker struct {
 	// answer is the answer that came with the request (multi round-trip),
 	// or why none counts; nil when none came.
 	answer *provided
+	// page, when set, is where Ask leaves the URL elicitation of the
+	// approval page that a 2026-07-28 client's request answers with
+	// (offeringPage); nil: this request offers none.
+	page *pageRound
 }
 
 // with returns the asker of a request that came with the answer p.
@@ -213,20 +217,28 @@ var errFormMayNot = fmt.Errorf("%w: the host's form may not approve this call (a
 // outOfBand asks about a call the host's form may not approve through a
 // channel the host cannot answer: a waiting approver, or the approval page
 // opened by a URL elicitation (when the client declares one and a page
-// runs). Otherwise the call is not shown to the form at all: the gate holds
+// runs; for a 2026-07-28 client, only a request that may answer with it,
+// page.go). Otherwise the call is not shown to the form at all: the gate holds
 // it, and the refusal names where to approve it.
 func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, error) {
 	o := a.s.o
 	if o.AskVia != AskElicit && o.Approver != nil && o.Approver.Waiting() {
 		return o.Approver.Ask(ctx, q)
 	}
-	if !a.elicitsURL() || a.multiRoundTrip() || q.Hold == nil || o.Link == nil || o.Later == nil ||
+	if !a.elicitsURL() || a.multiRoundTrip() && a.page == nil || q.Hold == nil || o.Later == nil ||
 		o.MayApprove != nil && !o.MayApprove(q.Decision.Tier, audit.ChannelWeb) {
 		return host.Answer{}, errFormMayNot
 	}
 	ap := q.Hold()
-	link := o.Link(ap.ID)
+	link := a.s.pageLink(ap.ID)
 	if link == "" {
+		return host.Answer{}, errFormMayNot
+	}
+	if a.multiRoundTrip() {
+		// Nothing can be sent to the client during its call: the call is
+		// refused as held, and the handler answers the request with the
+		// URL elicitation instead (pageRequest).
+		*a.page = pageRound{ap: ap, link: link, msg: pageMessage(q)}
 		return host.Answer{}, errFormMayNot
 	}
 	return a.urlElicit(ctx, q, ap, link)
@@ -245,9 +257,7 @@ var errAnsweredOnPage = errors.New("answered on mcphost's approval page")
 func (a *asker) urlElicit(ctx context.Context, q *host.Question, ap later.Approval, link string) (host.Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.s.o.AskTimeout)
 	defer cancel()
-	msg := "mcphost asks a person to approve " + sanitize.Name(q.Tool.Name) + " on server " + sanitize.Name(q.Server) +
-		" (class " + q.Decision.Class.String() + ", tier " + q.Decision.Tier.String() + ") on its approval page, where the call is shown in full."
-	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: msg, URL: link, ElicitationID: ap.ID})
+	res, err := a.ss.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: pageMessage(q), URL: link, ElicitationID: ap.ID})
 	if err != nil || res == nil || res.Action != "accept" {
 		// Not opened: the call stays held for approval on the page or
 		// with `mcphost approve`.

@@ -39,6 +39,9 @@ type callState struct {
 	// Nonce makes each question's state unique, so that its answer is
 	// used once: a replay of the same answer is another call.
 	Nonce string `json:"n"`
+	// Approval is the approval id of the call held for the approval page
+	// (stateURL only).
+	Approval string `json:"p,omitempty"`
 }
 
 // seal signs st with the server's key: the client echoes it back and can

@@ -530,9 +530,18 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 				return errorResult("mcphost: the request state is not one mcphost gave, so nothing ran; call again without it to be asked"), nil
 			case st.Kind == stateRelay:
 				return s.resume(ctx, sess, req.Session, e, args, st, p.InputResponses), nil
+			case st.Kind == stateURL:
+				if res := s.pageAnswered(ctx, sess, e, args, st, p.InputResponses); res != nil {
+					return res, nil
+				}
 			}
 		}
-		if a.route() == routeElicit && multi {
+		var page *pageRound
+		switch {
+		case st.Kind == stateURL:
+			// The person answered on the page, or no one did in time: the
+			// gate decides, and the page is not offered again in this round.
+		case a.route() == routeElicit && multi:
 			if p.RequestState == "" && p.InputResponses == nil {
 				if res := s.inputRequired(sess, e, args); res != nil {
 					return res, nil
@@ -542,6 +551,9 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 					return res, nil
 				}
 				a = a.with(s.answered(sess, e, args, st, sealed, p.InputResponses))
+			}
+			if p.RequestState == "" {
+				a, page = a.offeringPage()
 			}
 		}
 		var pk *parked
@@ -574,6 +586,10 @@ func (s *Server) handler(e *export) mcp.ToolHandler {
 			}
 			defer func() { end() }()
 			r := sess.gate.Call(ctx, c)
+			if page != nil && page.link != "" && r.Status == host.StatusBlocked && r.Held != nil && r.Held.ID == page.ap.ID {
+				// Held for the approval page, which the client opens.
+				return s.pageRequest(sess, e, args, page)
+			}
 			if r.Decision.Has(decide.CodeDefinitionChanged) && r.DecidedBy.PersonApproved() {
 				s.sync() // approving the call accepted the new definition: show it
 			}
@@ -702,10 +718,7 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 // link when one runs, `mcphost approve` when this serve has an approver
 // socket, and until when.
 func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
-	link := ""
-	if s.o.Link != nil {
-		link = s.o.Link(ap.ID)
-	}
+	link := s.pageLink(ap.ID)
 	fmt.Fprintf(b, "It waits for a person's approval under approval id %s until %s.\n", ap.ID, ap.Expires.UTC().Format("15:04:05 UTC"))
 	var where []string
 	if link != "" {
