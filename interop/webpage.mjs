@@ -5,6 +5,7 @@
 // test writes a step's name once it has started the step's call, and the
 // script writes one line when the step is done. Any failure exits non-zero
 // with the reason on standard error.
+import { request } from "node:http";
 import { createInterface } from "node:readline";
 import { chromium } from "playwright-core";
 
@@ -204,14 +205,26 @@ try {
         const tries = {
           "no cookie": await post(form, {}),
           "a foreign Origin": await post(form, { cookie: `${cookie.name}=${cookie.value}`, origin: "http://evil.example" }),
+          // A name rebound to the page's address (DNS rebinding): a
+          // browser would send that name as the Host.
+          "a foreign Host": await new Promise((resolve, reject) => {
+            const u = new URL(base);
+            const req = request({
+              host: "127.0.0.1", port: u.port, path: "/answer", method: "POST",
+              headers: { host: "rebound.example:" + u.port, cookie: `${cookie.name}=${cookie.value}`, "content-type": "application/x-www-form-urlencoded" },
+            }, (res) => { res.resume(); resolve(res.statusCode); });
+            req.on("error", reject);
+            req.end(new URLSearchParams(form).toString());
+          }),
           "a wrong CSRF token": await page.evaluate(async (f) => {
             const r = await fetch("/answer", { method: "POST", redirect: "manual", body: new URLSearchParams({ ...f, csrf: "0".repeat(64) }) });
             return r.status;
           }, form),
         };
         for (const [what, status] of Object.entries(tries)) {
-          if (status !== 403) {
-            fail(`an answer with ${what} got ${status}, want 403`);
+          const want = what === "a foreign Host" ? 421 : 403; // 421: not this page's name
+          if (status !== want) {
+            fail(`an answer with ${what} got ${status}, want ${want}`);
           }
         }
         await page.reload();
