@@ -9,12 +9,16 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/serve/internal/oidctest"
 )
 
@@ -67,7 +71,12 @@ func newAuth(t *testing.T, p *oidctest.Provider, o AuthOptions) *Auth {
 
 func newOAuthWorld(t *testing.T, a *Auth) *oauthWorld {
 	t.Helper()
-	w := newWorld(t, worldOpts{})
+	return newOAuthWorldWith(t, a, worldOpts{})
+}
+
+func newOAuthWorldWith(t *testing.T, a *Auth, wo worldOpts) *oauthWorld {
+	t.Helper()
+	w := newWorld(t, wo)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", w.srv.HandlerOAuth(a))
 	for _, p := range a.MetadataPaths() {
@@ -248,6 +257,15 @@ func TestOAuthRefusesEveryTokenNotIssuedForIt(t *testing.T) {
 		t.Fatalf("the opaque token's outcome names %+v (person %+v), want bob through opaque-app, his name escaped", c, personOf(c))
 	}
 
+	// An opaque token the issuer still calls active is refused once it
+	// has expired by serve's clock.
+	lateIntro := newOAuthWorld(t, newAuth(t, p, AuthOptions{ClientID: "mcphost-serve", ClientSecret: "serve-secret-0123456789",
+		Now: func() time.Time { return time.Now().Add(time.Hour) }}))
+	status, www = lateIntro.post(t, "Bearer "+opaque.Access)
+	if status != http.StatusUnauthorized || !strings.Contains(www, "expired") {
+		t.Errorf("an opaque token past its expiry: %d %q, want 401 saying it expired", status, www)
+	}
+
 	// Without introspection credentials an opaque token cannot be checked.
 	noIntro := newOAuthWorld(t, newAuth(t, p, AuthOptions{}))
 	status, www = noIntro.post(t, "Bearer "+opaque.Access)
@@ -406,4 +424,104 @@ func personOf(c *audit.Client) any {
 		return nil
 	}
 	return c.Person
+}
+
+// TestASessionKeepsItsPerson: a client session is the person's who opened
+// it; serve refuses it to anyone else, whatever the transport (over HTTP
+// the SDK refuses first).
+func TestASessionKeepsItsPerson(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	w.connect(nil) // initialized; no call yet, so serve has no state for it
+	var ss *mcp.ServerSession
+	for s := range w.srv.srv.Sessions() {
+		ss = s
+	}
+	if ss == nil {
+		t.Fatal("no SDK session")
+	}
+	alice := &Caller{Person: audit.Person{Issuer: "https://login.test", Subject: "u-alice"}, ClientID: "desk"}
+	bob := &Caller{Person: audit.Person{Issuer: "https://login.test", Subject: "u-bob"}, ClientID: "desk"}
+	first, err := w.srv.session(ss, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := w.srv.session(ss, &Caller{Person: alice.Person, ClientID: "desk"}); err != nil || again != first {
+		t.Fatalf("alice again: %v, same session %v; want hers", err, again == first)
+	}
+	for _, c := range []*Caller{bob, nil} {
+		if sess, err := w.srv.session(ss, c); err != ErrOtherPerson || sess != nil {
+			t.Errorf("%+v on alice's session: %v, %v; want ErrOtherPerson", c, sess, err)
+		}
+	}
+}
+
+// TestOAuthTheTokenIsNotPassedOn: a caller's access token is for serve
+// alone (the spec forbids passing it through): an upstream server over
+// HTTP never sees it.
+func TestOAuthTheTokenIsNotPassedOn(t *testing.T) {
+	p := oidctest.Start(t, providerConfig())
+	f, err := fixtures.New("tasks", fixtures.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	fh := f.HTTPHandler()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fh.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+	o := newOAuthWorldWith(t, newAuth(t, p, AuthOptions{}), worldOpts{specs: []client.Spec{{Name: "tasks", Transport: client.TransportHTTP, URL: up.URL}}})
+	alice := p.Login(t, "desk-app", "alice", "alice-pw").Access
+	<-o.srv.ready // the upstream server has listed its tools
+	cs := o.connect(t, alice, "2025-11-25", nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "tasks__list_tasks", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("alice's call: %v %s (servers %+v)", err, textOf(res), o.m.Servers())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the upstream server saw no request")
+	}
+	for _, h := range seen {
+		if strings.Contains(h, alice) || h != "" {
+			t.Fatalf("the upstream server was sent Authorization %q; want none (serve has no credentials of its own for it)", h)
+		}
+	}
+}
+
+// clientObserver is an Observer that can name a session's person
+// (personObserver), recording the clients it was asked for.
+type clientObserver struct {
+	host.NopObserver
+	mu      sync.Mutex
+	clients []*audit.Client
+}
+
+func (o *clientObserver) ForClient(c *audit.Client) host.Observer {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.clients = append(o.clients, c)
+	return o
+}
+
+// TestOAuthTelemetryNamesThePerson: a person's session observes its calls
+// through the observer made for its client, which names the person.
+func TestOAuthTelemetryNamesThePerson(t *testing.T) {
+	p := oidctest.Start(t, providerConfig())
+	obs := &clientObserver{}
+	o := newOAuthWorldWith(t, newAuth(t, p, AuthOptions{}), worldOpts{tweak: func(so *Options) { so.Observer = obs }})
+	cs := o.connect(t, p.Login(t, "desk-app", "alice", "alice-pw").Access, "2025-11-25", nil)
+	if res := callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "k"}}); res.IsError {
+		t.Fatalf("alice's read: %s", text(res))
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.clients) != 1 || obs.clients[0].Person == nil || obs.clients[0].Person.Subject != "u-alice" || obs.clients[0].ID != "desk-app" {
+		t.Fatalf("observers made for %+v, want one for alice through desk-app", obs.clients)
+	}
 }
