@@ -201,14 +201,23 @@ func (a *Auth) Metadata() http.Handler {
 // Caller is who a request checked by Auth comes from: the person (the
 // token's issuer and subject) and the client they use (its client id).
 type Caller struct {
-	Person   audit.Person
-	ClientID string
+	Person   audit.Person // for the record: escaped and bounded
+	ClientID string       // for the record: escaped and bounded
 	Scopes   []string
 	Expires  time.Time
+	// id is the person as the token names them, issuer and subject
+	// unescaped: two subjects that escape alike are still two people.
+	id string
 }
 
-// key is the one string the SDK compares to keep a session to its person.
-func (c *Caller) key() string { return c.Person.Issuer + "\n" + c.Person.Subject }
+// key is the one string that tells people apart, and that the SDK
+// compares to keep a session to its person.
+func (c *Caller) key() string {
+	if c.id == "" {
+		return c.Person.Issuer + "\n" + c.Person.Subject
+	}
+	return c.id
+}
 
 // tokenError is a token refused: 401 invalid_token, with a description
 // made of serve's own words (never the token's).
@@ -324,6 +333,7 @@ func (a *Auth) caller(sub, client, name, username, email string, scopes []string
 		ClientID: bound(client, maxClientID),
 		Scopes:   scopes,
 		Expires:  exp,
+		id:       a.o.Issuer + "\n" + sub,
 	}, nil
 }
 

@@ -525,3 +525,23 @@ func TestOAuthTelemetryNamesThePerson(t *testing.T) {
 		t.Fatalf("observers made for %+v, want one for alice through desk-app", obs.clients)
 	}
 }
+
+// TestCallerIdentityIsTheRawSubject: two subjects that escape to the same
+// text for the record are two people, never one.
+func TestCallerIdentityIsTheRawSubject(t *testing.T) {
+	a := &Auth{o: AuthOptions{Issuer: "https://login.test"}}
+	raw, err := a.caller("u\x01", "desk", "", "", "", nil, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookalike, err := a.caller(raw.Person.Subject, "desk", "", "", "", nil, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Person.Subject != lookalike.Person.Subject {
+		t.Fatalf("the recorded subjects %q and %q differ; the test needs two that escape alike", raw.Person.Subject, lookalike.Person.Subject)
+	}
+	if samePerson(raw, lookalike) {
+		t.Fatalf("subjects %q and %q are one person to serve", "u\x01", lookalike.Person.Subject)
+	}
+}
