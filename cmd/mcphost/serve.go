@@ -161,6 +161,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		return usageError(errors.New("--tls-cert and --tls-key go together: give the certificate and its private key"))
 	case o.PlainHTTP && o.TLSCert != "":
 		return usageError(errors.New("--insecure-plain-http and --tls-cert contradict each other: drop one"))
+	case (o.AuthIssuer != "" || o.AuthAudience != "" || o.AuthClientID != "" || o.AuthScopes != nil) && o.HTTP == "":
+		return usageError(errors.New("--auth-issuer, --auth-audience, --auth-scope and --auth-client-id are for --http: on standard input and output the host that started serve is the caller"))
 	}
 	// The approver socket: where `mcphost approve` answers the calls the
 	// client cannot ask about. It is made first, before the configuration
