@@ -85,6 +85,10 @@ machines can reach is served only over TLS (--tls-cert, --tls-key), unless
 --insecure-plain-http says plain HTTP is meant.
 --insecure-no-token drops the token on a loopback address, for a client that
 cannot send one; any process on the machine can then call the tools.
+For a team, --auth-issuer URL --auth-audience URL (or "serve": {"auth": ...}
+in your config) accept the issuer's OAuth access tokens for this server
+instead of the one token: each person has their own grants and taint, and
+the audit log names them.
 
 --tool-search (or --tool-search=auto) offers mcphost__search_tools and the
 tools found so far instead of every tool when there are more than 100 tools
