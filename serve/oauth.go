@@ -114,9 +114,8 @@ func NewAuth(ctx context.Context, o AuthOptions) (*Auth, error) {
 		return nil, fmt.Errorf("discover the serve auth issuer %s: %w (is it the issuer's exact URL, and is it reachable from here?)", o.Issuer, err)
 	}
 	var meta struct {
-		Introspection string   `json:"introspection_endpoint"`
-		JWKS          string   `json:"jwks_uri"`
-		Algs          []string `json:"id_token_signing_alg_values_supported"`
+		Introspection string `json:"introspection_endpoint"`
+		JWKS          string `json:"jwks_uri"`
 	}
 	if err := p.Claims(&meta); err != nil {
 		return nil, fmt.Errorf("read the serve auth issuer's discovery document: %w", err)
@@ -125,12 +124,11 @@ func NewAuth(ctx context.Context, o AuthOptions) (*Auth, error) {
 		return nil, fmt.Errorf("the serve auth issuer %s names no jwks_uri, so no token of it could be checked", o.Issuer)
 	}
 	keys := oidc.NewRemoteKeySet(kctx, meta.JWKS)
-	algs := slices.DeleteFunc(slices.Clone(meta.Algs), func(a string) bool { return strings.EqualFold(a, "none") || strings.HasPrefix(a, "HS") })
 	a := &Auth{
 		o: o, client: hc, introspect: meta.Introspection,
 		// go-oidc checks the signature against the issuer's keys, then
 		// issuer, audience (the resource, not a client id) and expiry.
-		verifier: oidc.NewVerifier(o.Issuer, keys, &oidc.Config{ClientID: o.Audience, Now: o.Now, SupportedSigningAlgs: algs}),
+		verifier: oidc.NewVerifier(o.Issuer, keys, &oidc.Config{ClientID: o.Audience, Now: o.Now, SupportedSigningAlgs: signingAlgs}),
 	}
 	a.metadataURL, a.metadataPaths = metadataLocation(o.Audience)
 	a.metadata, err = json.Marshal(resourceMetadata{
@@ -141,6 +139,15 @@ func NewAuth(ctx context.Context, o AuthOptions) (*Auth, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// signingAlgs are the algorithms a token may be signed with: every
+// public-key one, never "none" or a shared-secret HS one. The key the
+// issuer publishes decides which of them verifies; the issuer's discovery
+// lists its ID tokens' algorithms only, and access tokens may differ.
+var signingAlgs = []string{
+	oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
+	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA,
 }
 
 // resourceMetadata is the Protected Resource Metadata document (RFC 9728

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -203,6 +205,7 @@ func TestOAuthRefusesEveryTokenNotIssuedForIt(t *testing.T) {
 		{"another issuer", "Bearer " + other.Login(t, "desk-app", "alice", "alice-pw").Access, "invalid_token"},
 		{"alg none, unsigned", "Bearer " + forge(t, alice.Access, `{"alg":"none","typ":"JWT"}`, nil, true), "invalid_token"},
 		{"signature dropped", "Bearer " + forge(t, alice.Access, "", nil, true), "invalid_token"},
+		{"HS256 keyed with the issuer's public keys", "Bearer " + hmacForge(t, p.Issuer, alice.Access), "invalid_token"},
 		{"claims changed under the signature", "Bearer " + forge(t, alice.Access, "", func(c map[string]any) { c["sub"] = "u-bob" }, false), "invalid_token"},
 		{"an ID token naming this audience", "Bearer " + alice.ID, "invalid_token"},
 		{"an opaque token the issuer never issued", "Bearer not-a-token-of-anyone", "invalid_token"},
@@ -544,4 +547,24 @@ func TestCallerIdentityIsTheRawSubject(t *testing.T) {
 	if samePerson(raw, lookalike) {
 		t.Fatalf("subjects %q and %q are one person to serve", "u\x01", lookalike.Person.Subject)
 	}
+}
+
+// hmacForge re-signs token with HS256, keyed with the issuer's published
+// key set: the old trick against a verifier that lets the token choose
+// its algorithm.
+func hmacForge(t *testing.T, issuer, token string) string {
+	t.Helper()
+	resp, err := http.Get(issuer + "/keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the issuer's keys: %d %v", resp.StatusCode, err)
+	}
+	parts := strings.Split(forge(t, token, `{"alg":"HS256","typ":"JWT"}`, nil, true), ".")
+	mac := hmac.New(sha256.New, jwks)
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	return parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
