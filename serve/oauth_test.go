@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
@@ -641,5 +644,64 @@ func TestAccessTokenTypes(t *testing.T) {
 		case !c.ok && !errors.As(err, &te):
 			t.Errorf("%s: %v, want refused as an invalid token", c.name, err)
 		}
+	}
+}
+
+// TestOAuthAnMCPClientFindsItsWayFromThe401: go-sdk's own OAuth client,
+// pointed at serve alone, follows the 401 to the Protected Resource
+// Metadata, from it to the issuer, logs the person in there (the code
+// flow with PKCE and the resource indicator) and comes back with a token
+// serve accepts: the challenge and the metadata are what the spec's
+// clients expect.
+func TestOAuthAnMCPClientFindsItsWayFromThe401(t *testing.T) {
+	ts := httptest.NewUnstartedServer(nil)
+	res := "http://" + ts.Listener.Addr().String() + "/mcp"
+	cfg := providerConfig()
+	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "sdk-app", RedirectURIs: []string{redirectURI}, Audience: []string{res}})
+	p := oidctest.Start(t, cfg)
+	a := newAuth(t, p, AuthOptions{Audience: res, Scopes: []string{"mcp"}})
+	w := newWorld(t, worldOpts{})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", w.srv.HandlerOAuth(a))
+	for _, path := range a.MetadataPaths() {
+		mux.Handle(path, a.Metadata())
+	}
+	ts.Config.Handler = mux
+	ts.Start()
+	t.Cleanup(ts.Close)
+
+	var asked []string
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient: &oauthex.ClientCredentials{ClientID: "sdk-app"},
+		RedirectURL:         redirectURI,
+		AuthorizationCodeFetcher: func(_ context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			asked = append(asked, args.URL)
+			cb, err := p.Authorize(args.URL, "alice", "alice-pw")
+			if err != nil {
+				return nil, err
+			}
+			return &auth.AuthorizationResult{Code: cb.Query().Get("code"), State: cb.Query().Get("state")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "sdk", Version: "1"}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: res, OAuthHandler: h},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("go-sdk's OAuth client could not get in: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if r := callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "k"}}); r.IsError {
+		t.Fatalf("the call: %s", text(r))
+	}
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], p.Issuer+"/authorize?") || !strings.Contains(asked[0], "resource="+url.QueryEscape(res)) ||
+		!strings.Contains(asked[0], "scope=mcp") {
+		t.Errorf("the client was sent to %v; want the issuer's authorization endpoint once, for this resource and scope mcp", asked)
+	}
+	recs := w.outcomes("read_value")
+	if c := recs[len(recs)-1].Client; c == nil || c.Person == nil || c.Person.Subject != "u-alice" || c.ID != "sdk-app" {
+		t.Fatalf("the outcome names %+v, want alice through sdk-app", c)
 	}
 }

@@ -209,43 +209,17 @@ func (p *Provider) login(clientID, username, password string) (Tokens, error) {
 		conf.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
 	}
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
-	hc := &http.Client{
-		Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
-	// /authorize sends the browser to the login form.
-	loc, err := redirect(hc, http.MethodGet, conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
-		oauth2.SetAuthURLParam("nonce", rand.Text())), nil)
-	if err != nil {
-		return Tokens{}, fmt.Errorf("authorize: %w", err)
-	}
-	lu, err := url.Parse(loc)
-	if err != nil {
-		return Tokens{}, err
-	}
-	form := url.Values{"authRequestID": {lu.Query().Get("authRequestID")}, "username": {username}, "password": {password}}
-	// The form's answer sends it back to the provider's callback, which
-	// sends it to the redirect URI with the code.
-	loc, err = redirect(hc, http.MethodPost, p.Issuer+"/login", form)
-	if err != nil {
-		return Tokens{}, fmt.Errorf("log in: %w", err)
-	}
-	loc, err = redirect(hc, http.MethodGet, absolute(p.Issuer, loc), nil)
-	if err != nil {
-		return Tokens{}, fmt.Errorf("callback: %w", err)
-	}
-	cb, err := url.Parse(loc)
+	cb, err := p.Authorize(conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
+		oauth2.SetAuthURLParam("nonce", rand.Text())), username, password)
 	if err != nil {
 		return Tokens{}, err
 	}
 	if cb.Query().Get("state") != state {
-		return Tokens{}, fmt.Errorf("the redirect %s does not carry the state sent", loc)
+		return Tokens{}, fmt.Errorf("the redirect %s does not carry the state sent", cb)
 	}
 	code := cb.Query().Get("code")
 	if code == "" {
-		return Tokens{}, fmt.Errorf("the redirect %s carries no code", loc)
+		return Tokens{}, fmt.Errorf("the redirect %s carries no code", cb)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -255,6 +229,40 @@ func (p *Provider) login(clientID, username, password string) (Tokens, error) {
 	}
 	id, _ := tok.Extra("id_token").(string)
 	return Tokens{Access: tok.AccessToken, ID: id}, nil
+}
+
+// Authorize does what a person's browser does with an authorization
+// request URL: it follows it to the provider's login form, logs username
+// in with password, and returns where the provider then sends the browser
+// (the client's redirect URI, with the code and state, or the error).
+func (p *Provider) Authorize(authURL, username, password string) (*url.URL, error) {
+	hc := &http.Client{
+		Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	// /authorize sends the browser to the login form.
+	loc, err := redirect(hc, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("authorize: %w", err)
+	}
+	lu, err := url.Parse(loc)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{"authRequestID": {lu.Query().Get("authRequestID")}, "username": {username}, "password": {password}}
+	// The form's answer sends it back to the provider's callback, which
+	// sends it to the redirect URI with the code.
+	loc, err = redirect(hc, http.MethodPost, p.Issuer+"/login", form)
+	if err != nil {
+		return nil, fmt.Errorf("log in: %w", err)
+	}
+	loc, err = redirect(hc, http.MethodGet, absolute(p.Issuer, loc), nil)
+	if err != nil {
+		return nil, fmt.Errorf("callback: %w", err)
+	}
+	return url.Parse(loc)
 }
 
 func absolute(base, loc string) string {
