@@ -289,6 +289,10 @@ func (a *Auth) checkJWT(ctx context.Context, token string) (*Caller, error) {
 			return nil, refuse("the token was issued by another issuer")
 		case strings.Contains(err.Error(), "expected audience"):
 			return nil, refuse("the token was issued for another audience, not this server")
+		case strings.Contains(err.Error(), "fetching keys"):
+			// Not the token's fault: a client told its token is invalid
+			// would log the person in again, to no end.
+			return nil, fmt.Errorf("fetch the issuer's keys: %w", err)
 		}
 		return nil, refuse("the token's signature or form does not check out against the issuer's keys")
 	}

@@ -705,3 +705,16 @@ func TestOAuthAnMCPClientFindsItsWayFromThe401(t *testing.T) {
 		t.Fatalf("the outcome names %+v, want alice through sdk-app", c)
 	}
 }
+
+// TestOAuthAnIssuerGoneIsNotTheTokensFault: when the issuer's keys cannot
+// be fetched, a token is answered 503, not 401: a client told its token is
+// invalid would send the person to log in again, to no end.
+func TestOAuthAnIssuerGoneIsNotTheTokensFault(t *testing.T) {
+	p := oidctest.Start(t, providerConfig())
+	alice := p.Login(t, "desk-app", "alice", "alice-pw").Access
+	o := newOAuthWorld(t, newAuth(t, p, AuthOptions{})) // discovered; its keys are fetched at the first token
+	p.Stop()
+	if status, www := o.post(t, "Bearer "+alice); status != http.StatusServiceUnavailable || www != "" {
+		t.Fatalf("a token while the issuer is gone: %d %q, want 503 without a challenge", status, www)
+	}
+}

@@ -100,6 +100,8 @@ type Provider struct {
 	cmd    *exec.Cmd
 	log    *strings.Builder
 	mu     sync.Mutex
+	// stopOnce stops it once (Stop, and the test's cleanup).
+	stopOnce sync.Once
 }
 
 // Start runs the provider with cfg and waits (bounded) until it serves.
@@ -126,10 +128,7 @@ func Start(t testing.TB, cfg Config) *Provider {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start the OpenID provider: %v", err)
 	}
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		_ = p.cmd.Wait()
-	})
+	t.Cleanup(p.Stop)
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -150,6 +149,15 @@ func Start(t testing.TB, cfg Config) *Provider {
 		t.Fatalf("the OpenID provider did not start within 60s:\n%s", p.stderr())
 	}
 	return p
+}
+
+// Stop stops the provider and waits for it to exit. Calling it again
+// does nothing.
+func (p *Provider) Stop() {
+	p.stopOnce.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		_ = p.cmd.Wait()
+	})
 }
 
 type lockedWriter struct {
