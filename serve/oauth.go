@@ -165,7 +165,8 @@ const wellKnown = "/.well-known/oauth-protected-resource"
 
 // metadataLocation is where the metadata of resource is published: the
 // well-known path put between its host and its path (RFC 9728 §3.1), and
-// the bare well-known path clients of the 2025-06-18 spec try first.
+// the bare well-known path, which the spec's clients try when the first is
+// missing.
 func metadataLocation(resource string) (string, []string) {
 	u, _ := url.Parse(resource)
 	path := strings.TrimSuffix(u.EscapedPath(), "/")

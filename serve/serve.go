@@ -854,12 +854,14 @@ var ErrTooManyClients = fmt.Errorf("more than %d client identities called over H
 
 // statelessSession returns the state of the client behind a request of the
 // stateless protocol (2026-07-28 over HTTP), whose go-sdk session lasts one
-// request. It is keyed by the client's clientInfo name and version and
-// kept for serve's life: grants "for this session" last for that identity
-// until serve stops, and so does its taint. Any client with the token that
-// names itself the same shares them; the token is what is trusted. An
-// identity's state is never dropped (that would drop its taint): past
-// MaxStatelessClients a new identity is refused.
+// request. It is keyed by the client's clientInfo name and version (and,
+// with OAuth, by the person and client id of its token, c) and kept for
+// serve's life: grants "for this session" last for that identity until
+// serve stops, and so does its taint. Any client with the token that names
+// itself the same shares them; the token is what is trusted, so with OAuth
+// only the same person's clients do. An identity's state is never dropped
+// (that would drop its taint): past MaxStatelessClients a new identity is
+// refused.
 func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	var id identity
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
