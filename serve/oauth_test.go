@@ -52,6 +52,7 @@ func providerConfig() oidctest.Config {
 			{ID: "other-app", RedirectURIs: []string{redirectURI}, Audience: []string{"https://other.test/mcp"}},
 			{ID: "opaque-app", RedirectURIs: []string{redirectURI}, Audience: []string{resource}, Opaque: true},
 			{ID: "other-opaque-app", RedirectURIs: []string{redirectURI}, Audience: []string{"https://other.test/mcp"}, Opaque: true},
+			{ID: "expired-app", RedirectURIs: []string{redirectURI}, Audience: []string{resource}, LifetimeSeconds: -60},
 			{ID: "mcphost-serve", Secret: "serve-secret-0123456789"},
 		},
 		Users: []oidctest.User{
@@ -230,10 +231,15 @@ func TestOAuthRefusesEveryTokenNotIssuedForIt(t *testing.T) {
 		t.Fatalf("the provider's ID token does not name %s; the ID-token case tests nothing", resource)
 	}
 
-	// Expired: the same token an hour later, by serve's clock.
+	// Expired: a token the issuer made already expired, by serve's own
+	// clock; and a good token an hour later, by a clock set ahead.
+	status, www := o.post(t, "Bearer "+p.Login(t, "expired-app", "alice", "alice-pw").Access)
+	if status != http.StatusUnauthorized || !strings.Contains(www, `error="invalid_token"`) || !strings.Contains(www, "expired") {
+		t.Errorf("a token the issuer made expired: %d %q, want 401 invalid_token saying it expired", status, www)
+	}
 	later := newAuth(t, p, AuthOptions{Now: func() time.Time { return time.Now().Add(time.Hour) }})
 	lo := newOAuthWorld(t, later)
-	status, www := lo.post(t, "Bearer "+alice.Access)
+	status, www = lo.post(t, "Bearer "+alice.Access)
 	if status != http.StatusUnauthorized || !strings.Contains(www, `error="invalid_token"`) || !strings.Contains(www, "expired") {
 		t.Errorf("an expired token: %d %q, want 401 invalid_token saying it expired", status, www)
 	}

@@ -44,7 +44,9 @@ type ClientConfig struct {
 	Audience []string `json:"audience,omitempty"`
 	// Opaque makes its access tokens opaque (introspection) instead of JWT.
 	Opaque bool `json:"opaque,omitempty"`
-	// LifetimeSeconds is how long its access tokens live (default 300).
+	// LifetimeSeconds is how long its access tokens live (default 300); a
+	// negative one issues tokens that expired that long before they were
+	// issued, for tests of expiry that need no waiting.
 	LifetimeSeconds int `json:"lifetimeSeconds,omitempty"`
 }
 

@@ -55,7 +55,7 @@ func newStore(issuer string, cfg *Config) (*store, error) {
 		if c.ID == "" || s.clients[c.ID] != nil {
 			return nil, fmt.Errorf("client %d: its id %q is empty or repeated", i, c.ID)
 		}
-		if c.LifetimeSeconds <= 0 {
+		if c.LifetimeSeconds == 0 {
 			c.LifetimeSeconds = 300
 		}
 		s.clients[c.ID] = &client{cfg: c, loginURL: issuer + "/login?authRequestID="}

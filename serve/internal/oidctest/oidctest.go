@@ -6,7 +6,6 @@ package oidctest
 
 import (
 	"bufio"
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -211,11 +210,6 @@ func (p *Provider) login(clientID, username, password string) (Tokens, error) {
 		Endpoint: oauth2.Endpoint{AuthURL: p.Issuer + "/authorize", TokenURL: p.Issuer + "/oauth/token"},
 		Scopes:   []string{"openid", "profile", "email", "mcp"},
 	}
-	if c.Secret == "" {
-		conf.Endpoint.AuthStyle = oauth2.AuthStyleInParams
-	} else {
-		conf.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
-	}
 	verifier, state := oauth2.GenerateVerifier(), rand.Text()
 	cb, err := p.Authorize(conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier),
 		oauth2.SetAuthURLParam("nonce", rand.Text())), username, password)
@@ -229,14 +223,42 @@ func (p *Provider) login(clientID, username, password string) (Tokens, error) {
 	if code == "" {
 		return Tokens{}, fmt.Errorf("the redirect %s carries no code", cb)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tok, err := conf.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	return p.exchange(conf, code, verifier)
+}
+
+// exchange redeems code at the token endpoint. It reads the answer itself
+// rather than through oauth2.Config.Exchange, whose parsing refuses the
+// expires_in of a token issued already expired (LifetimeSeconds < 0).
+func (p *Provider) exchange(conf *oauth2.Config, code, verifier string) (Tokens, error) {
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {conf.RedirectURL}, "code_verifier": {verifier}}
+	if conf.ClientSecret == "" {
+		form.Set("client_id", conf.ClientID)
+	}
+	req, err := http.NewRequest(http.MethodPost, conf.Endpoint.TokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return Tokens{}, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if conf.ClientSecret != "" {
+		req.SetBasicAuth(url.QueryEscape(conf.ClientID), url.QueryEscape(conf.ClientSecret))
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
 		return Tokens{}, fmt.Errorf("exchange the code: %w", err)
 	}
-	id, _ := tok.Extra("id_token").(string)
-	return Tokens{Access: tok.AccessToken, ID: id}, nil
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return Tokens{}, fmt.Errorf("exchange the code: %w", err)
+	}
+	var tok struct {
+		Access string `json:"access_token"`
+		ID     string `json:"id_token"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &tok) != nil || tok.Access == "" {
+		return Tokens{}, fmt.Errorf("exchange the code: %s: %s", resp.Status, b)
+	}
+	return Tokens{Access: tok.Access, ID: tok.ID}, nil
 }
 
 // Authorize does what a person's browser does with an authorization
