@@ -35,6 +35,14 @@ func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
 		e.str(`,"client":{"name":`, c.Name)
 		e.optStr(`,"version":`, c.Version)
 		e.optStr(`,"session":`, c.Session)
+		e.optStr(`,"id":`, c.ID)
+		if p := c.Person; p != nil {
+			e.str(`,"person":{"issuer":`, p.Issuer)
+			e.str(`,"subject":`, p.Subject)
+			e.optStr(`,"name":`, p.Name)
+			e.optStr(`,"email":`, p.Email)
+			e.b = append(e.b, '}')
+		}
 		e.b = append(e.b, '}')
 	}
 	e.optStr(`,"server":`, r.Server)

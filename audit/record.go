@@ -194,6 +194,21 @@ type Client struct {
 	Name    string `json:"name"`
 	Version string `json:"version,omitempty"`
 	Session string `json:"session,omitempty"`
+	// ID is the OAuth client id of the access token the call came with,
+	// and Person the person it was issued to (serve --http with an
+	// issuer); both empty otherwise.
+	ID     string  `json:"id,omitempty"`
+	Person *Person `json:"person,omitempty"`
+}
+
+// Person is who called, as the issuer of their access token names them:
+// issuer and subject are the identity; name and email are for display
+// only (bounded, and never compared).
+type Person struct {
+	Issuer  string `json:"issuer"`
+	Subject string `json:"subject"`
+	Name    string `json:"name,omitempty"`
+	Email   string `json:"email,omitempty"`
 }
 
 // Attempt is one try at sending a call to its server.

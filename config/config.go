@@ -190,7 +190,10 @@ type Config struct {
 	// (the "askVia" setting); nil: DefaultAskVia. A managed policy can
 	// narrow it (EffectiveAskVia).
 	AskVia AskVia
-	Files  []string // every file that was read, in the order read
+	// Serve is how serve --http lets callers in (the "serve" setting), from
+	// the user's own config only; nil: serve's one bearer token.
+	Serve *Serve
+	Files []string // every file that was read, in the order read
 }
 
 // Telemetry is the "telemetry" setting: an OTLP/HTTP endpoint and the

@@ -29,7 +29,9 @@
 // URL, and "headers", an object of strings that may use ${NAME}; user's
 // config only), "askVia" (per tier "T1" … "T3", the channels of
 // AskChannels whose answer approves a call, default DefaultAskVia; user's
-// config only, narrowed by a managed policy) ("$schema" is accepted for
+// config only, narrowed by a managed policy), "serve" ({"auth": {"issuer",
+// "audience", "scopes", "clientId", "clientSecret"}}: serve --http as an
+// OAuth resource server; user's config only) ("$schema" is accepted for
 // editors).
 //
 // Server keys: "command" (string), "args" (strings), "env" (object of

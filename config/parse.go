@@ -19,7 +19,7 @@ import (
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry", "askVia"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry", "askVia", "serve"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad", "allowInsecureHTTP"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -251,6 +251,12 @@ func (p *parser) parse() error {
 				continue
 			}
 			p.cfg.Telemetry, err = p.telemetry(m)
+		case "serve":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"serve" is ignored in a project file: only your own config says who may call mcphost serve`)
+				continue
+			}
+			p.cfg.Serve, err = p.serve(m)
 		case "askVia":
 			if p.src == SourceProject {
 				p.warnf(m.keyOff, `"askVia" is ignored in a project file: only your own config (or a team's managed policy) says which channels may approve a call`)

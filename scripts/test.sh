@@ -10,6 +10,8 @@ echo "== installing dependencies"
 go mod download
 # The OpenTelemetry Collector the telemetry tests build (its own module).
 (cd telemetry/internal/collector && go mod download)
+# The OpenID provider the serve tests build (its own module: zitadel's).
+(cd serve/internal/oidcprovider && go mod download)
 (cd interop && npm ci --no-audit --no-fund --loglevel=error)
 # The official MCP conformance suite, with the Node 22 it needs, from npm.
 (cd conformance && npm ci --no-audit --no-fund --loglevel=error)

@@ -59,7 +59,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	if p.Context != nil {
 		others = p.Context.Arguments
 	}
-	if !s.mayComplete(ctx, req.Session, server, &ref, p.Argument, others) {
+	if !s.mayComplete(ctx, req.Session, req.Extra, server, &ref, p.Argument, others) {
 		return res, nil
 	}
 	got, err := c.Completion(ctx, server, &ref, p.Argument.Name, p.Argument.Value, others)
@@ -99,8 +99,8 @@ func completions(c *mcp.CompletionResultDetails) mcp.CompletionResultDetails {
 // is not sent for what the client may not read unasked; no one is asked
 // about it (a completion comes at each keystroke), its values are simply
 // none.
-func (s *Server) mayComplete(ctx context.Context, ss *mcp.ServerSession, server string, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, others map[string]string) bool {
-	sess, _, err := s.sessionOf(ctx, ss)
+func (s *Server) mayComplete(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra, server string, ref *mcp.CompleteReference, arg mcp.CompleteParamsArgument, others map[string]string) bool {
+	sess, _, err := s.sessionOf(ctx, ss, extra)
 	if err != nil {
 		return false
 	}

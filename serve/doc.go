@@ -50,6 +50,15 @@
 // audit record names the client (clientInfo name and version) and the
 // serve session.
 //
+// Over HTTP, who may call is the holder of serve's one bearer token
+// (Handler), or, for a team, whoever brings an access token an OAuth
+// issuer made for serve (HandlerOAuth, oauth.go: the MCP authorization
+// spec's resource server, with its Protected Resource Metadata and its
+// 401 challenges). Then the token's person (issuer and subject) owns the
+// session it opens, and a stateless identity is that person's: grants and
+// taint are never shared between people, and the audit record and the
+// telemetry name the person and the token's client.
+//
 // Over HTTP, a request of 2026-07-28 or later (NewProtocol: its
 // MCP-Protocol-Version header or its _meta says so) goes to go-sdk's
 // stateless handler and every other request to the stateful one, both

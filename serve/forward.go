@@ -230,7 +230,7 @@ func (s *Server) forward(ctx context.Context, server string) {
 			if req.Params != nil {
 				args = req.Params.Arguments
 			}
-			sess, a, err := s.gated(ctx, req.Session)
+			sess, a, err := s.gated(ctx, req.Session, req.Extra)
 			if err != nil {
 				return nil, err
 			}
@@ -332,7 +332,7 @@ func (s *Server) readTemplate(ctx context.Context, req *mcp.ReadResourceRequest)
 // round of its own), audited and tainting as the chat's and `mcphost
 // read`'s reads are.
 func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server, uri string) (*mcp.ReadResourceResult, error) {
-	sess, a, err := s.gated(ctx, req.Session)
+	sess, a, err := s.gated(ctx, req.Session, req.Extra)
 	if err != nil {
 		return nil, err
 	}
@@ -355,8 +355,8 @@ func (s *Server) read(ctx context.Context, req *mcp.ReadResourceRequest, server,
 // gated returns the gate of the client behind a request on ss and the
 // asker that can reach that client now, which the request passes to the
 // gate (host.Asking).
-func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession) (*session, *asker, error) {
-	sess, a, err := s.sessionOf(ctx, ss)
+func (s *Server) gated(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra) (*session, *asker, error) {
+	sess, a, err := s.sessionOf(ctx, ss, extra)
 	if err != nil {
 		return nil, nil, errors.New("mcphost: " + err.Error())
 	}

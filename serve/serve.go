@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -504,7 +505,7 @@ func (s *Server) exports(tools []*client.Tool) map[string]*export {
 // handler runs a call of an exported tool through the session's gate.
 func (s *Server) handler(e *export) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		sess, a, err := s.sessionOf(ctx, req.Session)
+		sess, a, err := s.sessionOf(ctx, req.Session, req.Extra)
 		if err != nil {
 			return errorResult("mcphost: " + err.Error()), nil
 		}
@@ -739,44 +740,79 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 type session struct {
 	gate   *host.Gate
 	client *audit.Client
-	ask    *asker // nil for a stateless client: each request has its own
+	caller *Caller // the person and client of its token; nil without OAuth
+	ask    *asker  // nil for a stateless client: each request has its own
 }
 
 // sessionOf returns the state of the client behind a call on ss, and the
 // asker that can reach that client during this request: the one the
 // request passes to the gate (host.Call.Asker, host.Asking). A stateless
 // client's gate has no asker of its own, so a request that passed none
-// would be refused as needing a person no one could ask.
-func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) (*session, *asker, error) {
+// would be refused as needing a person no one could ask. extra is the
+// request's, whose token names the person when HandlerOAuth checked it.
+func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession, extra *mcp.RequestExtra) (*session, *asker, error) {
+	c := callerOf(extra)
 	if !isStateless(ctx) {
-		sess := s.session(ss)
+		sess, err := s.session(ss, c)
+		if err != nil {
+			return nil, nil, err
+		}
 		return sess, sess.ask, nil
 	}
-	sess, err := s.statelessSession(ss)
+	sess, err := s.statelessSession(ss, c)
 	return sess, &asker{s: s, ss: ss}, err
 }
 
+// ErrOtherPerson refuses a request on a session another person opened.
+// The SDK already refuses such a request (it keeps each HTTP session to
+// the token's person); this holds for any transport.
+var ErrOtherPerson = errors.New("this session belongs to another person: open a session of your own")
+
 // session returns the state of the client session ss, creating it on its
-// first call.
-func (s *Server) session(ss *mcp.ServerSession) *session {
+// first call, for the person c names (nil: no OAuth). Its person is fixed
+// then: a request of another person is refused, so one person's grants
+// and taint never serve another's calls.
+func (s *Server) session(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if sess := s.sessions[ss]; sess != nil {
-		return sess
+		if !samePerson(sess.caller, c) {
+			return nil, ErrOtherPerson
+		}
+		return sess, nil
 	}
 	s.prune()
 	id := ss.ID()
 	if id == "" {
 		id = rand.Text()[:12]
 	}
-	c := &audit.Client{Session: "serve-" + bound(id, 64)}
+	ac := &audit.Client{Session: "serve-" + bound(id, 64)}
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-		c.Name, c.Version = bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)
+		ac.Name, ac.Version = bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)
 	}
+	withCaller(ac, c)
 	a := &asker{s: s, ss: ss}
-	sess := &session{client: c, ask: a, gate: s.newGate(c, a, a.canAsk)}
+	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, a, a.canAsk)}
 	s.sessions[ss] = sess
-	return sess
+	return sess, nil
+}
+
+// samePerson reports whether a and b name the same person (or neither
+// names one).
+func samePerson(a, b *Caller) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.key() == b.key()
+}
+
+// withCaller names c's person and client in the audit client ac.
+func withCaller(ac *audit.Client, c *Caller) {
+	if c == nil {
+		return
+	}
+	p := c.Person
+	ac.ID, ac.Person = c.ClientID, &p
 }
 
 func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
@@ -786,7 +822,7 @@ func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *hos
 		Asker: a, Mode: decide.Interactive, CanAsk: canAsk,
 		Audit: s.o.Audit, Store: s.o.Store, Pins: s.o.Pins,
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
-		Observer: s.o.Observer, Backoff: s.o.Backoff, Sleep: s.o.Sleep,
+		Observer: s.observer(c), Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 		MayApprove: s.o.MayApprove, Later: s.o.Later,
 		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, ap, q) },
 	})
@@ -816,9 +852,10 @@ func (s *Server) held(g *host.Gate, ap later.Approval, q *host.Question) {
 	}
 }
 
-// identity is who a stateless client says it is: its clientInfo name and
-// version, as the audit log records them.
-type identity struct{ name, version string }
+// identity is who a stateless client is: the person and client of its
+// token, when serve checks tokens (HandlerOAuth), and its clientInfo name
+// and version, as the audit log records them.
+type identity struct{ person, clientID, name, version string }
 
 // MaxStatelessClients bounds how many client identities of the stateless
 // protocol serve keeps state for; a call from one more is refused.
@@ -830,16 +867,21 @@ var ErrTooManyClients = fmt.Errorf("more than %d client identities called over H
 
 // statelessSession returns the state of the client behind a request of the
 // stateless protocol (2026-07-28 over HTTP), whose go-sdk session lasts one
-// request. It is keyed by the client's clientInfo name and version and
-// kept for serve's life: grants "for this session" last for that identity
-// until serve stops, and so does its taint. Any client with the token that
-// names itself the same shares them; the token is what is trusted. An
-// identity's state is never dropped (that would drop its taint): past
-// MaxStatelessClients a new identity is refused.
-func (s *Server) statelessSession(ss *mcp.ServerSession) (*session, error) {
+// request. It is keyed by the client's clientInfo name and version (and,
+// with OAuth, by the person and client id of its token, c) and kept for
+// serve's life: grants "for this session" last for that identity until
+// serve stops, and so does its taint. Any client with the token that names
+// itself the same shares them; the token is what is trusted, so with OAuth
+// only the same person's clients do. An identity's state is never dropped
+// (that would drop its taint): past MaxStatelessClients a new identity is
+// refused.
+func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	var id identity
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
-		id = identity{bound(p.ClientInfo.Name, 128), bound(p.ClientInfo.Version, 64)}
+		id = identity{name: bound(p.ClientInfo.Name, 128), version: bound(p.ClientInfo.Version, 64)}
+	}
+	if c != nil {
+		id.person, id.clientID = c.key(), c.ClientID
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -849,8 +891,9 @@ func (s *Server) statelessSession(ss *mcp.ServerSession) (*session, error) {
 	if len(s.idents) >= MaxStatelessClients {
 		return nil, ErrTooManyClients
 	}
-	c := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
-	sess := &session{client: c, gate: s.newGate(c, nil, s.anyRequestCanAsk)}
+	ac := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
+	withCaller(ac, c)
+	sess := &session{client: ac, caller: c, gate: s.newGate(ac, nil, s.anyRequestCanAsk)}
 	s.idents[id] = sess
 	return sess, nil
 }

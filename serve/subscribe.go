@@ -67,7 +67,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	if sub == nil || !sub.CanSubscribe(owner) {
 		return invalidParams("mcphost: the server %s, which offers this resource, does not offer subscriptions", sanitize.Name(owner))
 	}
-	sess, a, err := s.gated(ctx, req.Session)
+	sess, a, err := s.gated(ctx, req.Session, req.Extra)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type callState struct {
 	server string
 	tool   string
 	asked  bool
+	// who names the person and client the call is for (ForClient); nil
+	// when no person is known.
+	who []attribute.KeyValue
 }
 
 type callKey struct{}
@@ -189,6 +192,9 @@ func (e *Exporter) Asked(ctx context.Context, q *host.Question, a host.Answer, e
 	if a.Approve {
 		kv = append(kv, attribute.String("scope", a.Scope.String()))
 	}
+	if st := stateOf(ctx); st != nil {
+		kv = append(kv, st.who...)
+	}
 	if a.Via != "" {
 		kv = append(kv, attribute.String("via", a.Via.String()))
 	}
@@ -257,6 +263,7 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 	if g := r.Grant; g != nil {
 		kv = append(kv, attribute.String("grant_scope", g.Scope), attribute.String("grant_via", g.Via.String()))
 	}
+	kv = append(kv, st.who...)
 	e.emit(ctx, "mcphost.tool_decision", kv...)
 	e.inst.decisions.Add(ctx, 1, metric.WithAttributes(
 		attribute.String("mcphost.verdict", d.Verdict.String()),

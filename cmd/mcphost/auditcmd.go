@@ -301,6 +301,14 @@ func viaColumn(r audit.Record) string {
 	return via
 }
 
+// angle is an email address as a mail header shows it, "" for none.
+func angle(email string) string {
+	if email == "" {
+		return ""
+	}
+	return "<" + email + ">"
+}
+
 // showRecord writes one record for audit show, a field to a line.
 func showRecord(s *streams, r *audit.Record) {
 	line := func(k, v string) {
@@ -312,7 +320,18 @@ func showRecord(s *streams, r *audit.Record) {
 	line("call", r.CallID)
 	line("session", r.SessionID)
 	if c := r.Client; c != nil {
-		line("client", strings.TrimSpace(c.Name+" "+c.Version))
+		client := strings.TrimSpace(c.Name + " " + c.Version)
+		if c.ID != "" {
+			client = strings.TrimSpace(client + " (OAuth client " + c.ID + ")")
+		}
+		line("client", client)
+		if p := c.Person; p != nil {
+			who := p.Subject + " of " + p.Issuer
+			if d := strings.TrimSpace(p.Name + " " + angle(p.Email)); d != "" {
+				who = d + ": " + who
+			}
+			line("person", who)
+		}
 	}
 	line("tool", r.Server+"/"+r.Tool)
 	line("class", r.Class)

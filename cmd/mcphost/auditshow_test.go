@@ -88,3 +88,49 @@ func TestAuditShowNamesTheGrant(t *testing.T) {
 		t.Errorf("audit tail does not name the grant:\n%s", out)
 	}
 }
+
+// TestAuditShowNamesThePerson: a call serve ran for a person of an OAuth
+// issuer is shown with the person and the client, escaped, as text and
+// as JSON; a log with records from before and after verifies.
+func TestAuditShowNamesThePerson(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*audit.Record{
+		{Kind: audit.Outcome, CallID: "c-1", Server: "tasks", Tool: "list", Client: &audit.Client{Name: "desk", Session: "serve-1"}, Status: audit.StatusSuccess},
+		{Kind: audit.Outcome, CallID: "c-2", Server: "tasks", Tool: "list", Status: audit.StatusSuccess,
+			Client: &audit.Client{Name: "desk", Version: "1", Session: "serve-2", ID: "desk-app",
+				Person: &audit.Person{Issuer: "https://login.example.com", Subject: "u-alice", Name: "Alice\x1b[31m", Email: "alice@example.com"}}},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := showRun(t, dir, "--audit", path, "audit", "show", "c-2")
+	if code != exitOK {
+		t.Fatalf("audit show: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"client:    desk 1 (OAuth client desk-app)", "person:    Alice", "<alice@example.com>: u-alice of https://login.example.com"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("audit show lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("audit show printed a raw escape:\n%q", out)
+	}
+	_, out, _ = showRun(t, dir, "--audit", path, "audit", "show", "--json", "c-2")
+	var recs []audit.Record
+	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 1 || recs[0].Client == nil || recs[0].Client.Person == nil ||
+		recs[0].Client.Person.Subject != "u-alice" || recs[0].Client.ID != "desk-app" {
+		t.Errorf("audit show --json: %v, records %+v; want alice through desk-app", err, recs)
+	}
+	if code, out, errOut := showRun(t, dir, "--audit", path, "audit", "verify"); code != exitOK {
+		t.Errorf("audit verify of a log with and without persons: exit %d:\n%s%s", code, out, errOut)
+	}
+}

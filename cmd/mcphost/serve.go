@@ -53,6 +53,12 @@ type serveOptions struct {
 	// Web serves the approval page on WebAddr (approve.go).
 	Web     bool
 	WebAddr string
+	// AuthIssuer, AuthAudience, AuthScopes and AuthClientID override the
+	// config's "serve"."auth" (serveAuth): serve --http as an OAuth
+	// resource server. The introspection secret comes from the config or
+	// MCPHOST_SERVE_CLIENT_SECRET, never a flag (others can read argv).
+	AuthIssuer, AuthAudience, AuthClientID string
+	AuthScopes                             []string
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -79,6 +85,10 @@ machines can reach is served only over TLS (--tls-cert, --tls-key), unless
 --insecure-plain-http says plain HTTP is meant.
 --insecure-no-token drops the token on a loopback address, for a client that
 cannot send one; any process on the machine can then call the tools.
+For a team, --auth-issuer URL --auth-audience URL (or "serve": {"auth": ...}
+in your config) accept the issuer's OAuth access tokens for this server
+instead of the one token: each person has their own grants and taint, and
+the audit log names them.
 
 --tool-search (or --tool-search=auto) offers mcphost__search_tools and the
 tools found so far instead of every tool when there are more than 100 tools
@@ -116,6 +126,10 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
+	f.StringVar(&o.AuthIssuer, "auth-issuer", "", "accept, instead of the bearer token, access tokens of the OAuth issuer `URL` (with --auth-audience; config: \"serve\": {\"auth\": ...})")
+	f.StringVar(&o.AuthAudience, "auth-audience", "", "this server's `URL` as clients reach it, such as https://mcp.example.com/mcp: the audience tokens must be issued for")
+	f.StringSliceVar(&o.AuthScopes, "auth-scope", nil, "a `SCOPE` every access token must carry (repeatable)")
+	f.StringVar(&o.AuthClientID, "auth-client-id", "", "serve's client `ID` at the issuer, to introspect opaque tokens (its secret in MCPHOST_SERVE_CLIENT_SECRET)")
 	return cmd
 }
 
@@ -151,6 +165,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		return usageError(errors.New("--tls-cert and --tls-key go together: give the certificate and its private key"))
 	case o.PlainHTTP && o.TLSCert != "":
 		return usageError(errors.New("--insecure-plain-http and --tls-cert contradict each other: drop one"))
+	case (o.AuthIssuer != "" || o.AuthAudience != "" || o.AuthClientID != "" || o.AuthScopes != nil) && o.HTTP == "":
+		return usageError(errors.New("--auth-issuer, --auth-audience, --auth-scope and --auth-client-id are for --http: on standard input and output the host that started serve is the caller"))
 	}
 	// The approver socket: where `mcphost approve` answers the calls the
 	// client cannot ask about. It is made first, before the configuration
@@ -290,7 +306,14 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
 		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
 	}
+	authOpts, err := serveAuth(st, o, s.Getenv)
+	if err != nil {
+		return usageError(err)
+	}
 	if o.NoToken {
+		if authOpts != nil {
+			return usageError(errors.New("--insecure-no-token cannot be used with an OAuth issuer (--auth-issuer or \"serve\".\"auth\" in the config): the issuer's tokens are how callers get in; drop one of them"))
+		}
 		if err := serve.CheckNoToken(o.HTTP, o.AllowRemote); err != nil {
 			return usageError(err)
 		}
@@ -309,9 +332,17 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	var handler http.Handler
 	var created bool
 	var path, token string
-	if o.NoToken {
+	var oauth *serve.Auth
+	switch {
+	case authOpts != nil:
+		oauth, err = serve.NewAuth(ctx, *authOpts)
+		if err != nil {
+			return err
+		}
+		handler = srv.HandlerOAuth(oauth)
+	case o.NoToken:
 		handler = srv.HandlerWithoutToken()
-	} else {
+	default:
 		path = o.TokenFile
 		if path == "" {
 			path = filepath.Join(st.stateDir, "serve-token")
@@ -343,6 +374,12 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
+	if oauth != nil {
+		for _, p := range oauth.MetadataPaths() {
+			mux.Handle(p, oauth.Metadata())
+		}
+		fmt.Fprintf(s.Err, "mcphost: accepting access tokens of %s for %s; metadata at %s\n", authOpts.Issuer, authOpts.Audience, oauth.MetadataURL())
+	}
 	// The server's own complaints (a client speaking plain HTTP to TLS, say)
 	// go to serve's stderr like its other warnings.
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(s.Err, "mcphost: http: ", 0)}
@@ -375,6 +412,45 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 		serr = nil
 	}
 	return serr
+}
+
+// serveAuth is the OAuth resource server serve --http is, from the
+// config's "serve"."auth" with the --auth-* flags over it; nil when
+// neither names an issuer (the one bearer token).
+func serveAuth(st *setup, o *serveOptions, getenv func(string) string) (*serve.AuthOptions, error) {
+	var a serve.AuthOptions
+	if st.cfg.Serve != nil && st.cfg.Serve.Auth != nil {
+		c := st.cfg.Serve.Auth
+		a = serve.AuthOptions{Issuer: c.Issuer, Audience: c.Audience, Scopes: c.Scopes, ClientID: c.ClientID, ClientSecret: c.ClientSecret}
+	}
+	if o.AuthIssuer != "" {
+		a.Issuer = o.AuthIssuer
+	}
+	if o.AuthAudience != "" {
+		a.Audience = o.AuthAudience
+	}
+	if o.AuthScopes != nil {
+		a.Scopes = o.AuthScopes
+	}
+	if o.AuthClientID != "" {
+		a.ClientID = o.AuthClientID
+	}
+	if v := getenv("MCPHOST_SERVE_CLIENT_SECRET"); v != "" {
+		a.ClientSecret = v
+	}
+	if a.Issuer == "" && a.Audience == "" && a.ClientID == "" && len(a.Scopes) == 0 {
+		return nil, nil
+	}
+	if a.Issuer == "" || a.Audience == "" {
+		return nil, errors.New("serve as an OAuth resource server needs both --auth-issuer and --auth-audience (or \"issuer\" and \"audience\" in \"serve\".\"auth\" of the config)")
+	}
+	if o.TokenFile != "" {
+		return nil, errors.New("--token-file cannot be used with an OAuth issuer: callers bring the issuer's access tokens, not serve's token; drop one of them")
+	}
+	if err := serve.CheckAuthOptions(a); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // serveLabel names this serve to the approvers that connect: how it is
