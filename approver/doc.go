@@ -31,8 +31,10 @@
 //	serve → approver  {"type":"hello","version":1,"label":"…","pid":123}
 //	serve → approver  {"type":"question","id":"…","server":"…","tool":"…","title":"…","description":"…",
 //	                   "trusted":false,"tier":"T3","class":"unknown","reasons":[{"code":"…","text":"…"}],
-//	                   "arguments":"{…}","scopes":["once","args","session"],"changed":true,"changedFields":["…"]}
-//	approver → serve  {"type":"answer","id":"…","argsHash":"…","approve":true,"scope":"once","reason":"…"}
+//	                   "arguments":"{…}","scopes":["once","args","session"],"changed":true,"changedFields":["…"],
+//	                   "definition":"…","nonce":"…"}
+//	approver → serve  {"type":"answer","id":"…","argsHash":"…","approve":true,"scope":"once","reason":"…",
+//	                   "via":"web","passkey":{"expires":"…","response":{…}}}
 //	serve → approver  {"type":"withdrawn","id":"…","why":"…"}    the call no longer waits
 //	serve → approver  {"type":"rejected","id":"…","message":"…"} the answer approved nothing
 //	serve → approver  {"type":"error","message":"…"}             the connection ends
@@ -43,6 +45,19 @@
 // clamped to the question's scopes. "arguments" in an answer are edited
 // arguments: the gate decides the edited call again and asks again if it
 // must, so an edit approves nothing by itself.
+//
+// # Which way an answer came
+//
+// An answer is recorded as given in `mcphost approve`, or on the approval
+// page when it says "via":"web": both are the person's own programs on the
+// socket, so that word is taken as said. An approval that carries a
+// "passkey" proof counts as the page's with a passkey only when the serve
+// verifies it itself (Options.Passkeys): a WebAuthn assertion, with user
+// verification, by an enrolled passkey, of the challenge made of the
+// question's Binding (client, server, tool, "definition", the arguments'
+// hash), the question's own "nonce" — made by serve for that question
+// alone — and the proof's expiry. A proof that does not verify approves
+// nothing (rejected), and the call keeps waiting.
 //
 // Everything in a question except its id came from an MCP server (or the
 // person's rules) and is untrusted: serve bounds every string, and the
