@@ -33,7 +33,7 @@ type softKey struct {
 	aaguid [16]byte
 }
 
-func newSoftKey(t *testing.T) *softKey {
+func newSoftKey(t testing.TB) *softKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -56,7 +56,7 @@ type ceremony struct {
 	} `json:"user"`
 }
 
-func parseOptions(t *testing.T, options []byte) ceremony {
+func parseOptions(t testing.TB, options []byte) ceremony {
 	t.Helper()
 	var c ceremony
 	if err := json.Unmarshal(options, &c); err != nil {
@@ -68,7 +68,7 @@ func parseOptions(t *testing.T, options []byte) ceremony {
 	return c
 }
 
-func clientData(t *testing.T, typ, challenge, origin string) []byte {
+func clientData(t testing.TB, typ, challenge, origin string) []byte {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{"type": typ, "challenge": challenge, "origin": origin, "crossOrigin": false})
 	if err != nil {
@@ -84,7 +84,7 @@ func authData(rpID string, flags byte, counter uint32) []byte {
 }
 
 // create answers BeginEnroll's options. rpID "" means the options' own.
-func (k *softKey) create(t *testing.T, options []byte, origin, rpID string, flags byte) []byte {
+func (k *softKey) create(t testing.TB, options []byte, origin, rpID string, flags byte) []byte {
 	t.Helper()
 	o := parseOptions(t, options)
 	if rpID == "" {
@@ -121,7 +121,7 @@ func (k *softKey) create(t *testing.T, options []byte, origin, rpID string, flag
 }
 
 // get answers BeginAssert's options, signing with the given counter.
-func (k *softKey) get(t *testing.T, options []byte, origin, rpID string, flags byte, counter uint32) []byte {
+func (k *softKey) get(t testing.TB, options []byte, origin, rpID string, flags byte, counter uint32) []byte {
 	t.Helper()
 	o := parseOptions(t, options)
 	if rpID == "" {
@@ -143,7 +143,7 @@ func (k *softKey) get(t *testing.T, options []byte, origin, rpID string, flags b
 	})
 }
 
-func (k *softKey) marshal(t *testing.T, response map[string]any) []byte {
+func (k *softKey) marshal(t testing.TB, response map[string]any) []byte {
 	t.Helper()
 	data, err := json.Marshal(map[string]any{
 		"id":                      b64.EncodeToString(k.id),

@@ -9,7 +9,7 @@ import (
 
 // bound returns a page's RP (on another port than the enrolling page), a
 // Verifier on the same credential file and clock, and the key enrolled.
-func bound(t *testing.T) (*RP, *Verifier, *softKey, *clock) {
+func bound(t testing.TB) (*RP, *Verifier, *softKey, *clock) {
 	t.Helper()
 	_, k, clk, path := enrolled(t)
 	page, err := New(Options{RPID: "localhost", Origin: "http://localhost:41234", StorePath: path, Now: clk.now, Rand: seeded(2)})
@@ -95,5 +95,26 @@ func TestBoundNeedsAPasskeyAndANonce(t *testing.T) {
 	page, _, _, _ := bound(t)
 	if _, _, err := page.BeginBound(call, nonce[:4]); err == nil {
 		t.Fatal("BeginBound took a 4-byte nonce")
+	}
+}
+
+// BenchmarkVerify is what serve adds to an approval with a passkey: the
+// assertion's parse and signature check, and the counter's update in the
+// credential file (read, lock, atomic replace).
+func BenchmarkVerify(b *testing.B) {
+	page, v, k, _ := bound(b)
+	opts, expires, err := page.BeginBound(call, nonce)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resps := make([][]byte, b.N)
+	for i := range resps {
+		resps[i] = k.get(b, opts, "http://localhost:41234", "", uvFlags, uint32(i+1))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := v.Verify(call, nonce, expires, resps[i]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

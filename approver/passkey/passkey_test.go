@@ -28,7 +28,7 @@ type clock struct {
 func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
 func newClock() *clock               { return &clock{t: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)} }
-func storePath(t *testing.T) string  { return filepath.Join(t.TempDir(), "mcphost", "passkeys.json") }
+func storePath(t testing.TB) string  { return filepath.Join(t.TempDir(), "mcphost", "passkeys.json") }
 func seeded(seed uint64) *mathrand.ChaCha8 {
 	var s [32]byte
 	s[0] = byte(seed)
@@ -37,7 +37,7 @@ func seeded(seed uint64) *mathrand.ChaCha8 {
 
 var call = Binding{Client: "vscode 1.99 (pid 4242)", Server: "3b7a11", Tool: "delete_branch", DefinitionHash: "9e1d22", ArgsHash: "5f0c33"}
 
-func newRP(t *testing.T, path string, clk *clock) *RP {
+func newRP(t testing.TB, path string, clk *clock) *RP {
 	t.Helper()
 	rp, err := New(Options{RPID: "localhost", Origin: testOrigin, StorePath: path, Now: clk.now, Rand: seeded(1)})
 	if err != nil {
@@ -47,7 +47,7 @@ func newRP(t *testing.T, path string, clk *clock) *RP {
 }
 
 // enrolled returns an RP with one passkey enrolled from k.
-func enrolled(t *testing.T) (*RP, *softKey, *clock, string) {
+func enrolled(t testing.TB) (*RP, *softKey, *clock, string) {
 	t.Helper()
 	clk, path := newClock(), storePath(t)
 	rp, k := newRP(t, path, clk), newSoftKey(t)
