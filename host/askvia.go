@@ -13,11 +13,13 @@ func AskViaPolicy(eff config.AskVia) func(decide.Tier, audit.Channel) bool {
 }
 
 // askWord is the "askVia" word for the channel an answer came through:
-// the chat's dialog is "chat" there, and the web page counts as "web"
-// with or without a passkey; the others are spelled alike.
+// the chat's dialog is "chat" there, and so is `mcphost call --yes`, the
+// person's own command line (a tier that the chat may not approve, --yes
+// may not either); the web page counts as "web" with or without a
+// passkey; the others are spelled alike.
 func askWord(c audit.Channel) string {
 	switch c {
-	case audit.ChannelDialog:
+	case audit.ChannelDialog, audit.ChannelYes:
 		return config.ChannelChat
 	case audit.ChannelWebPasskey:
 		return config.ChannelWeb

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
@@ -102,7 +103,40 @@ func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
 	if name == "" {
 		name = "an unnamed channel"
 	}
-	return fmt.Sprintf("an approval through %s may not approve a tier-%s call (askVia); approve it in mcphost's chat, with `mcphost approve`, or on mcphost's approval page", name, tier)
+	return fmt.Sprintf("an approval through %s may not approve a tier-%s call (askVia); %s", name, tier, g.approveWhere(tier))
+}
+
+// approveWhere says where a person may approve a call of tier, as the
+// channel policy (MayApprove) allows.
+func (g *Gate) approveWhere(tier decide.Tier) string {
+	var ways []string
+	for _, w := range []struct {
+		via   audit.Channel
+		words string
+	}{{audit.ChannelDialog, "in mcphost's chat"}, {audit.ChannelApprove, "with `mcphost approve`"}, {audit.ChannelWeb, "on mcphost's approval page (`mcphost approve --web`)"}} {
+		if g.o.MayApprove == nil || g.o.MayApprove(tier, w.via) {
+			ways = append(ways, w.words)
+		}
+	}
+	switch len(ways) {
+	case 0:
+		return "no channel of a person may approve it: only a rule or a grant lets it run"
+	case 1:
+		return "approve it " + ways[0]
+	}
+	return "approve it " + strings.Join(ways[:len(ways)-1], ", ") + " or " + ways[len(ways)-1]
+}
+
+// unanswerable says why no answer of asker could approve a call of tier —
+// it answers through one channel of a person, and that one may not — or
+// "" when its answer may count. Such an asker is never asked: the chat
+// does not show a dialog whose approval would be thrown away.
+func (g *Gate) unanswerable(asker Asker, tier decide.Tier) string {
+	c, ok := asker.(ChannelAsker)
+	if !ok || !c.Channel().Person() {
+		return ""
+	}
+	return g.channelRefusal(tier, c.Channel())
 }
 
 // AnswerLater records a person's answer to the held call id: an approval
