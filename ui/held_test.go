@@ -58,7 +58,7 @@ func newHeldChat(t *testing.T, turns []llm.ScriptTurn) *heldChat {
 				t.Errorf("post the held call: %v", err)
 			}
 		},
-		Dark: dark(true),
+		Dark:   dark(true),
 		Notify: notify.New(notify.Both, notify.Terminal{Desktop: notify.OSC9}),
 	})
 	hc.h.ready()
