@@ -26,3 +26,17 @@ func askWord(c audit.Channel) string {
 	}
 	return string(c)
 }
+
+// ApproveElsewhere names the ways a person may approve a held call of tier
+// outside the chat, as may (GateOptions.MayApprove; nil: every channel)
+// allows: `mcphost approve`, and the approval page.
+func ApproveElsewhere(may func(decide.Tier, audit.Channel) bool, tier decide.Tier) []string {
+	var ways []string
+	if may == nil || may(tier, audit.ChannelApprove) {
+		ways = append(ways, "with `mcphost approve`")
+	}
+	if may == nil || may(tier, audit.ChannelWeb) {
+		ways = append(ways, "on the approval page (`mcphost approve --web`)")
+	}
+	return ways
+}

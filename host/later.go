@@ -72,8 +72,14 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 			g.o.Later.Drop(ap.ID)
 			return nil
 		}
-		if g.o.OnHold != nil {
-			g.o.OnHold(ap, q)
+		if g.o.OnHold != nil && q != nil {
+			// What a later approval approves is this one call, once
+			// (takeLater), whatever the question offered when it was
+			// decided: decided without a person (headless), it offered
+			// nothing, and an approver would have had only a denial.
+			hq := *q
+			hq.Scopes = []decide.Scope{decide.ScopeOnce}
+			g.o.OnHold(ap, &hq)
 		}
 	}
 	return &ap
@@ -110,14 +116,10 @@ func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
 // channel policy (MayApprove) allows.
 func (g *Gate) approveWhere(tier decide.Tier) string {
 	var ways []string
-	for _, w := range []struct {
-		via   audit.Channel
-		words string
-	}{{audit.ChannelDialog, "in mcphost's chat"}, {audit.ChannelApprove, "with `mcphost approve`"}, {audit.ChannelWeb, "on mcphost's approval page (`mcphost approve --web`)"}} {
-		if g.o.MayApprove == nil || g.o.MayApprove(tier, w.via) {
-			ways = append(ways, w.words)
-		}
+	if g.o.MayApprove == nil || g.o.MayApprove(tier, audit.ChannelDialog) {
+		ways = append(ways, "in mcphost's chat")
 	}
+	ways = append(ways, ApproveElsewhere(g.o.MayApprove, tier)...)
 	switch len(ways) {
 	case 0:
 		return "no channel of a person may approve it: only a rule or a grant lets it run"

@@ -159,7 +159,7 @@ func TestChatHoldsWhatItsDialogMayNotApprove(t *testing.T) {
 	}
 	screen := h.screen()
 	for _, s := range []string{"waiting for your approval elsewhere", "held for your approval elsewhere, id " + id,
-		"approve or deny it with `mcphost approve`", "or on its page (`mcphost approve --web`)"} {
+		"approve or deny it with `mcphost approve`", "or on the approval page (`mcphost approve --web`)"} {
 		if !strings.Contains(screen, s) {
 			t.Errorf("the card does not say %q:\n%s", s, screen)
 		}

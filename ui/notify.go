@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
 )
 
 // waiting reports whether a dialog waits for the person.
@@ -59,14 +59,7 @@ func (m *Model) windowTitle() string {
 // them at tier), for how long, and what happens then: short lines, so that
 // a folded card shows them whole.
 func (m *Model) heldWords(id string, tier decide.Tier) string {
-	may := m.cfg.Gate.MayApprove
-	var ways []string
-	if may == nil || may(tier, audit.ChannelApprove) {
-		ways = append(ways, "with `mcphost approve`")
-	}
-	if may == nil || may(tier, audit.ChannelWeb) {
-		ways = append(ways, "on its page (`mcphost approve --web`)")
-	}
+	ways := host.ApproveElsewhere(m.cfg.Gate.MayApprove, tier)
 	if len(ways) == 0 {
 		ways = append(ways, "where askVia lets a person approve it")
 	}
