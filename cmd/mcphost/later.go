@@ -101,6 +101,22 @@ func (st *setup) holdFor(s *streams, label string, lifetime time.Duration, gate 
 	return h
 }
 
+// chatHolds applies askVia to the chat's gate o: a call its dialog may not
+// approve is held for `mcphost approve` and the web page, through an
+// approver socket of the chat's own. It returns what shows a held call to
+// the approvers (ui.Config.PostHeld; nil when no socket could be made) and
+// what closes the socket, to be called when the chat ends (before a
+// /resume starts the next).
+func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gate, later.Approval, *host.Question), close func()) {
+	o.MayApprove = st.mayApprove()
+	h := st.heldCalls(s, "mcphost chat in "+s.WorkDir, 0)
+	if h == nil {
+		return nil, func() {}
+	}
+	o.Later = h.store
+	return h.post, h.close
+}
+
 // post shows the call held under ap to the approvers; their answer goes to
 // g, which holds it.
 func (h *heldCalls) post(g *host.Gate, ap later.Approval, q *host.Question) {

@@ -14,7 +14,6 @@ import (
 	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
-	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/ui"
 	"github.com/mcphost/mcphost/ui/notify"
@@ -109,7 +108,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		return err
 	}
 	gate := host.GateOptions{Policy: policy, Trusted: func(n string) bool { return st.trusted[n] },
-		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36), MayApprove: st.mayApprove()}
+		Store: st.store, Pins: st.pins, SessionID: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	tel := st.startTelemetry(s) // telemetry.go: flushed, bounded, when the chat ends
 	defer func() { tel.warnOf(tel.flush())() }()
 	gate.Observer = tel.observer()
@@ -144,14 +143,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		return withCode(exitUsage, err)
 	}
 	instr, consented := st.projectInstructions(s) // habits.go
-	// A call the chat's dialog may not approve (askVia) is held for
-	// `mcphost approve` and the web page, through a socket of the chat's
-	// own, closed when the chat ends (before a /resume starts the next).
-	var postHeld func(*host.Gate, later.Approval, *host.Question)
-	closeHeld := func() {}
-	if h := st.heldCalls(s, "mcphost chat in "+s.WorkDir, 0); h != nil {
-		gate.Later, postHeld, closeHeld = h.store, h.post, h.close
-	}
+	postHeld, closeHeld := st.chatHolds(s, &gate) // later.go
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
 		Project: project, Held: held, Gate: gate, PostHeld: postHeld, MayTrust: st.managed.MayTrust, TrustInfo: st.trustInfo(g), StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, SwitchModel: st.switcher(g, s, modelName(model), base), System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
