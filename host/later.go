@@ -105,11 +105,7 @@ func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
 	if g.o.MayApprove == nil || g.o.MayApprove(tier, via) {
 		return ""
 	}
-	name := string(via)
-	if name == "" {
-		name = "an unnamed channel"
-	}
-	return fmt.Sprintf("an approval through %s may not approve a tier-%s call (askVia); %s", name, tier, g.approveWhere(tier))
+	return fmt.Sprintf("an approval %s may not approve a tier-%s call (askVia); %s", via.Words(), tier, g.approveWhere(tier))
 }
 
 // approveWhere says where a person may approve a call of tier, as the

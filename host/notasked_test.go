@@ -87,7 +87,7 @@ func TestYesCountsAsTheChat(t *testing.T) {
 	}
 	w = newWorld(t, worldOpts{fixture: "flaky", asker: YesAsker{}, mayApprove: noChatAtT3, later: later.New(later.Options{})})
 	r := w.call("set_value", laterArgs)
-	if r.Status != StatusBlocked || r.Held == nil || !strings.Contains(r.Refused, "through yes") {
+	if r.Status != StatusBlocked || r.Held == nil || !strings.Contains(r.Refused, "an approval with --yes may not") {
 		t.Fatalf("--yes at tier 3 where askVia takes the chat away: %s held %+v refused %q, want blocked and held", r.Status, r.Held, r.Refused)
 	}
 	if n := w.count(fixtures.EventExec, "set_value"); n != 0 {

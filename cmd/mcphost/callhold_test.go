@@ -174,3 +174,32 @@ func TestCallHeldEndsWithoutAnAnswer(t *testing.T) {
 		t.Errorf("--wait 0 held the call: approvals %s", states)
 	}
 }
+
+// TestCallYesFollowsAskVia: --yes is the person's own command line, judged
+// as the chat is: where the managed askVia takes the chat away, --yes
+// approves nothing, and the call is refused (exit 3) or, with --wait, held
+// for `mcphost approve`.
+func TestCallYesFollowsAskVia(t *testing.T) {
+	e := newManagedEnv(t)
+	e.managed(`{"askVia": {"T1": ["approve", "web"], "T2": ["approve", "web"], "T3": ["approve", "web"]}}`)
+	code, _, stderr := e.run("call", "--yes", "--wait", "0", "tasks/delete_task", `{"id":"T-1"}`)
+	if code != exitBlocked || !strings.Contains(stderr, "may not approve") || !strings.Contains(stderr, "with `mcphost approve`") {
+		t.Fatalf("--yes where askVia takes the chat away: exit %d, stderr:\n%s\nwant exit %d saying where to approve it", code, stderr, exitBlocked)
+	}
+	e.noManaged()
+	if code, _, stderr := e.run("call", "--yes", "--wait", "0", "tasks/delete_task", `{"id":"T-1"}`); code != exitOK {
+		t.Fatalf("--yes under the default askVia: exit %d, stderr:\n%s\nwant it run", code, stderr)
+	}
+}
+
+// TestCallWithoutATerminalDoesNotWait: without a terminal and without
+// --wait, a call that needs a person is refused at once, as it always was:
+// a script is never kept waiting for an approval.
+func TestCallWithoutATerminalDoesNotWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hc := startHeldCall(ctx, t, "tasks/delete_task", `{"id":"T-1"}`)
+	if code, stderr := hc.exit(); code != exitBlocked || strings.Contains(stderr, "approval id") || ctx.Err() != nil {
+		t.Fatalf("without a terminal: exit %d, stderr:\n%s\nwant exit %d at once, nothing held", code, stderr, exitBlocked)
+	}
+}
