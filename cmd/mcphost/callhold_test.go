@@ -81,9 +81,9 @@ func (hc *heldCall) approver(ctx context.Context, t *testing.T) *approver.Conn {
 }
 
 // answerHeld answers the held call through the approver socket.
-func answerHeld(t *testing.T, c *approver.Conn, ans host.Answer) {
+func answerHeld(ctx context.Context, t *testing.T, c *approver.Conn, ans host.Answer) {
 	t.Helper()
-	v, err := c.Next()
+	v, err := nextOrDone(ctx, c)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || !q.Later || q.Tool != "delete_task" {
 		t.Fatalf("the approver got %+v (%v), want the held delete_task", v, err)
@@ -124,7 +124,7 @@ func TestCallWaitsForALaterApproval(t *testing.T) {
 	if !strings.Contains(line, "with `mcphost approve`") {
 		t.Errorf("the held line %q does not say how to approve it", line)
 	}
-	answerHeld(t, hc.approver(ctx, t), host.Answer{Approve: true, Scope: decide.ScopeOnce})
+	answerHeld(ctx, t, hc.approver(ctx, t), host.Answer{Approve: true, Scope: decide.ScopeOnce})
 	code, stderr := hc.exit()
 	if code != exitOK || !strings.Contains(stderr, "by user:once → success") {
 		t.Fatalf("approved later: exit %d, stderr:\n%s\nwant the call run (exit 0)", code, stderr)
@@ -135,7 +135,7 @@ func TestCallWaitsForALaterApproval(t *testing.T) {
 
 	hc = startHeldCall(ctx, t, "--wait", "1m", "tasks/delete_task", `{"id":"T-1"}`)
 	hc.waitLine(t, "waits for a person's approval")
-	answerHeld(t, hc.approver(ctx, t), host.Answer{Reason: "not on a Friday"})
+	answerHeld(ctx, t, hc.approver(ctx, t), host.Answer{Reason: "not on a Friday"})
 	code, stderr = hc.exit()
 	if code != exitDenied || !strings.Contains(stderr, "not on a Friday") {
 		t.Fatalf("denied later: exit %d, stderr:\n%s\nwant exit %d with the person's reason", code, stderr, exitDenied)
@@ -201,5 +201,28 @@ func TestCallWithoutATerminalDoesNotWait(t *testing.T) {
 	hc := startHeldCall(ctx, t, "tasks/delete_task", `{"id":"T-1"}`)
 	if code, stderr := hc.exit(); code != exitBlocked || strings.Contains(stderr, "approval id") || ctx.Err() != nil {
 		t.Fatalf("without a terminal: exit %d, stderr:\n%s\nwant exit %d at once, nothing held", code, stderr, exitBlocked)
+	}
+}
+
+// nextOrDone is c.Next, given up (the connection closed) when ctx ends
+// first: a held call that never reaches the approver fails the test
+// instead of hanging it.
+func nextOrDone(ctx context.Context, c *approver.Conn) (any, error) {
+	type next struct {
+		v   any
+		err error
+	}
+	ch := make(chan next, 1)
+	go func() {
+		v, err := c.Next()
+		ch <- next{v, err}
+	}()
+	select {
+	case n := <-ch:
+		return n.v, n.err
+	case <-ctx.Done():
+		c.Close()
+		<-ch
+		return nil, ctx.Err()
 	}
 }

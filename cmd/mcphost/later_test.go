@@ -110,7 +110,7 @@ func TestChatHoldsUnderTheManagedAskVia(t *testing.T) {
 	if h, err := c.Hello(); err != nil || h.Label != "mcphost chat in "+s.WorkDir {
 		t.Fatalf("hello %+v (%v), want the chat's label", h, err)
 	}
-	v, err := c.Next()
+	v, err := nextOrDone(ctx, c)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || q.ID != ap.ID || !q.Later {
 		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, ap.ID)
