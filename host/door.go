@@ -148,7 +148,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			}
 			var ans Answer
 			var err error
-			if why := g.unanswerable(g.askerOf(op.call), d.Tier); false && why != "" {
+			if why := g.unanswerable(g.askerOf(op.call), d.Tier); why != "" {
 				// Not asked at all: a question whose answer could approve
 				// nothing would have the person approve in vain.
 				err, r.Refused = fmt.Errorf("%w: %w: %s", ErrNoPerson, ErrChannel, why), why
