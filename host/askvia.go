@@ -18,14 +18,30 @@ func AskViaPolicy(eff config.AskVia) func(decide.Tier, audit.Channel) bool {
 }
 
 // askWord is the "askVia" word for the channel an answer came through:
-// the chat's dialog is "chat" there, and the web page counts as "web"
-// with or without a passkey; the others are spelled alike.
+// the chat's dialog is "chat" there, and so is `mcphost call --yes`, the
+// person's own command line (a tier that the chat may not approve, --yes
+// may not either); the web page counts as "web" with or without a
+// passkey; the others are spelled alike.
 func askWord(c audit.Channel) string {
 	switch c {
-	case audit.ChannelDialog:
+	case audit.ChannelDialog, audit.ChannelYes:
 		return config.ChannelChat
 	case audit.ChannelWebPasskey:
 		return config.ChannelWeb
 	}
 	return string(c)
+}
+
+// ApproveElsewhere names the ways a person may approve a held call of tier
+// outside the chat, as may (GateOptions.MayApprove; nil: every channel)
+// allows: `mcphost approve`, and the approval page.
+func ApproveElsewhere(may func(decide.Tier, audit.Channel) bool, tier decide.Tier) []string {
+	var ways []string
+	if may == nil || may(tier, audit.ChannelApprove) {
+		ways = append(ways, "with `mcphost approve`")
+	}
+	if may == nil || may(tier, audit.ChannelWeb) {
+		ways = append(ways, "on the approval page (`mcphost approve --web`)")
+	}
+	return ways
 }

@@ -146,11 +146,19 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			if g.o.Later != nil {
 				q.Hold = func() later.Approval { return *g.hold(a, q) }
 			}
-			asked := time.Now()
-			ans, err := g.askerOf(op.call).Ask(ctx, q)
-			ans.Via = channelOf(g.askerOf(op.call), ans) // the asker's way, not the answer's claim
-			r.Via = ans.Via
-			obs.Asked(ctx, q, ans, err, time.Since(asked))
+			var ans Answer
+			var err error
+			if why := g.unanswerable(g.askerOf(op.call), d.Tier); why != "" {
+				// Not asked at all: a question whose answer could approve
+				// nothing would have the person approve in vain.
+				err, r.Refused = fmt.Errorf("%w: %w: %s", ErrNoPerson, ErrChannel, why), why
+			} else {
+				asked := time.Now()
+				ans, err = g.askerOf(op.call).Ask(ctx, q)
+				ans.Via = channelOf(g.askerOf(op.call), ans) // the asker's way, not the answer's claim
+				r.Via = ans.Via
+				obs.Asked(ctx, q, ans, err, time.Since(asked))
+			}
 			if ans.Approve && err == nil {
 				if why := g.channelRefusal(d.Tier, ans.Via); why != "" {
 					// Enforced here, not only by not asking: an answer

@@ -334,8 +334,10 @@ type Result struct {
 	// nil when it is not held; for a call that ran under an approval given
 	// later, the approval it spent.
 	Held *later.Approval
-	// Refused, for a blocked call, says why an answer approved nothing
-	// (it came through a channel that may not approve the call's tier).
+	// Refused, for a blocked call, says why an answer approved nothing, or
+	// why the asker was not asked at all because its answer could approve
+	// nothing (it comes through a channel that may not approve the call's
+	// tier), and where a person may approve it.
 	Refused string
 }
 
@@ -382,6 +384,11 @@ func (r *Result) Message() string {
 		}
 		return ref + " was denied"
 	case StatusBlocked:
+		if r.Refused != "" {
+			// A person was there, through a channel that may not approve
+			// it: where one may is what the refusal says.
+			return ref + " needs an approval that cannot be given here: " + r.Refused
+		}
 		// What would approve it: the allow rule that matches, or what can
 		// when no rule can (see ApprovalFor).
 		return r.BlockedMessage(ApproveInteractively)

@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
@@ -71,8 +72,14 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 			g.o.Later.Drop(ap.ID)
 			return nil
 		}
-		if g.o.OnHold != nil {
-			g.o.OnHold(ap, q)
+		if g.o.OnHold != nil && q != nil {
+			// What a later approval approves is this one call, once
+			// (takeLater), whatever the question offered when it was
+			// decided: decided without a person (headless), it offered
+			// nothing, and an approver would have had only a denial.
+			hq := *q
+			hq.Scopes = []decide.Scope{decide.ScopeOnce}
+			g.o.OnHold(ap, &hq)
 		}
 	}
 	return &ap
@@ -98,11 +105,36 @@ func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
 	if g.o.MayApprove == nil || g.o.MayApprove(tier, via) {
 		return ""
 	}
-	name := string(via)
-	if name == "" {
-		name = "an unnamed channel"
+	return fmt.Sprintf("an approval %s may not approve a tier-%s call (askVia); %s", via.Words(), tier, g.approveWhere(tier))
+}
+
+// approveWhere says where a person may approve a call of tier, as the
+// channel policy (MayApprove) allows.
+func (g *Gate) approveWhere(tier decide.Tier) string {
+	var ways []string
+	if g.o.MayApprove == nil || g.o.MayApprove(tier, audit.ChannelDialog) {
+		ways = append(ways, "in mcphost's chat")
 	}
-	return fmt.Sprintf("an approval through %s may not approve a tier-%s call (askVia); approve it in mcphost's chat, with `mcphost approve`, or on mcphost's approval page", name, tier)
+	ways = append(ways, ApproveElsewhere(g.o.MayApprove, tier)...)
+	switch len(ways) {
+	case 0:
+		return "no channel of a person may approve it: only a rule or a grant lets it run"
+	case 1:
+		return "approve it " + ways[0]
+	}
+	return "approve it " + strings.Join(ways[:len(ways)-1], ", ") + " or " + ways[len(ways)-1]
+}
+
+// unanswerable says why no answer of asker could approve a call of tier —
+// it answers through one channel of a person, and that one may not — or
+// "" when its answer may count. Such an asker is never asked: the chat
+// does not show a dialog whose approval would be thrown away.
+func (g *Gate) unanswerable(asker Asker, tier decide.Tier) string {
+	c, ok := asker.(ChannelAsker)
+	if !ok || !c.Channel().Person() {
+		return ""
+	}
+	return g.channelRefusal(tier, c.Channel())
 }
 
 // AnswerLater records a person's answer to the held call id: an approval

@@ -197,6 +197,13 @@ func TestFormCannotApproveTier3(t *testing.T) {
 	if n := w1.count(fixtures.EventExec, "set_value"); n != 0 {
 		t.Fatalf("the form's approval claiming the dialog ran a tier-3 call %d times", n)
 	}
+	// And the other way: the dialog's approval counts at tier 3 even when
+	// its answer claims the host's form.
+	formClaim := Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelElicitation}
+	wd, _ := laterWorld(t, fixedAsker{ans: formClaim, channel: audit.ChannelDialog}, nil)
+	if r := wd.call("set_value", laterArgs); r.Status != StatusSuccess || r.Via != audit.ChannelDialog {
+		t.Fatalf("a tier-3 call the dialog approved, its answer claiming the form: %s via %q refused %q, want it run through the dialog", r.Status, r.Via, r.Refused)
+	}
 	// At tier 2 (the server trusted) the form's approval counts.
 	w2 := newWorld(t, worldOpts{fixture: "flaky", trusted: true, asker: formAsker{}, mayApprove: defaultAskVia})
 	if r := w2.call("set_value", laterArgs); r.Status != StatusSuccess || r.Decision.Tier != decide.T2 {

@@ -52,6 +52,10 @@ type card struct {
 	resultBytes int
 	truncated   bool
 
+	// held, for a call held for a person's approval elsewhere, says where
+	// and under which approval id it waits (Model.heldWords).
+	held string
+
 	expanded bool
 	// cancelled: the person cancelled the question about it (Ctrl-C).
 	cancelled bool
@@ -208,6 +212,9 @@ func (c *card) outcome(rc *renderCtx) (sym, words string, style lipgloss.Style) 
 		}
 		return "⊘", "denied by " + ruleWords(c.decidedBy), st.Bad
 	case host.StatusBlocked:
+		if c.held != "" {
+			return "⊘", "waiting for your approval elsewhere", st.Warn
+		}
 		return "⊘", "blocked: needs approval", st.Warn
 	case host.StatusUnknown:
 		return "?", "outcome unknown", st.Warn
@@ -488,6 +495,9 @@ func (c *card) body() string {
 			return t
 		}
 		return "(empty result)"
+	}
+	if c.held != "" && c.status == host.StatusBlocked {
+		return c.held + "\n" + c.message
 	}
 	return c.message
 }

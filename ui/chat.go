@@ -415,6 +415,9 @@ func (m *Model) onLoopEvent(msg loopEventMsg) tea.Cmd {
 		}
 		if c := m.cards[fmt.Sprintf("%d/%s", msg.run, ev.Call.ID)]; c != nil {
 			c.fromEntry(ev.Call)
+			if ev.Call.ApprovalID != "" {
+				c.held = m.heldWords(ev.Call.ApprovalID, c.tier)
+			}
 			m.invalidateCard(c)
 		}
 	case host.EvTask:

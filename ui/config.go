@@ -17,6 +17,7 @@ import (
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/ui/dialog"
 	"github.com/mcphost/mcphost/ui/notify"
@@ -45,6 +46,13 @@ type Config struct {
 	// Catalog, Asker and Mode (interactive). Trusted is consulted after
 	// the servers the person trusted in this session (/trust, consent).
 	Gate host.GateOptions
+	// PostHeld, when set, is given each call newly held for a later approval
+	// (Gate.Later), with the gate that holds it (its AnswerLater takes the
+	// answer), to show it where a person may approve it: the chat's own
+	// approver socket, which `mcphost approve` and the web page reach. The
+	// TUI rings the person itself. It is called on the calling goroutine
+	// and must not block.
+	PostHeld func(g *host.Gate, a later.Approval, q *host.Question)
 	// MayTrust, when set, says whether the person may trust a server at
 	// all (the managed policy's "trust"); a server it refuses is never
 	// trusted, whatever /trust, a consent or Gate.Trusted says. Nil:

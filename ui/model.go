@@ -18,8 +18,10 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/llm"
 	"github.com/mcphost/mcphost/oauth"
+	"github.com/mcphost/mcphost/ui/notify"
 )
 
 // Model is the TUI's Bubble Tea model. Build it with NewModel; a Model that
@@ -359,7 +361,19 @@ func (m *Model) startServers() tea.Cmd {
 	if o.Now == nil {
 		o.Now = m.now
 	}
-	m.gate = host.NewGate(o)
+	var g *host.Gate
+	onHold := o.OnHold
+	o.OnHold = func(a later.Approval, q *host.Question) {
+		if onHold != nil {
+			onHold(a, q)
+		}
+		if m.cfg.PostHeld != nil {
+			m.cfg.PostHeld(g, a, q)
+		}
+		m.post(heldMsg{subject: notify.Subject(q.Server, q.Tool.Name)})
+	}
+	g = host.NewGate(o)
+	m.gate = g
 	m.servers = nil
 	events, unsub := m.mgr.Subscribe()
 	mgr := m.mgr
@@ -466,6 +480,8 @@ func (m *Model) handle(msg tea.Msg) tea.Cmd {
 		return m.onAsk(msg)
 	case askWithdrawnMsg:
 		return m.onWithdrawn(msg.id)
+	case heldMsg:
+		return m.callPersonAbout(msg.subject + ", held for your approval elsewhere")
 	case elicitMsg:
 		return m.onElicit(msg)
 	case sampleMsg:

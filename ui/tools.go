@@ -397,6 +397,9 @@ func (m *Model) onCallDone(msg callDoneMsg) tea.Cmd {
 		took = time.Duration(0)
 	}
 	mc.card.fromResult(msg.r, took)
+	if msg.r.HeldNote() != "" {
+		mc.card.held = m.heldWords(msg.r.Held.ID, mc.card.tier)
+	}
 	m.rec.manual(mc.card)
 	m.invalidateCard(mc.card)
 	if p, ok := m.panel.(*toolsPanel); ok {

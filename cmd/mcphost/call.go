@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -25,6 +27,10 @@ type callOptions struct {
 	// NoCheck sends arguments the input schema rejects, for a server
 	// author who wants to see the server's own answer to them.
 	NoCheck bool
+	// Wait is how long a call that needs a person who cannot be asked
+	// here waits, held, for their approval in `mcphost approve` or on the
+	// web page; 0 refuses it at once.
+	Wait time.Duration
 }
 
 func newCallCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -50,7 +56,16 @@ call and "N passed, N failed" are printed (with --json, one JSON object per
 call, then a summary object), and any unmet expectation exits 1 — a test of a
 server's annotations and behaviour for its CI.
 
-Exit codes: 0 ok, 3 needed approval, 4 denied by a rule, 5 the tool returned
+A call that needs a person who cannot be asked here (without --yes, or where
+askVia does not let --yes approve its tier) is held under an approval id for
+--wait (by default the approval lifetime, 10 minutes, when a person is at the
+terminal; 0 otherwise): the id and where to approve it go to stderr, and the
+command waits until the person approves it in ` + "`mcphost approve`" + ` or on the
+approval page (the call then runs once), denies it (exit 4, with their
+reason), or the wait ends (exit 3). Ctrl+C withdraws it. --wait 0 refuses it
+at once.
+
+Exit codes: 0 ok, 3 needed approval, 4 denied (by a rule or a person), 5 the tool returned
 an error, 6 the outcome is unknown (the call may or may not have taken effect;
 it was not retried automatically), 2 a usage mistake (such as a tool the
 server does not list, or a bad batch file), 1 anything else.`,
@@ -71,12 +86,19 @@ server does not list, or a bad batch file), 1 anything else.`,
 			if len(args) == 2 {
 				o.RawArgs = args[1]
 			}
+			if !cmd.Flags().Changed("wait") && !s.Terminal {
+				o.Wait = 0 // no person at this terminal: a script is not kept waiting
+			}
+			if o.Wait < 0 {
+				return usageError(fmt.Errorf("--wait %s is negative; give a duration such as 10m, or 0 to refuse at once", o.Wait))
+			}
 			return runCall(cmd.Context(), g, o, s)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&o.NoCheck, "no-check", false, "send the arguments even if the tool's input schema rejects them")
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "approve this one call if it needs approval (never overrides a deny rule)")
+	cmd.Flags().DurationVar(&o.Wait, "wait", later.DefaultLifetime, "hold a call that needs a person who cannot be asked here for `DURATION`, waiting for their approval in mcphost approve (0: refuse it at once; default 0 without a terminal)")
 	cmd.Flags().StringVar(&o.Batch, "batch", "", "run the calls of a JSON Lines `FILE` in order, checking each line's expectations")
 	return cmd
 }
@@ -115,6 +137,16 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 	if err != nil {
 		return err
 	}
+	var gate *host.Gate
+	var held *heldCalls
+	if o.Wait > 0 {
+		// Held calls live in this process's memory: the command waits
+		// for the answer, since a call of a one-shot command cannot be
+		// retried later.
+		if held = st.holdFor(s, "mcphost call "+ref+" in "+s.WorkDir, o.Wait, &gate); held != nil {
+			defer held.close()
+		}
+	}
 	sess, err := st.gatedOne(ctx, g, s, server, o.Yes, func(m *client.Manager) error {
 		t, ok := m.Tool(server, tool)
 		if !ok {
@@ -127,7 +159,12 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 	}
 	defer sess.Close()
 
-	r := sess.gate.Call(ctx, host.Call{Server: server, Tool: tool, Args: args, NoArgsCheck: o.NoCheck})
+	gate = sess.gate
+	call := host.Call{Server: server, Tool: tool, Args: args, NoArgsCheck: o.NoCheck}
+	r := gate.Call(ctx, call)
+	if held != nil && r.HeldNote() != "" {
+		r = waitHeld(ctx, s, held, gate, call, r)
+	}
 	code := exitFor(r)
 	message := callMessage(r)
 	if o.JSON {
@@ -187,10 +224,39 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 	return nil
 }
 
+// waitHeld waits for a person's answer to the call r says is held: once
+// they have answered, the same call is made again — approved, it runs once;
+// denied, it is refused with their reason. When the approval's lifetime
+// ends or ctx is cancelled first, the call stays refused as r says (a
+// cancel withdraws it from the approvers).
+func waitHeld(ctx context.Context, s *streams, held *heldCalls, gate *host.Gate, call host.Call, r *host.Result) *host.Result {
+	ap := *r.Held
+	ref := call.Server + "/" + call.Tool
+	ways := host.ApproveElsewhere(held.may, r.Decision.Tier)
+	if len(ways) == 0 {
+		ways = []string{"where askVia lets a person approve it"}
+	}
+	fmt.Fprintln(s.Err, showingName(fmt.Sprintf("mcphost: %s waits for a person's approval under approval id %s until %s: approve or deny it %s (Ctrl+C withdraws it)",
+		ref, ap.ID, ap.Expires.Local().Format("15:04:05"), strings.Join(ways, " or ")), ref, false))
+	timer := time.NewTimer(time.Until(ap.Expires))
+	defer timer.Stop()
+	select {
+	case <-held.store.Answered(ap.ID):
+		return gate.Call(ctx, call)
+	case <-ctx.Done():
+		held.store.Drop(ap.ID)
+		fmt.Fprintln(s.Err, "mcphost: interrupted: the call was withdrawn before anyone answered; nothing ran")
+	case <-timer.C:
+		fmt.Fprintln(s.Err, "mcphost: no one answered before approval id "+ap.ID+" expired; nothing ran")
+	}
+	return r
+}
+
 // callMessage is how a call from the command line ended, in one sentence:
-// a blocked call names --yes, which approves it here (host.ApproveWithYes).
+// a blocked call names --yes, which approves it here (host.ApproveWithYes),
+// unless --yes was the answer askVia refused.
 func callMessage(r *host.Result) string {
-	if r.Status == host.StatusBlocked {
+	if r.Status == host.StatusBlocked && r.Refused == "" {
 		return r.BlockedMessage(host.ApproveWithYes)
 	}
 	return r.Message()

@@ -12,7 +12,7 @@ const (
 	exitError   = 1 // runtime error
 	exitUsage   = 2 // usage or configuration error
 	exitBlocked = 3 // a call needed approval and none could be asked
-	exitDenied  = 4 // a call was denied by a rule
+	exitDenied  = 4 // a call was denied by a rule, or by the person asked
 	exitTool    = 5 // the tool returned isError
 	exitUnknown = 6 // the outcome of a call is unknown
 )

@@ -54,22 +54,78 @@ func (st *setup) askViaLines() []policyLine {
 // once it is approved, which then runs once. Without a socket (it could not
 // be made) nothing is held. It returns what closes the socket.
 func (st *setup) holdLater(s *streams, gate **host.Gate) func() {
-	b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: "mcphost run in " + s.WorkDir, Passkeys: passkeyVerifier(s)})
-	if err != nil {
+	h := st.holdFor(s, "mcphost run in "+s.WorkDir, 0, gate)
+	if h == nil {
 		return func() {}
 	}
-	store := later.New(later.Options{})
-	may := st.mayApprove()
+	return h.close
+}
+
+// heldCalls are the calls a process of mcphost's own (a headless run, the
+// chat, `mcphost call`) holds for a person's later approval, and the
+// approver socket of its own through which `mcphost approve` and the web
+// page see them, as they see a serve's.
+type heldCalls struct {
+	b     *approver.Broker
+	store *later.Store
+	may   func(decide.Tier, audit.Channel) bool
+}
+
+// heldCalls opens the approver socket of the process, named label to the
+// approvers, and a store whose held calls live for lifetime (0: the
+// default). Nil when the socket could not be made: then nothing is held.
+func (st *setup) heldCalls(s *streams, label string, lifetime time.Duration) *heldCalls {
+	b, err := approver.Listen(approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))), approver.Options{Label: label, Passkeys: passkeyVerifier(s)})
+	if err != nil {
+		return nil
+	}
+	return &heldCalls{b: b, store: later.New(later.Options{Lifetime: lifetime}), may: st.mayApprove()}
+}
+
+// holdFor is heldCalls for a gate that withGate makes (st.later): a held
+// call is put to the approvers, answered through *gate, and told to the
+// person with a desktop notification, since no terminal of theirs shows
+// it.
+func (st *setup) holdFor(s *streams, label string, lifetime time.Duration, gate **host.Gate) *heldCalls {
+	h := st.heldCalls(s, label, lifetime)
+	if h == nil {
+		return nil
+	}
 	st.later = func(o *host.GateOptions) {
-		o.Later, o.MayApprove = store, may
+		o.Later, o.MayApprove = h.store, h.may
 		o.OnHold = func(ap later.Approval, q *host.Question) {
-			g := *gate
-			_ = b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+			h.post(*gate, ap, q)
 			desktopNotify(q.Server, q.Tool.Name)
 		}
 	}
-	return func() { b.Close() }
+	return h
 }
+
+// chatHolds applies askVia to the chat's gate o: a call its dialog may not
+// approve is held for `mcphost approve` and the web page, through an
+// approver socket of the chat's own. It returns what shows a held call to
+// the approvers (ui.Config.PostHeld; nil when no socket could be made) and
+// what closes the socket, to be called when the chat ends (before a
+// /resume starts the next).
+func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gate, later.Approval, *host.Question), close func()) {
+	o.MayApprove = st.mayApprove()
+	h := st.heldCalls(s, "mcphost chat in "+s.WorkDir, 0)
+	if h == nil {
+		return nil, func() {}
+	}
+	o.Later = h.store
+	return h.post, h.close
+}
+
+// post shows the call held under ap to the approvers; their answer goes to
+// g, which holds it.
+func (h *heldCalls) post(g *host.Gate, ap later.Approval, q *host.Question) {
+	_ = h.b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+}
+
+// close closes the approver socket: what was held is forgotten with the
+// process.
+func (h *heldCalls) close() { h.b.Close() }
 
 // desktopNotify tells the person, with a desktop notification where the
 // system has one, that a call of server's tool waits for them. It never

@@ -72,3 +72,58 @@ func TestRunHoldsCallsForApprove(t *testing.T) {
 		t.Fatal("the approved call cannot run")
 	}
 }
+
+// TestChatHoldsUnderTheManagedAskVia: the chat's gate follows askVia as
+// the managed policy narrows it — its dialog may not approve a tier-3 call
+// the policy sends elsewhere — and holds such a call on a socket of the
+// chat's own, where `mcphost approve` answers it.
+func TestChatHoldsUnderTheManagedAskVia(t *testing.T) {
+	e := newManagedEnv(t)
+	e.managed(`{"askVia": {"T3": ["approve", "web"]}}`)
+	s, _, errOut := e.streams()
+	st, err := loadSetup(&globalOptions{Demo: true}, s)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	var o host.GateOptions
+	post, closeHeld := st.chatHolds(s, &o)
+	defer closeHeld()
+	if o.MayApprove == nil || o.MayApprove(decide.T3, audit.ChannelDialog) || !o.MayApprove(decide.T3, audit.ChannelApprove) || !o.MayApprove(decide.T2, audit.ChannelDialog) {
+		t.Fatal("the chat's gate does not follow the managed askVia: its dialog may approve at T3, or not at T2")
+	}
+	if o.Later == nil || post == nil {
+		t.Fatal("the chat holds nothing: no approver socket was made")
+	}
+	g := host.NewGate(o)
+	call := later.Call{Server: "tasks", Tool: "delete_task", Definition: "d1", ArgsHash: decide.ArgsHash(json.RawMessage(`{"id":"T-1"}`)), Tier: "T3"}
+	ap, _ := o.Later.Hold(call)
+	post(g, ap, &host.Question{Server: "tasks", Tool: &client.Tool{Server: "tasks", Name: "delete_task"}, Args: json.RawMessage(`{"id":"T-1"}`),
+		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T3, Class: decide.Destructive}, Scopes: []decide.Scope{decide.ScopeOnce}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := approver.Dial(ctx, approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if h, err := c.Hello(); err != nil || h.Label != "mcphost chat in "+s.WorkDir {
+		t.Fatalf("hello %+v (%v), want the chat's label", h, err)
+	}
+	v, err := nextOrDone(ctx, c)
+	q, ok := v.(*approver.Question)
+	if err != nil || !ok || q.ID != ap.ID || !q.Later {
+		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, ap.ID)
+	}
+	if err := c.Answer(q, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-o.Later.Answered(ap.ID):
+	case <-ctx.Done():
+		t.Fatal("the approval never reached the chat's held call")
+	}
+	if _, ok := o.Later.Take(call); !ok {
+		t.Fatal("the approved call cannot run")
+	}
+}

@@ -143,14 +143,16 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		return withCode(exitUsage, err)
 	}
 	instr, consented := st.projectInstructions(s) // habits.go
+	postHeld, closeHeld := st.chatHolds(s, &gate) // later.go
 	err = ui.Run(ctx, ui.Config{Servers: st.specs, Client: copts,
-		Project: project, Held: held, Gate: gate, MayTrust: st.managed.MayTrust, TrustInfo: st.trustInfo(g), StatePath: filepath.Join(st.stateDir, "state.json"),
+		Project: project, Held: held, Gate: gate, PostHeld: postHeld, MayTrust: st.managed.MayTrust, TrustInfo: st.trustInfo(g), StatePath: filepath.Join(st.stateDir, "state.json"),
 		Model: model, NoModel: noModel, SwitchModel: st.switcher(g, s, modelName(model), base), System: systemPrompt, Context: st.contextSettings(model), Sampling: st.sampling,
 		Session: chat, Resumed: resumed, Warnings: st.warnings,
 		In: s.In, Out: s.Out, NoColor: s.Getenv("NO_COLOR") != "",
 		Notify:  notify.New(mode, notify.Detect(s.Getenv)),
 		WorkDir: s.WorkDir, Instructions: instr, InstructionsConsented: consented, Models: st.pickableModels(s),
 		Sessions: func() ([]chatlog.Summary, error) { return chatlog.List(sessionsDir(s)) }})
+	closeHeld()
 	resumeHint(s, chat)
 	if sw := (*ui.SwitchChat)(nil); errors.As(err, &sw) {
 		// /resume chose another saved chat: start again, continuing it.

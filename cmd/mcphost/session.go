@@ -170,6 +170,9 @@ func (st *setup) withGate(ss *session, policy *decide.Policy, opened *openingAud
 		Taint:     ss.taint,
 		OnTaint:   ss.onTaint,
 		Observer:  ss.tel.observer(),
+		// askVia holds for every command: `call --yes` approves nothing
+		// at a tier where the chat may not.
+		MayApprove: st.mayApprove(),
 	}
 	if st.later != nil {
 		st.later(&o)
