@@ -190,7 +190,12 @@ type Config struct {
 	// (the "askVia" setting); nil: DefaultAskVia. A managed policy can
 	// narrow it (EffectiveAskVia).
 	AskVia AskVia
-	Files  []string // every file that was read, in the order read
+	// Store is the PostgreSQL database (a postgres:// URL) where the audit
+	// chain and the calls held for a later approval are kept, shared by
+	// every mcphost that names it; "": the files of the state directory.
+	// Its password is never shown: print pgstore.Redact(Store).
+	Store string
+	Files []string // every file that was read, in the order read
 }
 
 // Telemetry is the "telemetry" setting: an OTLP/HTTP endpoint and the
