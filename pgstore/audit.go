@@ -128,6 +128,15 @@ func (s *Store) Verify(ctx context.Context) (*audit.Report, error) {
 	return rep, nil
 }
 
+// Holds reports whether the chain holds a record with this hash.
+func (s *Store) Holds(ctx context.Context, hash string) (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcphost_audit WHERE hash = $1)`, hash).Scan(&ok); err != nil {
+		return false, fmt.Errorf("store %s: %w", s.shown, err)
+	}
+	return ok, nil
+}
+
 // Tail returns the last n records of the chain, oldest first. Like
 // audit.Tail it checks no hash: rows that are not records are skipped.
 func (s *Store) Tail(ctx context.Context, n int) ([]audit.Record, error) {

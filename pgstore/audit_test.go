@@ -11,18 +11,10 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/audit"
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/pgtest"
-	"github.com/mcphost/mcphost/later"
-	"github.com/mcphost/mcphost/serve"
 )
 
-var (
-	_ audit.Chain = (*Store)(nil)
-	_ host.Later  = (*Later)(nil)
-	_ serve.Later = (*Later)(nil)
-	_ serve.Later = (*later.Store)(nil)
-)
+var _ audit.Chain = (*Store)(nil)
 
 // open opens a store on url, closed when the test ends: one replica.
 func open(t testing.TB, url string) *Store {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/internal/pgtest"
+)
+
+// writeConfig writes the user config of dir.
+func writeConfig(t *testing.T, dir, data string) {
+	t.Helper()
+	p := filepath.Join(dir, "config", "mcphost", "config.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCallAndAuditThroughTheStore: with "store" in the config, a call's
+// records go to the chain in PostgreSQL, not the file, and the audit
+// commands read them from there: tail, show, export and verify, which
+// fails once a record in the database is edited.
+func TestCallAndAuditThroughTheStore(t *testing.T) {
+	url := pgtest.DB(t)
+	dir := t.TempDir()
+	cfg, _ := json.Marshal(map[string]string{"store": url})
+	writeConfig(t, dir, string(cfg))
+	if code, _, errOut := showRun(t, dir, "--demo", "call", "--yes", "tasks/delete_task", `{"id": "T-2"}`); code != exitOK {
+		t.Fatalf("call --yes: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "mcphost", "audit.jsonl")); err == nil {
+		t.Fatal("with a store the call wrote the audit file")
+	}
+	_, out, errOut := showRun(t, dir, "audit", "tail", "--json")
+	var recs []audit.Record
+	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 2 || recs[0].Kind != audit.Intent || recs[1].Kind != audit.Outcome {
+		t.Fatalf("audit tail --json: %v, %d records:\n%s%s", err, len(recs), out, errOut)
+	}
+	if code, out, errOut := showRun(t, dir, "audit", "show", recs[0].CallID); code != exitOK || !strings.Contains(out, "via:       yes") {
+		t.Fatalf("audit show: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := showRun(t, dir, "audit", "verify")
+	if code != exitOK || !strings.Contains(out, "2 records (1 intent, 1 outcome)") || !strings.Contains(out, "head: seq 2 hash "+recs[1].Hash) {
+		t.Fatalf("audit verify: exit %d:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := showRun(t, dir, "audit", "verify", "--expect", strings.Repeat("ab", 32)); code != exitError || !strings.Contains(out, "does not hold the record") {
+		t.Fatalf("audit verify --expect of a hash the chain lacks: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, _ = showRun(t, dir, "audit", "export")
+	if rep, err := audit.Verify(strings.NewReader(out)); code != exitOK || err != nil || !rep.OK() || rep.Records != 2 {
+		t.Fatalf("audit export: exit %d, verifies as %+v (%v):\n%s", code, rep, err, out)
+	}
+
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE mcphost_audit SET line = convert_to(replace(convert_from(line, 'UTF8'), 'success', 'tool-error'), 'UTF8') WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = showRun(t, dir, "audit", "verify")
+	if code != exitError || !strings.Contains(errOut, "does not verify") || !strings.Contains(out, "edited record") {
+		t.Fatalf("audit verify of an edited chain: exit %d:\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "password") {
+		t.Fatalf("verify named a password:\n%s%s", out, errOut)
+	}
+}
+
+// TestStoreURLNeverShowsItsPassword: a store that is not a postgres URL,
+// in the config or a flag, is refused before anything connects, in words
+// that name the problem and not the password.
+func TestStoreURLNeverShowsItsPassword(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, `{"store": "mysql://team:pw-s3cret@db/x"}`)
+	code, out, errOut := showRun(t, dir, "--demo", "call", "--yes", "tasks/list_tasks", `{}`)
+	if code != exitUsage || !strings.Contains(errOut, `invalid "store"`) || !strings.Contains(errOut, "mysql://team:xxxxx@db/x") {
+		t.Fatalf("a config with a bad store: exit %d:\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("the password was shown:\n%s%s", out, errOut)
+	}
+	for _, args := range [][]string{
+		{"audit", "verify", "--store", "postgres://team:pw-s3cret@db:port/x"},
+		{"serve", "--store", "postgres://team:pw-s3cret@db:port/x"},
+	} {
+		code, out, errOut := showRun(t, t.TempDir(), args...)
+		if code != exitUsage || !strings.Contains(errOut, "--store: the store postgres://team:xxxxx@db:port/x is not a URL") || strings.Contains(out+errOut, "s3cret") {
+			t.Errorf("%s: exit %d:\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+}
