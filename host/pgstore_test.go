@@ -1,0 +1,59 @@
+package host
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
+)
+
+// Two gates on one PostgreSQL store are one gate for a held call: a call
+// held by replica A and approved through replica B runs once, through
+// whichever replica the racing retries reach first, and never twice.
+func TestHeldCallCrossesReplicasThroughTheStore(t *testing.T) {
+	url := pgtest.DB(t)
+	client := &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"}
+	replica := func() *world {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return newWorld(t, worldOpts{fixture: "flaky", headless: true, later: s.Later(later.Options{}), mayApprove: defaultAskVia, client: client})
+	}
+	a, b := replica(), replica()
+	r := a.call("set_value", laterArgs)
+	if r.Status != StatusBlocked || r.Held == nil || r.Held.ID == "" {
+		t.Fatalf("first call through A: %s held %+v, want blocked and held", r.Status, r.Held)
+	}
+	if r2 := b.call("set_value", laterArgs); r2.Status != StatusBlocked || r2.Held == nil || r2.Held.ID != r.Held.ID {
+		t.Fatalf("the same call through B before an answer: %s held %+v, want blocked under A's id %s", r2.Status, r2.Held, r.Held.ID)
+	}
+	if err := b.gate.AnswerLater(r.Held.ID, Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelApprove}); err != nil {
+		t.Fatalf("approving A's held call through B: %v", err)
+	}
+	var ran atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		w := []*world{a, b}[i%2]
+		wg.Go(func() {
+			if res := w.gate.Call(context.Background(), Call{Server: "f", Tool: "set_value", Args: []byte(laterArgs)}); res.Status == StatusSuccess {
+				ran.Add(1)
+				if res.DecidedBy != "user:once" || res.Via != audit.ChannelApprove {
+					t.Errorf("the retry ran by %s via %s, want user:once via approve", res.DecidedBy, res.Via)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, execs := ran.Load(), a.count(fixtures.EventExec, "set_value")+b.count(fixtures.EventExec, "set_value"); n != 1 || execs != 1 {
+		t.Fatalf("after one approval the retries ran %d times (%d executions over both replicas), want once", n, execs)
+	}
+}
