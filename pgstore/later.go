@@ -231,7 +231,7 @@ func (l *Later) Denial(c later.Call) (later.Approval, bool) {
 	defer cancel()
 	a, err := scanApproval(l.s.pool.QueryRow(ctx, `DELETE FROM mcphost_later WHERE state = 2 AND id = (
 		SELECT id FROM mcphost_later WHERE `+sameCall+` AND state = 2
-		AND expires > coalesce($8::timestamptz, clock_timestamp())
+		AND coalesce($8::timestamptz, clock_timestamp()) < expires
 		ORDER BY created, id LIMIT 1 FOR UPDATE SKIP LOCKED)
 		RETURNING `+approvalColumns, append(callArgs(c), l.now())...))
 	if err != nil {

@@ -93,6 +93,30 @@ func TestHeldCallApprovedThroughOneReplicaIsTakenOnceThroughAnother(t *testing.T
 	}
 }
 
+// Replicas holding the same call at once keep one approval for it.
+func TestConcurrentHoldsKeepOneApproval(t *testing.T) {
+	r := replicas(t, 2, nil)
+	var mu sync.Mutex
+	ids := map[string]bool{}
+	var news atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			a, held := r[i%2].Hold(call)
+			if held {
+				news.Add(1)
+			}
+			mu.Lock()
+			ids[a.ID] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(ids) != 1 || ids[""] || news.Load() != 1 {
+		t.Fatalf("20 holds of one call made approvals %v (%d new), want one", ids, news.Load())
+	}
+}
+
 // A denial given through one replica is told once to the retry through
 // another; an unknown id is refused.
 func TestDenialCrossesReplicasOnce(t *testing.T) {

@@ -2,8 +2,7 @@
 # Runs every test of mcphost on a fresh machine: installs what the tests need
 # (Go modules; the pinned npm MCP servers in interop/; the official conformance
 # suite and Node 22 in conformance/; PostgreSQL from Debian), then checks
-# formatting, vets, and runs the
-# whole suite with the race detector.
+# formatting, vets, and runs the whole suite with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

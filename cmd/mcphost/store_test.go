@@ -100,3 +100,18 @@ func TestStoreURLNeverShowsItsPassword(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesToStartWithoutItsStore: a replica that cannot reach the
+// store its team shares does not serve, which would make it a gate of its
+// own with a chain of its own; it says which store, without the password.
+func TestServeRefusesToStartWithoutItsStore(t *testing.T) {
+	dir := t.TempDir()
+	url := "postgres://team:pw-s3cret@/x?host=" + filepath.Join(dir, "nowhere")
+	code, out, errOut := showRun(t, dir, "serve", "--store", url)
+	if code != exitError || !strings.Contains(errOut, "store postgres://team:xxxxx@/x") || strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("serve with an unreachable store: exit %d:\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "mcphost", "audit.jsonl")); err == nil {
+		t.Fatal("serve without its store wrote the audit file")
+	}
+}
