@@ -114,7 +114,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	copts.StartTimeout = g.StartTimeout
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp, sampling: meter,
 		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}, managed: managed}
-	st.storeURL = storeURL("", cfg, managed, s)
+	if g.Audit == "" { // --audit FILE asks for a file log
+		st.storeURL = storeURL("", cfg, managed, s)
+	}
 	// The definitions the state file's pins are of, for serve to offer
 	// while a server starts.
 	st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(stateDir, "definitions.json")))

@@ -90,6 +90,11 @@ func TestStoreURLNeverShowsItsPassword(t *testing.T) {
 	if strings.Contains(out+errOut, "s3cret") {
 		t.Fatalf("the password was shown:\n%s%s", out, errOut)
 	}
+	writeConfig(t, dir, `{"store": "postgres://team:pw-s3cret@db.internal/x?sslmode=require"}`)
+	code, out, errOut = showRun(t, dir, "--demo", "policy")
+	if code != exitOK || !strings.Contains(out, "postgres://team:xxxxx@db.internal/x?sslmode=require") || strings.Contains(out+errOut, "s3cret") {
+		t.Fatalf("policy with a store: exit %d:\n%s%s", code, out, errOut)
+	}
 	for _, args := range [][]string{
 		{"audit", "verify", "--store", "postgres://team:pw-s3cret@db:port/x"},
 		{"serve", "--store", "postgres://team:pw-s3cret@db:port/x"},
