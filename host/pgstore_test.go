@@ -57,3 +57,24 @@ func TestHeldCallCrossesReplicasThroughTheStore(t *testing.T) {
 		t.Fatalf("after one approval the retries ran %d times (%d executions over both replicas), want once", n, execs)
 	}
 }
+
+// A call the store cannot hold (the database is gone) is refused without
+// an approval id: nothing is said to wait that no one can approve.
+func TestCallTheStoreCannotHoldIsRefusedUnheld(t *testing.T) {
+	s, err := pgstore.Open(context.Background(), pgtest.DB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []later.Approval
+	w := newWorld(t, worldOpts{fixture: "flaky", headless: true, later: s.Later(later.Options{}), mayApprove: defaultAskVia,
+		client: &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"},
+		onHold: func(a later.Approval, q *Question) { held = append(held, a) }})
+	s.Close()
+	r := w.call("set_value", laterArgs)
+	if r.Status != StatusBlocked || r.Held != nil || len(held) != 0 {
+		t.Fatalf("a call the store could not hold: %s held %+v (%d told), want blocked and not held", r.Status, r.Held, len(held))
+	}
+	if n := w.count(fixtures.EventExec, "set_value"); n != 0 {
+		t.Fatalf("set_value ran %d times, want never", n)
+	}
+}

@@ -312,7 +312,15 @@ func (l *Later) answered(id string) {
 func (l *Later) poll() {
 	t := time.NewTicker(PollEvery)
 	defer t.Stop()
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case <-l.s.closed:
+			l.mu.Lock()
+			l.polling = false
+			l.mu.Unlock()
+			return
+		}
 		l.mu.Lock()
 		ids := make([]string, 0, len(l.waiters))
 		for id := range l.waiters {

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,8 +30,10 @@ import (
 // Store is a connection pool to the database, with its schema migrated.
 // It is safe for concurrent use; each Store is what one replica holds.
 type Store struct {
-	pool  *pgxpool.Pool
-	shown string // the URL without its password, for messages
+	pool   *pgxpool.Pool
+	shown  string        // the URL without its password, for messages
+	closed chan struct{} // closed by Close: background work stops
+	once   sync.Once
 }
 
 // CheckURL reports what is wrong with url as the address of a store, in
@@ -125,7 +128,7 @@ func Open(ctx context.Context, raw string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{shown: Redact(raw)}
+	s := &Store{shown: Redact(raw), closed: make(chan struct{})}
 	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", s.shown, err)
@@ -137,8 +140,13 @@ func Open(ctx context.Context, raw string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes every connection of the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes every connection of the pool and stops the store's
+// background work (Later.Answered's polling). It may be called more than
+// once.
+func (s *Store) Close() {
+	s.once.Do(func() { close(s.closed) })
+	s.pool.Close()
+}
 
 // String is the store's URL without its password.
 func (s *Store) String() string { return s.shown }
