@@ -78,3 +78,32 @@ func TestCallTheStoreCannotHoldIsRefusedUnheld(t *testing.T) {
 		t.Fatalf("set_value ran %d times, want never", n)
 	}
 }
+
+// holdingAsker sends the person elsewhere, as serve's URL elicitation
+// does: it holds the call through Question.Hold, and no answer comes.
+type holdingAsker struct{ got chan later.Approval }
+
+func (h holdingAsker) Ask(ctx context.Context, q *Question) (Answer, error) {
+	h.got <- q.Hold()
+	return Answer{}, ErrNoPerson
+}
+
+// An asker that holds the call when the store cannot hold it gets an
+// approval with no id (which names nothing to approve), not a crash.
+func TestAskerHoldingWhereTheStoreCannotHold(t *testing.T) {
+	s, err := pgstore.Open(context.Background(), pgtest.DB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := holdingAsker{got: make(chan later.Approval, 1)}
+	w := newWorld(t, worldOpts{fixture: "flaky", asker: h, later: s.Later(later.Options{}), mayApprove: defaultAskVia,
+		client: &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"}})
+	s.Close()
+	r := w.call("set_value", laterArgs)
+	if ap := <-h.got; ap.ID != "" {
+		t.Fatalf("Question.Hold gave %+v, want no approval", ap)
+	}
+	if r.Status != StatusBlocked || r.Held != nil {
+		t.Fatalf("the call: %s held %+v, want blocked and not held", r.Status, r.Held)
+	}
+}

@@ -225,6 +225,9 @@ func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, e
 		return host.Answer{}, errFormMayNot
 	}
 	ap := q.Hold()
+	if ap.ID == "" {
+		return host.Answer{}, errFormMayNot // not held: no page can answer it
+	}
 	link := o.Link(ap.ID)
 	if link == "" {
 		return host.Answer{}, errFormMayNot

@@ -85,7 +85,11 @@ func Start(t testing.TB, o Options) *Cluster {
 	// A short path of its own, not t.TempDir(): the socket's path must fit
 	// in 107 bytes, and under root the directory is handed to nobody, which
 	// t.TempDir's parent (mode 0700) would keep out.
-	dir, err := os.MkdirTemp("", "mcphost-pg-")
+	parent := ""
+	if len(os.TempDir()) > 60 {
+		parent = "/tmp" // a long TMPDIR would leave no room for the socket's name
+	}
+	dir, err := os.MkdirTemp(parent, "mcphost-pg-")
 	if err != nil {
 		t.Fatal(err)
 	}
