@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/internal/pgtest"
@@ -105,5 +106,36 @@ func TestAskerHoldingWhereTheStoreCannotHold(t *testing.T) {
 	}
 	if r.Status != StatusBlocked || r.Held != nil {
 		t.Fatalf("the call: %s held %+v, want blocked and not held", r.Status, r.Held)
+	}
+}
+
+// A definition pinned through one replica is what every replica compares
+// with: a rug pull replica B sees after replica A pinned the tool is a
+// change there too, and first sight through B never moves A's pin.
+func TestPinsCrossReplicasThroughTheStore(t *testing.T) {
+	url := pgtest.DB(t)
+	replica := func() *Pins {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return NewPins(SharedPins{Pins: s.Pins(), Grants: nil})
+	}
+	a, b := replica(), replica()
+	honest := &client.Tool{Name: "read_file", Hash: "def-honest"}
+	rug := &client.Tool{Name: "read_file", Hash: "def-rug"}
+	a.Listed("ident-1", true, []*client.Tool{honest})
+	b.Listed("ident-1", true, []*client.Tool{rug})
+	if pinned, changed := b.Check("ident-1", rug, true); pinned != "def-honest" || !changed {
+		t.Fatalf("replica B compares the rug pull with %q (changed %v), want A's pin def-honest and a change", pinned, changed)
+	}
+	if pinned, changed := a.Check("ident-1", honest, true); pinned != "def-honest" || changed {
+		t.Fatalf("replica A: pin %q changed %v after B's listing, want its own pin unchanged", pinned, changed)
+	}
+	// A person accepts the new definition through B: A compares with it.
+	b.Set("ident-1", rug, true)
+	if pinned, changed := a.Check("ident-1", rug, true); pinned != "def-rug" || changed {
+		t.Fatalf("after the pin moved through B, A has %q (changed %v), want def-rug", pinned, changed)
 	}
 }

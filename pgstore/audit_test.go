@@ -289,3 +289,28 @@ func TestURLCheckedAndPasswordNeverShown(t *testing.T) {
 		t.Fatalf("Open of an unreachable store: %v; want an error without the password", err)
 	}
 }
+
+// A database at an older schema version gets the migrations after it on
+// the next start, and keeps what it holds.
+func TestMigrationUpgradesAnOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	s := open(t, url)
+	if err := audit.OpenChain(s, audit.Options{}).Append(intent("kept")); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 1, as a database of the first release is.
+	if _, err := s.pool.Exec(ctx, `DROP TABLE mcphost_pins; DELETE FROM mcphost_schema WHERE version > 1`); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, url)
+	if v, err := s2.Version(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("after the upgrade: version %d (%v), want %d", v, err, len(migrations))
+	}
+	if err := s2.Pins().SetPin("ident", "tool", "h1"); err != nil {
+		t.Fatalf("the upgraded database has no pins: %v", err)
+	}
+	if rep, err := s2.Verify(ctx); err != nil || !rep.OK() || rep.Records != 1 {
+		t.Fatalf("the chain after the upgrade: %+v (%v), want its one record", rep, err)
+	}
+}

@@ -1,5 +1,6 @@
 // Package pgstore keeps what several mcphost processes must share — the
-// audit chain and the calls held for a person's later approval — in one
+// audit chain, the calls held for a person's later approval and the pins
+// of tool definitions — in one
 // PostgreSQL database, so that replicas of `mcphost serve` behind a load
 // balancer are one gate: every replica appends to one hash chain, and a
 // call held by one replica and approved through another runs once,
@@ -10,8 +11,8 @@
 // migration once. Appends to the chain are serialised by a row lock on
 // the chain's head, held for the append's transaction: whoever appends,
 // each record's prev is the hash of the record before it. Everything else
-// mcphost keeps (pins, consents, trust, grants, taint, spent nonces) is
-// still in the state directory's files.
+// mcphost keeps (consents, trust, grants, taint, spent nonces) is still in
+// the state directory's files.
 package pgstore
 
 import (
@@ -188,6 +189,14 @@ var migrations = []string{
 		reason     bytea NOT NULL DEFAULT ''
 	);
 	CREATE INDEX mcphost_later_call ON mcphost_later (client, server, identity, tool, definition, args_hash, tier);`,
+	// 2: the pins of tool definitions, by server identity and tool.
+	`CREATE TABLE mcphost_pins (
+		identity bytea NOT NULL,
+		tool     bytea NOT NULL,
+		hash     text NOT NULL,
+		pinned   timestamptz NOT NULL DEFAULT clock_timestamp(),
+		PRIMARY KEY (identity, tool)
+	);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

@@ -199,6 +199,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		st.storeURL = storeURL(o.Store, st.cfg, st.managed, s)
 	}
 	var held serve.Later = later.New(later.Options{Lifetime: o.ApprovalLifetime})
+	var pinStore host.Store = st.store
 	if st.storeURL != "" {
 		// A replica that cannot reach the store its team shares does not
 		// serve: it would be a gate of its own.
@@ -209,6 +210,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		defer shared.Close() // after the log closes and the calls drain
 		st.shared = shared
 		held = shared.Later(later.Options{Lifetime: o.ApprovalLifetime})
+		// Pins too: a definition one replica pinned is what all compare
+		// with. Always grants stay in this machine's state file.
+		pinStore = host.SharedPins{Pins: shared.Pins(), Grants: st.store}
+		st.pins = host.NewPins(pinStore)
+		st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(st.stateDir, "definitions.json")))
 	}
 	opened := st.openAudit(g)
 	copts := st.clientOpts
@@ -248,7 +254,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	defer func() { tel.warnOf(tel.flush())() }()
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
-		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
+		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
 		MayApprove: st.mayApprove(), Later: held,
