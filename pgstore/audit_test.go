@@ -226,8 +226,10 @@ func TestMigrationsRunOnceWhoeverStarts(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	var wg sync.WaitGroup
-	for range 4 {
+	start := make(chan struct{})
+	for range 8 {
 		wg.Go(func() {
+			<-start
 			s, err := Open(ctx, url)
 			if err != nil {
 				t.Errorf("a replica starting with the others: %v", err)
@@ -236,6 +238,7 @@ func TestMigrationsRunOnceWhoeverStarts(t *testing.T) {
 			s.Close()
 		})
 	}
+	close(start)
 	wg.Wait()
 	s := open(t, url)
 	if err := s.Migrate(ctx); err != nil {

@@ -93,27 +93,35 @@ func TestHeldCallApprovedThroughOneReplicaIsTakenOnceThroughAnother(t *testing.T
 	}
 }
 
-// Replicas holding the same call at once keep one approval for it.
+// Replicas holding the same call at once keep one approval for it, round
+// after round of holds started together.
 func TestConcurrentHoldsKeepOneApproval(t *testing.T) {
 	r := replicas(t, 2, nil)
-	var mu sync.Mutex
-	ids := map[string]bool{}
-	var news atomic.Int32
-	var wg sync.WaitGroup
-	for i := range 20 {
-		wg.Go(func() {
-			a, held := r[i%2].Hold(call)
-			if held {
-				news.Add(1)
-			}
-			mu.Lock()
-			ids[a.ID] = true
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if len(ids) != 1 || ids[""] || news.Load() != 1 {
-		t.Fatalf("20 holds of one call made approvals %v (%d new), want one", ids, news.Load())
+	for round := range 20 {
+		c := call
+		c.ArgsHash = strconv.Itoa(round)
+		var mu sync.Mutex
+		ids := map[string]bool{}
+		var news atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range 8 {
+			wg.Go(func() {
+				<-start
+				a, held := r[i%2].Hold(c)
+				if held {
+					news.Add(1)
+				}
+				mu.Lock()
+				ids[a.ID] = true
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		if len(ids) != 1 || ids[""] || news.Load() != 1 {
+			t.Fatalf("round %d: 8 holds of one call made approvals %v (%d new), want one", round, ids, news.Load())
+		}
 	}
 }
 
