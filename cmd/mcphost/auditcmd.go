@@ -171,6 +171,21 @@ records that verify reported as missing.`,
 			path := auditFile(g, s)
 			if len(args) == 1 {
 				path = args[0]
+			} else if db, err := auditStore(cmd.Context(), g, s, storeFlag); err != nil {
+				return err
+			} else if db != nil {
+				// The store records its head with every append, in the
+				// same transaction; verify compares the chain with it.
+				defer db.Close()
+				if reset {
+					return usageError(fmt.Errorf("--reset is for a log file: the store %s moves its head with every append", db))
+				}
+				h, err := db.Head(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "head: %s\nrecorded head: %s (the store's)\n", h, h)
+				return nil
 			}
 			heads := stateHeads{path: stateFile(s)}
 			if reset {

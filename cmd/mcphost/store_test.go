@@ -55,6 +55,9 @@ func TestCallAndAuditThroughTheStore(t *testing.T) {
 	if code, out, errOut := showRun(t, dir, "audit", "verify", "--expect", strings.Repeat("ab", 32)); code != exitError || !strings.Contains(out, "does not hold the record") {
 		t.Fatalf("audit verify --expect of a hash the chain lacks: exit %d:\n%s%s", code, out, errOut)
 	}
+	if code, out, errOut := showRun(t, dir, "audit", "head"); code != exitOK || !strings.Contains(out, "head: seq 2 hash "+recs[1].Hash) {
+		t.Fatalf("audit head: exit %d:\n%s%s", code, out, errOut)
+	}
 	code, out, _ = showRun(t, dir, "audit", "export")
 	if rep, err := audit.Verify(strings.NewReader(out)); code != exitOK || err != nil || !rep.OK() || rep.Records != 2 {
 		t.Fatalf("audit export: exit %d, verifies as %+v (%v):\n%s", code, rep, err, out)
