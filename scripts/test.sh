@@ -33,7 +33,7 @@ done
 # nobody when run as root. Nothing is started here.
 if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get install -y postgresql >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y postgresql >/dev/null; })
+    (export DEBIAN_FRONTEND=noninteractive; apt-get install -y postgresql >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y postgresql >/dev/null; })
   else
     echo "PostgreSQL is needed for the store's tests: install it (for example apt-get install postgresql)"; exit 1
   fi
