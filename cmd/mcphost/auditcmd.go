@@ -26,7 +26,8 @@ func newAuditCmd(g *globalOptions, s *streams) *cobra.Command {
 		Short: "Read and check the audit log",
 		Long: `mcphost writes an intent record before every tool call runs and an outcome
 record after it, each chained to the one before by its hash. The log lives at
-$XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
+$XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file, or in
+the PostgreSQL store that --store or the config's "store" names.`,
 	}
 	var n int
 	var asJSON bool
