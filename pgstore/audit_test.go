@@ -29,7 +29,7 @@ func open(t testing.TB, url string) *Store {
 
 func intent(call string) *audit.Record {
 	return &audit.Record{Kind: audit.Intent, SessionID: "s1", CallID: call, Server: "fs", Tool: "write_file", Class: "additive",
-		Args: []byte(`{"path":"/tmp/x"}`)}
+		Args: []byte(`{"path":"notes/x.md"}`)}
 }
 
 // Two replicas (two pools on one database) appending at once make one

@@ -85,11 +85,10 @@ func Start(t testing.TB, o Options) *Cluster {
 	// A short path of its own, not t.TempDir(): the socket's path must fit
 	// in 107 bytes, and under root the directory is handed to nobody, which
 	// t.TempDir's parent (mode 0700) would keep out.
-	parent := ""
-	if len(os.TempDir()) > 60 {
-		parent = "/tmp" // a long TMPDIR would leave no room for the socket's name
+	if len(os.TempDir()) > 70 {
+		t.Fatalf("the temporary directory %s is too long a path for postgres's Unix socket (107 bytes with its name): set TMPDIR to a shorter one", os.TempDir())
 	}
-	dir, err := os.MkdirTemp(parent, "mcphost-pg-")
+	dir, err := os.MkdirTemp("", "mcphost-pg-")
 	if err != nil {
 		t.Fatal(err)
 	}
