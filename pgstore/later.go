@@ -123,7 +123,10 @@ func (l *Later) Hold(c later.Call) (a later.Approval, held bool) {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, callLock(c)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM mcphost_later WHERE expires <= coalesce($1::timestamptz, clock_timestamp())`, now); err != nil {
+		// Forget what expired; rows another Hold is forgetting are left to
+		// it, so two Holds never wait on each other's rows.
+		if _, err := tx.Exec(ctx, `DELETE FROM mcphost_later WHERE id IN (SELECT id FROM mcphost_later
+			WHERE expires <= coalesce($1::timestamptz, clock_timestamp()) FOR UPDATE SKIP LOCKED)`, now); err != nil {
 			return err
 		}
 		var err error
