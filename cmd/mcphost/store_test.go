@@ -3,14 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // writeConfig writes the user config of dir.
@@ -121,5 +126,70 @@ func TestServeRefusesToStartWithoutItsStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "state", "mcphost", "audit.jsonl")); err == nil {
 		t.Fatal("serve without its store wrote the audit file")
+	}
+}
+
+// TestServeHoldsAndRecordsInTheStore: serve --store keeps its audit chain
+// and its held calls in PostgreSQL: a call no one could approve is held
+// there, an approval given through the store (as another replica's page
+// would) lets the client's retry run once, and every record is in the
+// store's chain, none in the file.
+func TestServeHoldsAndRecordsInTheStore(t *testing.T) {
+	url := pgtest.DB(t)
+	dir := t.TempDir()
+	env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	var errOut strings.Builder
+	go func() {
+		s := &streams{In: inR, Out: outW, Err: &errOut, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+		done <- run(ctx, []string{"serve", "--store", url}, s) // no configuration: the demo servers
+		outW.Close()
+	}()
+	c := mcp.NewClient(&mcp.Implementation{Name: "no-forms", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() *mcp.CallToolResult {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tasks__delete_task", Arguments: map[string]any{"id": "T-1"}})
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		return r
+	}
+	if r := call(); !r.IsError {
+		t.Fatal("a call no one could approve ran")
+	}
+	db, err := pgstore.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	held := db.Later(later.Options{}).Waiting()
+	if len(held) != 1 || held[0].Call.Tool != "delete_task" {
+		t.Fatalf("the store holds %+v, want the delete_task call", held)
+	}
+	if _, err := db.Later(later.Options{}).Answer(held[0].ID, true, string(audit.ChannelApprove), ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := call(); r.IsError {
+		t.Fatalf("the retry after the approval in the store was refused: %+v", r.Content)
+	}
+	cs.Close()
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errOut.String())
+	}
+	rep, err := db.Verify(ctx)
+	if err != nil || !rep.OK() || rep.Approvals != 2 || rep.Intents != 1 || rep.Outcomes != 2 {
+		t.Fatalf("the store's chain: %d approval, %d intent, %d outcome records, problems %v (%v); want held and used, the refusal, and the retry's intent and outcome",
+			rep.Approvals, rep.Intents, rep.Outcomes, rep.Problems, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "mcphost", "audit.jsonl")); err == nil {
+		t.Fatal("serve with a store wrote the audit file")
 	}
 }
