@@ -103,6 +103,17 @@
 // Appends go on while the disk works. A failed sync, whichever Append or
 // background sync ran it, makes every later Append fail.
 //
+// # A chain kept in a store
+//
+// Several processes on several machines (replicas of "mcphost serve") can
+// append to one chain kept in a database: a Chain, such as the PostgreSQL
+// store's. ChainLog completes each record as Log does and hands the store
+// its line, built after the head the store holds locked, so the store's
+// rows are the lines of a file log, in seq order, and Verify checks them
+// (exported as a file) exactly as it checks a file. The store, not the
+// process, serialises appends, and a record is durable when its Append
+// returns, whatever its kind.
+//
 // # Crashes
 //
 // A process that dies, or a disk that fills, in the middle of a write can

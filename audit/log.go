@@ -111,24 +111,13 @@ type Log struct {
 // must be a log: Open reads its last record, and fails with ErrNotLog when
 // the file has content but none of it looks like a record.
 func Open(path string, opts Options) (*Log, error) {
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	opts = opts.withDefaults()
 	if opts.Sync == nil {
 		opts.Sync = syncData
 	}
 	if opts.SyncDelay <= 0 {
 		opts.SyncDelay = DefaultSyncDelay
 	}
-	var secrets []string
-	for _, v := range opts.Secrets {
-		if len(v) >= 4 {
-			secrets = append(secrets, v)
-		}
-	}
-	// Longest first, so that a secret containing another is replaced whole.
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	opts.Secrets = secrets
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit: open %s: %w", path, err)
@@ -196,7 +185,7 @@ func (l *Log) Append(r *Record) error {
 	if r.Kind != Intent && r.Kind != Outcome && r.Kind != Approval {
 		return fmt.Errorf("audit: append: kind %q: want %q, %q or %q", r.Kind, Intent, Outcome, Approval)
 	}
-	l.prepare(r)
+	l.opts.prepare(r)
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -231,26 +220,18 @@ func (l *Log) write(r *Record) error {
 	if err := l.refresh(); err != nil {
 		return err
 	}
-	r.V = Version
-	r.Seq = l.seq + 1
-	r.Time = Timestamp{l.opts.Now().UTC()}
-	r.Prev = l.hash
 	line := l.buf[:0]
 	if l.needNL {
 		// A writer died mid-line: start on a fresh line, leaving the
 		// fragment as a line of its own that Verify reports as truncated.
 		line = append(line, '\n')
 	}
-	start := len(line)
-	line, err := appendLine(line, r)
-	if err == nil && len(line) > MaxLine && dropBulk(r) {
-		line, err = appendLine(line[:start], r)
+	line, err := l.opts.encodeNext(line, r, Head{Seq: l.seq, Hash: l.hash})
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("audit: append to %s: %w", l.path, err)
 	}
 	if err != nil {
 		return err
-	}
-	if len(line) > MaxLine {
-		return fmt.Errorf("audit: append to %s: %d bytes: %w", l.path, len(line), ErrTooLarge)
 	}
 	if cap(line) <= 64<<10 {
 		l.buf = line[:0]
@@ -323,12 +304,53 @@ func lastRecord(r io.ReaderAt, size int64) (seq uint64, hash string, needNL bool
 	return seq, hash, needNL, err
 }
 
+// withDefaults fills in what every writer of a chain shares: the clock,
+// and the secrets worth hiding, longest first.
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	var secrets []string
+	for _, v := range o.Secrets {
+		if len(v) >= 4 {
+			secrets = append(secrets, v)
+		}
+	}
+	// Longest first, so that a secret containing another is replaced whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	o.Secrets = secrets
+	return o
+}
+
+// encodeNext completes r as the record after prev (V, Seq, Time, Prev,
+// Hash) and appends its line, newline included, to dst, dropping r's raw
+// fields when the line would be longer than MaxLine. An error wrapping
+// ErrTooLarge says the line is too long even without them.
+func (o *Options) encodeNext(dst []byte, r *Record, prev Head) ([]byte, error) {
+	r.V = Version
+	r.Seq = prev.Seq + 1
+	r.Time = Timestamp{o.Now().UTC()}
+	r.Prev = prev.Hash
+	start := len(dst)
+	line, err := appendLine(dst, r)
+	if err == nil && len(line)-start > MaxLine && dropBulk(r) {
+		line, err = appendLine(line[:start], r)
+	}
+	if err != nil {
+		return dst, err
+	}
+	if len(line)-start > MaxLine {
+		return dst, fmt.Errorf("%d bytes: %w", len(line)-start, ErrTooLarge)
+	}
+	return line, nil
+}
+
 // prepare applies Options and the field limits to r before it is encoded.
-func (l *Log) prepare(r *Record) {
+func (o *Options) prepare(r *Record) {
 	fillHash(r.Args, &r.ArgsHash, &r.ArgsSize)
 	fillHash(r.Result, &r.ResultHash, &r.ResultSize)
-	if l.opts.RecordData {
-		r.Args, r.Result = l.keepData(r.Args), l.keepData(r.Result)
+	if o.RecordData {
+		r.Args, r.Result = o.keepData(r.Args), o.keepData(r.Result)
 	} else {
 		r.Args, r.Result = nil, nil
 	}
@@ -337,13 +359,13 @@ func (l *Log) prepare(r *Record) {
 	}
 	for i := range r.Attempts {
 		d := capString(r.Attempts[i].Detail, MaxDetail)
-		r.Attempts[i].Detail = capString(hide(scrub(d), l.opts.Secrets), MaxDetail)
+		r.Attempts[i].Detail = capString(hide(scrub(d), o.Secrets), MaxDetail)
 	}
-	if len(l.opts.Secrets) > 0 {
+	if len(o.Secrets) > 0 {
 		// The slice may be shared with the caller's other records.
 		reasons := slices.Clone(r.Reasons)
 		for i, s := range reasons {
-			reasons[i] = hide(s, l.opts.Secrets)
+			reasons[i] = hide(s, o.Secrets)
 		}
 		r.Reasons = reasons
 	}
@@ -361,11 +383,11 @@ func fillHash(raw json.RawMessage, hash *string, size *int64) {
 	}
 }
 
-func (l *Log) keepData(raw json.RawMessage) json.RawMessage {
+func (o *Options) keepData(raw json.RawMessage) json.RawMessage {
 	if len(raw) > MaxData {
 		return omitted(len(raw))
 	}
-	return redact(raw, l.opts.Secrets)
+	return redact(raw, o.Secrets)
 }
 
 // dropBulk replaces the raw fields of r by markers, and reports whether

@@ -193,6 +193,11 @@ type Config struct {
 	// Serve is how serve --http lets callers in (the "serve" setting), from
 	// the user's own config only; nil: serve's one bearer token.
 	Serve *Serve
+	// Store is the PostgreSQL database (a postgres:// URL) where the audit
+	// chain and the calls held for a later approval are kept, shared by
+	// every mcphost that names it; "": the files of the state directory.
+	// Its password is never shown: print pgstore.Redact(Store).
+	Store string
 	Files []string // every file that was read, in the order read
 }
 

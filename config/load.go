@@ -103,6 +103,7 @@ func Load(opts LoadOptions) (*Config, []Warning, error) {
 		cfg.Telemetry = r.cfg.Telemetry
 		cfg.AskVia = r.cfg.AskVia
 		cfg.Serve = r.cfg.Serve
+		cfg.Store = r.cfg.Store
 		for _, s := range r.cfg.Servers {
 			servers[s.Name] = s
 			pos[s.Name] = r.serverPos[s.Name]

@@ -15,11 +15,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcphost/mcphost/internal/netcheck"
+	"github.com/mcphost/mcphost/pgstore"
 )
 
 // Keys mcphost reads, in the order suggestions prefer them.
 var (
-	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry", "askVia", "serve"}
+	topKeys        = []string{"mcpServers", "permissions", "model", "models", "toolSearch", "notify", "samplingBudget", "telemetry", "askVia", "serve", "store"}
 	serverKeys     = []string{"command", "args", "env", "cwd", "type", "url", "headers", "trust", "protocolVersion", "tasks", "startTimeout", "callTimeout", "disabled", "oauth", "alwaysLoad", "allowInsecureHTTP"}
 	oauthKeys      = []string{"clientId", "clientSecret", "scopes"}
 	permissionKeys = []string{"autoApprove", "allow", "ask", "deny"}
@@ -263,6 +264,18 @@ func (p *parser) parse() error {
 				continue
 			}
 			p.cfg.AskVia, err = p.askVia(m)
+		case "store":
+			if p.src == SourceProject {
+				p.warnf(m.keyOff, `"store" is ignored in a project file: only your own config says where mcphost keeps its audit chain and held calls`)
+				continue
+			}
+			p.cfg.Store, err = p.str(m.val, quote(m.key), where)
+			if err == nil {
+				if cerr := pgstore.CheckURL(p.cfg.Store); cerr != nil {
+					p.cfg.Store = ""
+					err = p.errorf(m.val.start, `invalid "store": %v`, cerr)
+				}
+			}
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}

@@ -47,7 +47,9 @@ type Question struct {
 	// Hold, when the gate keeps calls for later approval
 	// (GateOptions.Later), holds this call and returns its approval, the
 	// same one however often it is called: an asker that sends the person
-	// elsewhere (a link to the approval page) names it. Nil otherwise.
+	// elsewhere (a link to the approval page) names it. An approval
+	// without an ID means the call could not be held (its record or the
+	// store failed): there is nothing to name. Nil otherwise.
 	Hold func() later.Approval
 }
 

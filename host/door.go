@@ -144,7 +144,12 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			r.DecidedBy, r.Via, r.Grant = allowedBy(d)
 		case decide.Ask:
 			if g.o.Later != nil {
-				q.Hold = func() later.Approval { return *g.hold(a, q) }
+				q.Hold = func() later.Approval {
+					if ap := g.hold(a, q); ap != nil {
+						return *ap
+					}
+					return later.Approval{} // not held: no id to name
+				}
 			}
 			var ans Answer
 			var err error

@@ -135,7 +135,7 @@ type GateOptions struct {
 	// refusal names its approval id, and once a person approves it (Gate.
 	// AnswerLater) the same call, retried within its lifetime, runs once.
 	// Nil: such a call is refused and forgotten.
-	Later *later.Store
+	Later Later
 	// OnHold, if set, is called once for each call newly held (Later),
 	// with its approval and the question about it: to show it to
 	// approvers and tell the person a call waits. It is called on the
@@ -170,6 +170,9 @@ func NewGate(o GateOptions) *Gate {
 	}
 	if o.Trusted == nil {
 		o.Trusted = func(string) bool { return false }
+	}
+	if s, ok := o.Later.(*later.Store); ok && s == nil {
+		o.Later = nil // a nil store holds nothing, as it did before Later was an interface
 	}
 	if o.Backoff == nil {
 		o.Backoff = func(n int) time.Duration {

@@ -54,7 +54,7 @@ type worldOpts struct {
 	noAudit  bool
 	// later, mayApprove, onHold and client: GateOptions.Later,
 	// MayApprove, OnHold and Client (later_test.go).
-	later      *later.Store
+	later      Later
 	mayApprove func(decide.Tier, audit.Channel) bool
 	onHold     func(later.Approval, *Question)
 	client     *audit.Client

@@ -10,6 +10,24 @@ import (
 	"github.com/mcphost/mcphost/later"
 )
 
+// Later is where the gate holds calls for a person's later approval
+// (GateOptions.Later): a later.Store in this process's memory, or a store
+// that replicas share (pgstore), so that a call held through one process
+// and approved through another runs once through whichever sees the retry.
+// Its methods are those of later.Store and keep its promises across every
+// process using the store: Answer answers a call once, and Take reports
+// true once per approval however many retries race for it. A store that
+// cannot be reached holds, finds and takes nothing: Hold then returns an
+// approval without an id, and the call is refused.
+type Later interface {
+	Hold(c later.Call) (a later.Approval, held bool)
+	Drop(id string)
+	Answer(id string, approve bool, via, reason string) (later.Approval, error)
+	Take(c later.Call) (later.Approval, bool)
+	Denial(c later.Call) (later.Approval, bool)
+	Get(id string) (later.Approval, bool)
+}
+
 // laterCall is what makes a retry the same call as the one held: the
 // client, the server and its identity, the tool, its definition, the
 // arguments and the tier.
@@ -65,6 +83,9 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 		return nil
 	}
 	ap, held := g.o.Later.Hold(g.laterCall(a))
+	if ap.ID == "" {
+		return nil // the store could not hold it
+	}
 	if held {
 		if err := g.approvalRecord(a, ap, audit.ApprovalHeld); err != nil {
 			// Held only with its record in the chain: a call the log

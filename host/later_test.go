@@ -343,7 +343,7 @@ func TestNoHoldWithoutItsRecord(t *testing.T) {
 	if r.Held != nil || len(held) != 0 {
 		t.Fatalf("the call was held (%+v, %d told) though its record was not written", r.Held, len(held))
 	}
-	if waiting := w.gate.o.Later.Waiting(); len(waiting) != 0 {
+	if waiting := w.gate.o.Later.(*later.Store).Waiting(); len(waiting) != 0 {
 		t.Fatalf("the store keeps %d held calls no record shows", len(waiting))
 	}
 }

@@ -84,3 +84,32 @@ func (s *StateStore) update(fn func(*state.State) error) error {
 	s.st = st
 	return nil
 }
+
+// PinStore is the pins part of a Store.
+type PinStore interface {
+	Pin(identity, tool string) (hash string, ok bool)
+	SetPin(identity, tool, hash string) error
+	PinNew(identity string, tools map[string]string) error
+	HasPins(identity string) bool
+}
+
+// SharedPins is a Store whose pins are kept in Pins (a store replicas
+// share, such as PostgreSQL's) and whose always grants stay in Grants
+// (the state file of each machine).
+type SharedPins struct {
+	Pins   PinStore
+	Grants Store
+}
+
+func (s SharedPins) Pin(identity, tool string) (string, bool) { return s.Pins.Pin(identity, tool) }
+func (s SharedPins) SetPin(identity, tool, hash string) error {
+	return s.Pins.SetPin(identity, tool, hash)
+}
+func (s SharedPins) PinNew(identity string, tools map[string]string) error {
+	return s.Pins.PinNew(identity, tools)
+}
+func (s SharedPins) HasPins(identity string) bool { return s.Pins.HasPins(identity) }
+func (s SharedPins) AlwaysGrants() []decide.Grant { return s.Grants.AlwaysGrants() }
+func (s SharedPins) AddAlwaysGrant(g decide.Grant, serverName string) error {
+	return s.Grants.AddAlwaysGrant(g, serverName)
+}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of mcphost on a fresh machine: installs what the tests need
 # (Go modules; the pinned npm MCP servers in interop/; the official conformance
-# suite and Node 22 in conformance/), then checks formatting, vets, and runs the
-# whole suite with the race detector.
+# suite and Node 22 in conformance/; PostgreSQL from Debian), then checks
+# formatting, vets, and runs the whole suite with the race detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,18 @@ for tool in tmux jq; do
     fi
   fi
 done
+
+# PostgreSQL, from Debian's postgresql package (the major version the release
+# ships), for the store's tests: each starts a throwaway cluster of its own in a
+# temporary directory with initdb and postgres (internal/pgtest), as the user
+# nobody when run as root. Nothing is started here.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (export DEBIAN_FRONTEND=noninteractive; apt-get install -y postgresql >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y postgresql >/dev/null; })
+  else
+    echo "PostgreSQL is needed for the store's tests: install it (for example apt-get install postgresql)"; exit 1
+  fi
+fi
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/node_modules/*'))

@@ -230,7 +230,10 @@ func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, e
 		return host.Answer{}, errFormMayNot
 	}
 	ap := q.Hold()
-	link := a.s.pageLink(ap.ID)
+	if ap.ID == "" {
+		return host.Answer{}, errFormMayNot // not held: no page can answer it
+	}
+		link := a.s.pageLink(ap.ID)
 	if link == "" {
 		return host.Answer{}, errFormMayNot
 	}

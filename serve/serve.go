@@ -120,7 +120,7 @@ type Options struct {
 	MayApprove func(decide.Tier, audit.Channel) bool
 	// Later holds the calls no one approved (host.GateOptions.Later), one
 	// store for every client session; nil: none is held.
-	Later *later.Store
+	Later Later
 	// Link returns the address of the approval page for a held call, ""
 	// (or nil Link) when no page runs.
 	Link func(approvalID string) string
@@ -734,6 +734,16 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 		b.WriteString("The person can approve it: " + strings.Join(where, ", or ") + ".\n")
 	}
 	b.WriteString("Tell the person it waits, and once they have approved it, make exactly the same call again (the same tool and arguments): it then runs once. Until then, calling it again runs nothing.")
+}
+
+// Later is where serve holds calls for a later approval: the gate's
+// host.Later, and a way to wait for an answer (later.Store, or a store
+// that replicas share, pgstore).
+type Later interface {
+	host.Later
+	// Answered returns a channel closed once the held call id is
+	// answered; nil when no call is held under id.
+	Answered(id string) <-chan struct{}
 }
 
 // session is one client's state: its gate (grants, taint) and who it is.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/mcphost/mcphost/decide"
@@ -68,7 +69,7 @@ func (m *Model) heldWords(id string, tier decide.Tier) string {
 		lines = append(lines, "or "+w)
 	}
 	last := "then the same call made again runs once"
-	if l := m.cfg.Gate.Later; l != nil {
+	if l, ok := m.cfg.Gate.Later.(interface{ Lifetime() time.Duration }); ok {
 		last = "within " + fmtDuration(l.Lifetime()) + ": " + last
 	}
 	return strings.Join(append(lines, last), "\n")

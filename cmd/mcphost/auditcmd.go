@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/state"
 	"github.com/spf13/cobra"
@@ -23,17 +26,30 @@ func newAuditCmd(g *globalOptions, s *streams) *cobra.Command {
 		Short: "Read and check the audit log",
 		Long: `mcphost writes an intent record before every tool call runs and an outcome
 record after it, each chained to the one before by its hash. The log lives at
-$XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file.`,
+$XDG_STATE_HOME/mcphost/audit.jsonl unless --audit names another file, or in
+the PostgreSQL store that --store or the config's "store" names.`,
 	}
 	var n int
 	var asJSON bool
+	var storeFlag string
 	tail := &cobra.Command{
 		Use:   "tail",
 		Short: "Show the last records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := auditFile(g, s)
-			recs, err := audit.Tail(path, n)
+			var recs []audit.Record
+			db, err := auditStore(cmd.Context(), g, s, storeFlag)
+			switch {
+			case err != nil:
+				return err
+			case db != nil:
+				defer db.Close()
+				path = db.String()
+				recs, err = db.Tail(cmd.Context(), n)
+			default:
+				recs, err = audit.Tail(path, n)
+			}
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -71,7 +87,18 @@ or headless. Records written before the channel was kept have no VIA.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := auditFile(g, s)
-			recs, err := audit.CallRecords(path, args[0])
+			var recs []audit.Record
+			db, err := auditStore(cmd.Context(), g, s, storeFlag)
+			switch {
+			case err != nil:
+				return err
+			case db != nil:
+				defer db.Close()
+				path = db.String()
+				recs, err = db.CallRecords(cmd.Context(), args[0])
+			default:
+				recs, err = audit.CallRecords(path, args[0])
+			}
 			if err != nil {
 				return err
 			}
@@ -117,6 +144,16 @@ on purpose, "mcphost audit head --reset" records the new head.`,
 			if expect != "" && !isHexHash(expect) {
 				return usageError(fmt.Errorf("--expect %q: want the 64 hex digits of a record's hash, as verify prints after \"head:\"", expect))
 			}
+			if len(args) == 0 {
+				db, err := auditStore(cmd.Context(), g, s, storeFlag)
+				if err != nil {
+					return err
+				}
+				if db != nil {
+					defer db.Close()
+					return verifyStore(cmd.Context(), s, db, expect)
+				}
+			}
 			return verifyLog(s, path, expect)
 		},
 	}
@@ -135,6 +172,21 @@ records that verify reported as missing.`,
 			path := auditFile(g, s)
 			if len(args) == 1 {
 				path = args[0]
+			} else if db, err := auditStore(cmd.Context(), g, s, storeFlag); err != nil {
+				return err
+			} else if db != nil {
+				// The store records its head with every append, in the
+				// same transaction; verify compares the chain with it.
+				defer db.Close()
+				if reset {
+					return usageError(fmt.Errorf("--reset is for a log file: the store %s moves its head with every append", db))
+				}
+				h, err := db.Head(cmd.Context())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "head: %s\nrecorded head: %s (the store's)\n", h, h)
+				return nil
 			}
 			heads := stateHeads{path: stateFile(s)}
 			if reset {
@@ -166,8 +218,94 @@ records that verify reported as missing.`,
 		},
 	}
 	head.Flags().BoolVar(&reset, "reset", false, "record the log's current end as its head")
-	cmd.AddCommand(tail, show, verify, head)
+	export := &cobra.Command{
+		Use:   "export",
+		Short: "Write every record of the log to standard output, as the lines of an audit file",
+		Long: `Write the whole audit log, oldest record first, to standard output in the
+format of the audit file: from the store when one is set (--store, or "store" in
+the config), else from the file. "mcphost audit verify FILE" checks what it
+wrote anywhere, without the store.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			db, err := auditStore(cmd.Context(), g, s, storeFlag)
+			if err != nil {
+				return err
+			}
+			if db != nil {
+				defer db.Close()
+				return db.Export(cmd.Context(), s.Out)
+			}
+			f, err := os.Open(auditFile(g, s))
+			if errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintf(s.Err, "mcphost: no audit log yet at %s; the first tool call writes it\n", auditFile(g, s))
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(s.Out, f)
+			return err
+		},
+	}
+	cmd.PersistentFlags().StringVar(&storeFlag, "store", "", "read the audit chain from the PostgreSQL store at `URL` (default: the config's \"store\", else the audit file)")
+	cmd.AddCommand(tail, show, verify, head, export)
 	return cmd
+}
+
+// auditStore opens the store the audit commands read: flag, else the
+// user config's "store"; nil when the log is a file. A config that cannot
+// be read is said, and the file is read.
+func auditStore(ctx context.Context, g *globalOptions, s *streams, flag string) (*pgstore.Store, error) {
+	url := flag
+	if url == "" && g.Audit == "" {
+		cfg, _, err := config.Load(loadOptions(g, s))
+		if err != nil {
+			fmt.Fprintf(s.Err, "mcphost: warning: %v; reading the audit file\n", err)
+			return nil, nil
+		}
+		managed, _, _ := config.LoadManaged(managedPath)
+		url = storeURL("", cfg, managed, s)
+	}
+	if url == "" {
+		return nil, nil
+	}
+	if err := pgstore.CheckURL(url); err != nil {
+		return nil, usageError(fmt.Errorf("--store: %w", err))
+	}
+	return openStore(ctx, url)
+}
+
+// verifyStore checks the chain in the store, and that it holds expect (a
+// hash, or empty), as verifyLog checks a file.
+func verifyStore(ctx context.Context, s *streams, db *pgstore.Store, expect string) error {
+	rep, err := db.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	if expect != "" {
+		if ok, err := db.Holds(ctx, expect); err != nil {
+			return err
+		} else if !ok {
+			rep.Problems = append(rep.Problems, audit.Problem{Kind: audit.ProblemMissing,
+				Msg: fmt.Sprintf("the chain does not hold the record %s given with --expect: records were removed, or it is another chain", expect)})
+		}
+	}
+	where := db.String()
+	for _, oi := range rep.OpenIntents {
+		fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(s.Out, "%s: %s\n", where, sanitize.Line(fmt.Sprint(p)))
+	}
+	fmt.Fprintf(s.Out, "head: %s\n", audit.Head{Seq: rep.LastSeq, Hash: rep.LastHash})
+	fmt.Fprintf(s.Out, "%s (%s, %s), %s, %s\n",
+		nounCount(rep.Records, "record"), nounCount(rep.Intents, "intent"), nounCount(rep.Outcomes, "outcome"),
+		nounCount(len(rep.OpenIntents), "open intent"), nounCount(len(rep.Problems), "problem"))
+	if len(rep.Problems) > 0 {
+		return withCode(exitError, fmt.Errorf("the audit chain in %s does not verify: %s", where, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
+	}
+	return nil
 }
 
 // verifyLog checks the whole log at path, and its end against the head

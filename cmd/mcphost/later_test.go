@@ -64,7 +64,7 @@ func TestRunHoldsCallsForApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-o.Later.Answered(ap.ID):
+	case <-o.Later.(*later.Store).Answered(ap.ID):
 	case <-ctx.Done():
 		t.Fatal("the approval never reached the held call")
 	}
@@ -119,7 +119,7 @@ func TestChatHoldsUnderTheManagedAskVia(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-o.Later.Answered(ap.ID):
+	case <-o.Later.(*later.Store).Answered(ap.ID):
 	case <-ctx.Done():
 		t.Fatal("the approval never reached the chat's held call")
 	}

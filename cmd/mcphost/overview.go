@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/chatlog"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/host"
@@ -118,7 +117,7 @@ func runTUI(ctx context.Context, g *globalOptions, s *streams) error {
 		fmt.Fprintf(s.Err, "mcphost: warning: %s\n", warn)
 		st.warnings = append(st.warnings, warn)
 	}
-	if l, err := audit.Open(st.auditPath(g), st.auditOptions()); err != nil {
+	if l, err := st.openAuditLog(g); err != nil { // store.go: the file, or the store's chain
 		fmt.Fprintf(s.Err, "mcphost: warning: %v; only read-only calls will run\n", err)
 		st.warnings = append(st.warnings, err.Error()+"; only read-only calls will run")
 	} else {

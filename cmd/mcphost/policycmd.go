@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/spf13/cobra"
 )
@@ -168,6 +169,9 @@ func (st *setup) policyLines(g *globalOptions, s *streams) []policyLine {
 		audit.Source, audit.At = srcManaged, m.At["audit"]
 	case g.Audit != "":
 		audit.Source, audit.At = srcFlag, "--audit"
+	case st.storeURL != "":
+		// The chain in the store (store.go), named without its password.
+		audit.Value, audit.Source, audit.At = pgstore.Redact(st.storeURL), srcUser, userFile(st.cfg)
 	}
 	out = append(out, audit)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,6 +60,9 @@ type serveOptions struct {
 	// MCPHOST_SERVE_CLIENT_SECRET, never a flag (others can read argv).
 	AuthIssuer, AuthAudience, AuthClientID string
 	AuthScopes                             []string
+	// Store is the PostgreSQL store (store.go) that replicas share: the
+	// audit chain and the held calls; "" for the config's "store", if any.
+	Store string
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -125,6 +129,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
+	f.StringVar(&o.Store, "store", "", "keep the audit chain and the calls held for approval in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	f.StringVar(&o.AuthIssuer, "auth-issuer", "", "accept, instead of the bearer token, access tokens of the OAuth issuer `URL` (with --auth-audience; config: \"serve\": {\"auth\": ...})")
 	f.StringVar(&o.AuthAudience, "auth-audience", "", "this server's `URL` as clients reach it, such as https://mcp.example.com/mcp: the audience tokens must be issued for")
@@ -203,6 +208,30 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	if err != nil {
 		return err
 	}
+	if o.Store != "" {
+		if err := pgstore.CheckURL(o.Store); err != nil {
+			return usageError(fmt.Errorf("--store: %w", err))
+		}
+		st.storeURL = storeURL(o.Store, st.cfg, st.managed, s)
+	}
+	var held serve.Later = later.New(later.Options{Lifetime: o.ApprovalLifetime})
+	var pinStore host.Store = st.store
+	if st.storeURL != "" {
+		// A replica that cannot reach the store its team shares does not
+		// serve: it would be a gate of its own.
+		shared, err := openStore(ctx, st.storeURL)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		defer shared.Close() // after the log closes and the calls drain
+		st.shared = shared
+		held = shared.Later(later.Options{Lifetime: o.ApprovalLifetime})
+		// Pins too: a definition one replica pinned is what all compare
+		// with. Always grants stay in this machine's state file.
+		pinStore = host.SharedPins{Pins: shared.Pins(), Grants: st.store}
+		st.pins = host.NewPins(pinStore)
+		st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(st.stateDir, "definitions.json")))
+	}
 	opened := st.openAudit(g)
 	copts := st.clientOpts
 	copts.ClientVersion = version
@@ -241,10 +270,10 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	defer func() { tel.warnOf(tel.flush())() }()
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
-		Audit: log, Store: st.store, Pins: st.pins, Observer: tel.observer(),
+		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
-		MayApprove: st.mayApprove(), Later: later.New(later.Options{Lifetime: o.ApprovalLifetime}),
+		MayApprove: st.mayApprove(), Later: held,
 		Notify: desktopNotify, Link: heldLink(web.CurrentLink),
 	})
 	defer srv.Close() // before the manager closes

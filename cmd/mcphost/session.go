@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -18,7 +17,7 @@ import (
 type session struct {
 	m     *client.Manager
 	gate  *host.Gate
-	audit *audit.Log
+	audit auditLog
 	// taint and onTaint are the gate's Taint and OnTaint: set for a saved
 	// chat that continues (resumeState), before withGate.
 	taint   host.Taint
@@ -89,7 +88,7 @@ func (st *setup) openSessionFrom(ctx context.Context, g *globalOptions, s *strea
 // openingAudit is an audit log being opened in the background.
 type openingAudit struct {
 	done chan struct{}
-	log  *audit.Log
+	log  auditLog
 	err  error
 }
 
@@ -98,16 +97,15 @@ type openingAudit struct {
 // after.
 func (st *setup) openAudit(g *globalOptions) *openingAudit {
 	o := &openingAudit{done: make(chan struct{})}
-	path := st.auditPath(g)
 	go func() {
 		defer close(o.done)
-		o.log, o.err = audit.Open(path, st.auditOptions())
+		o.log, o.err = st.openAuditLog(g) // store.go: the file, or the store's chain
 	}()
 	return o
 }
 
 // wait returns the opened log or why it could not be opened.
-func (o *openingAudit) wait() (*audit.Log, error) {
+func (o *openingAudit) wait() (auditLog, error) {
 	<-o.done
 	return o.log, o.err
 }

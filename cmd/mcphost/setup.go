@@ -11,6 +11,7 @@ import (
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/fixtures"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/state"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -55,6 +56,11 @@ type setup struct {
 	// overridden are the servers mcphost remembers trust for that the
 	// person's own config marks "trust": false: the config wins.
 	overridden map[string]bool
+	// storeURL is the PostgreSQL store of the audit chain and held calls
+	// (store.go), "" for the files; shared is that store once opened by
+	// the command (serve), for the sessions' logs to append through.
+	storeURL string
+	shared   *pgstore.Store
 }
 
 // States of servers that are configured but not started.
@@ -108,6 +114,9 @@ func loadSetup(g *globalOptions, s *streams) (*setup, error) {
 	copts.StartTimeout = g.StartTimeout
 	st := &setup{cfg: cfg, store: store, pins: host.NewPins(store), stateDir: stateDir, trusted: map[string]bool{}, clientOpts: copts, sampler: smp, sampling: meter,
 		slow: &slowStart{w: s.Err, after: slowStartAfter, timer: time.After}, managed: managed}
+	if g.Audit == "" { // --audit FILE asks for a file log
+		st.storeURL = storeURL("", cfg, managed, s)
+	}
 	// The definitions the state file's pins are of, for serve to offer
 	// while a server starts.
 	st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(stateDir, "definitions.json")))

@@ -1,0 +1,75 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Pins keeps the pins of tool definitions in the database (the pins part
+// of host.Store), so that a definition pinned through one replica is the
+// one every replica compares with: a changed definition one replica saw is
+// a change for all. Like the state file's pins, a pin is never removed,
+// first sight (PinNew) never moves one, and only SetPin (a person) does.
+// When the database cannot be read a tool has no pin, and a write that
+// fails returns its error (the caller then pins in memory).
+type Pins struct{ s *Store }
+
+// Pins returns the store's pins.
+func (s *Store) Pins() *Pins { return &Pins{s: s} }
+
+// Pin returns the definition hash pinned for a tool of the server with
+// this identity.
+func (p *Pins) Pin(identity, tool string) (string, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var h string
+	err := p.s.pool.QueryRow(ctx, `SELECT hash FROM mcphost_pins WHERE identity = $1 AND tool = $2`, []byte(identity), []byte(tool)).Scan(&h)
+	return h, err == nil
+}
+
+// SetPin pins a tool to a definition hash, replacing any earlier pin; an
+// empty identity, tool or hash changes nothing.
+func (p *Pins) SetPin(identity, tool, hash string) error {
+	if identity == "" || tool == "" || hash == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	_, err := p.s.pool.Exec(ctx, `INSERT INTO mcphost_pins (identity, tool, hash) VALUES ($1, $2, $3)
+		ON CONFLICT (identity, tool) DO UPDATE SET hash = excluded.hash, pinned = clock_timestamp()
+		WHERE mcphost_pins.hash <> excluded.hash`, []byte(identity), []byte(tool), hash)
+	return err
+}
+
+// PinNew pins, in one transaction, every tool of tools (name → hash) that
+// has no pin for this identity yet; it never moves an existing pin, also
+// when another replica pins the same tool at the same time.
+func (p *Pins) PinNew(identity string, tools map[string]string) error {
+	if identity == "" {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for name, hash := range tools {
+		if name == "" || hash == "" {
+			continue
+		}
+		b.Queue(`INSERT INTO mcphost_pins (identity, tool, hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, []byte(identity), []byte(name), hash)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+}
+
+// HasPins reports whether any tool of the server with this identity is
+// pinned.
+func (p *Pins) HasPins(identity string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	var ok bool
+	err := p.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcphost_pins WHERE identity = $1)`, []byte(identity)).Scan(&ok)
+	return err == nil && ok
+}

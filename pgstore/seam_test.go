@@ -1,0 +1,16 @@
+package pgstore_test
+
+import (
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
+	"github.com/mcphost/mcphost/serve"
+)
+
+// The held calls in the database serve the gate and serve as the memory
+// store does.
+var (
+	_ host.Later  = (*pgstore.Later)(nil)
+	_ serve.Later = (*pgstore.Later)(nil)
+	_ serve.Later = (*later.Store)(nil)
+)

@@ -1,0 +1,107 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A call the store cannot hold (its database is gone) is not sent to the
+// approval page through a URL elicitation, which would name no call: it is
+// refused.
+func TestNoPageForACallTheStoreCannotHold(t *testing.T) {
+	s, err := pgstore.Open(context.Background(), pgtest.DB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := func(id string) string { return "http://127.0.0.1:8765/approve/" + id }
+	w, _, _ := laterWorld(t, link, func(o *Options) { o.Later = s.Later(later.Options{}) })
+	s.Close()
+	var urls atomic.Int32
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode == "url" {
+				urls.Add(1)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": DecisionAllowOnce, "confirm": "set_value"}}, nil
+		},
+	}
+	c := w.connectClient(opts, "2025-11-25")
+	res := c.call(t, "rogue__set_value", `{"key":"k","value":"v"}`)
+	if !res.IsError || w.execs("rogue", "set_value") != 0 || urls.Load() != 0 {
+		t.Fatalf("a call that could not be held: %s (%d runs, %d URL elicitations), want refused with no page opened", text(res), w.execs("rogue", "set_value"), urls.Load())
+	}
+}
+
+// Two serve replicas over HTTP on one PostgreSQL store, with clients spread
+// over both and calling at once, write one audit chain: every intent and
+// outcome once, none lost, the chain whole.
+func TestTwoReplicasOverHTTPKeepOneChain(t *testing.T) {
+	const clients, calls = 10, 10
+	url := pgtest.DB(t)
+	var urls []string
+	var stores []*pgstore.Store
+	for range 2 {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		stores = append(stores, s)
+		w := newWorld(t, worldOpts{tweak: func(o *Options) { o.Audit = audit.OpenChain(s, audit.Options{}) }})
+		ts := httptest.NewServer(w.srv.Handler("tok"))
+		t.Cleanup(ts.Close)
+		urls = append(urls, ts.URL)
+	}
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	errs := make(chan error, clients)
+	for i := range clients {
+		go func() {
+			cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: strconv.Itoa(i)}, nil)
+			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[i%2],
+				HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cs.Close()
+			for range calls {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
+				if err == nil && res.IsError {
+					err = fmt.Errorf("refused: %s", text(res))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := stores[0].Verify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.Intents != clients*calls || rep.Outcomes != clients*calls || len(rep.OpenIntents) != 0 || len(rep.OrphanOutcomes) != 0 {
+		t.Fatalf("the chain of both replicas: %d intents, %d outcomes, %d open, %d orphaned, problems %v; want %d paired and none",
+			rep.Intents, rep.Outcomes, len(rep.OpenIntents), len(rep.OrphanOutcomes), rep.Problems, clients*calls)
+	}
+}
