@@ -233,7 +233,7 @@ func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, e
 	if ap.ID == "" {
 		return host.Answer{}, errFormMayNot // not held: no page can answer it
 	}
-		link := a.s.pageLink(ap.ID)
+	link := a.s.pageLink(ap.ID)
 	if link == "" {
 		return host.Answer{}, errFormMayNot
 	}
