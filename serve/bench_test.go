@@ -54,6 +54,13 @@ func BenchmarkReadDirectStdio(b *testing.B) {
 // audit log.
 func servedWorld(b *testing.B) *Server {
 	b.Helper()
+	return servedWorldWith(b, nil)
+}
+
+// servedWorldWith is servedWorld writing its audit records to aud (nil: a
+// file in a temporary directory).
+func servedWorldWith(b *testing.B, aud host.AuditLog) *Server {
+	b.Helper()
 	spec := client.Spec{Name: "flaky", Command: os.Args[0], Env: map[string]string{fixtureEnv: "flaky"}}
 	pins := host.NewPins(nil)
 	m := client.New([]client.Spec{spec}, client.Options{OnListing: pins.Hook(func(string) bool { return true })})
@@ -63,14 +70,17 @@ func servedWorld(b *testing.B) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	log, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"), audit.Options{})
-	if err != nil {
-		b.Fatal(err)
+	if aud == nil {
+		log, err := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"), audit.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { log.Close() })
+		aud = log
 	}
-	b.Cleanup(func() { log.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	srv := New(Options{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Audit: log, Pins: pins})
+	srv := New(Options{Catalog: m, Policy: p, Trusted: func(string) bool { return true }, Audit: aud, Pins: pins})
 	b.Cleanup(srv.Close) // before the manager closes (cleanups run last first)
 	srv.Start(ctx)
 	<-srv.ready
