@@ -53,6 +53,9 @@ type serveOptions struct {
 	// Web serves the approval page on WebAddr (approve.go).
 	Web     bool
 	WebAddr string
+	// DrainTimeout, over --http, is how long a stop signal lets the calls
+	// in flight finish, readiness saying no, before the rest are cancelled.
+	DrainTimeout time.Duration
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -115,6 +118,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
+	f.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "with --http, on a stop signal answer not ready on "+serve.ReadyPath+" and let the calls in flight finish for up to `DURATION` before cancelling the rest (0: cancel at once)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	return cmd
 }
@@ -133,6 +137,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	}
 	if o.ApprovalLifetime <= 0 {
 		return usageError(fmt.Errorf("--approval-lifetime %s: want a positive duration, such as 10m", o.ApprovalLifetime))
+	}
+	if o.DrainTimeout < 0 {
+		return usageError(fmt.Errorf("--drain-timeout %s: want 0 (cancel at once) or a positive duration, such as 20s", o.DrainTimeout))
+	}
+	if o.DrainTimeout > 0 && o.HTTP == "" {
+		return usageError(errors.New("--drain-timeout is for --http: on standard input and output the one client is the one that stops serve"))
 	}
 	if o.ListWait <= 0 {
 		return usageError(fmt.Errorf("--list-wait %s: want a positive duration, such as 8s", o.ListWait))
@@ -343,6 +353,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)
+	srv.MountHealth(mux) // /healthz and /readyz, without the token (serve/health.go)
 	// The server's own complaints (a client speaking plain HTTP to TLS, say)
 	// go to serve's stderr like its other warnings.
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(s.Err, "mcphost: http: ", 0)}
@@ -353,6 +364,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	select {
 	case serr = <-done:
 	case <-ctx.Done():
+		drainFirst(srv, o.DrainTimeout, s)
 	}
 	// Stop accepting at once; then cancel what runs and wait for every
 	// outcome to be recorded; then give the answers (a cancelled call's
@@ -375,6 +387,23 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 		serr = nil
 	}
 	return serr
+}
+
+// drainFirst, for --drain-timeout, answers not ready from now on (a load
+// balancer stops sending) and lets the calls in flight finish, new
+// requests still served, until none runs or timeout passes; serveHTTP then
+// cancels what is left as it always does.
+func drainFirst(srv *serve.Server, timeout time.Duration, s *streams) {
+	if timeout <= 0 {
+		return
+	}
+	srv.Drain()
+	fmt.Fprintf(s.Err, "mcphost: draining: not ready on %s; letting the calls in flight finish (up to %s)\n", serve.ReadyPath, timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if srv.Idle(ctx) != nil {
+		fmt.Fprintf(s.Err, "mcphost: calls still running after --drain-timeout %s: cancelling them\n", timeout)
+	}
 }
 
 // serveLabel names this serve to the approvers that connect: how it is
