@@ -38,6 +38,7 @@ type callState struct {
 	server string
 	tool   string
 	asked  bool
+	guard  guardTiming // guardrail.go
 }
 
 type callKey struct{}
@@ -65,6 +66,7 @@ func (e *Exporter) CallStarted(ctx context.Context, callID, server, tool string,
 			attribute.String("mcphost.arguments.hash", decide.ArgsHash(args)),
 			attribute.Int("mcphost.arguments.size", len(args)),
 		))
+	st.guard.start = time.Now()
 	if e.cfg.Server != nil {
 		if info, ok := e.cfg.Server(server); ok {
 			st.span.SetAttributes(networkAttrs(info)...)
@@ -108,6 +110,7 @@ func (e *Exporter) AttemptStarted(ctx context.Context, n int) context.Context {
 	if st == nil {
 		return ctx
 	}
+	st.guard.attempt()
 	ctx, span := e.tracer.Start(ctx, "tools/call "+st.tool+" attempt", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String(keyMethod, "tools/call"),
@@ -234,6 +237,7 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 	if definitionHash == "" {
 		return // not found: nothing was decided
 	}
+	e.runGuardrail(ctx, st, r, definitionHash)
 	decision := "reject"
 	if r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
 		decision = "accept"
