@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,7 +187,7 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatalf("the container does not run serve: %v", args)
 	}
 	listen := flagValue(t, "container", args, "--http")
-	if !strings.HasSuffix(listen, ":"+itoa(ports["mcp"])) {
+	if !strings.HasSuffix(listen, ":"+strconv.Itoa(ports["mcp"])) {
 		t.Errorf("serve listens on %s, the container port is %d", listen, ports["mcp"])
 	}
 	drain, err := time.ParseDuration(flagValue(t, "container", args, "--drain-timeout"))
@@ -234,11 +235,6 @@ func checkConfig(t *testing.T, what, text string) {
 	if cfg.Serve.Auth.Issuer == "" || cfg.Serve.Auth.Audience == "" || len(cfg.MCPServers) == 0 {
 		t.Errorf("%s lacks serve.auth's issuer or audience, or a server: %s", what, text)
 	}
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // The compose file is well-formed and agrees with the code and the load

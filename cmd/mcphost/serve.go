@@ -82,6 +82,10 @@ machines can reach is served only over TLS (--tls-cert, --tls-key), unless
 --insecure-plain-http says plain HTTP is meant.
 --insecure-no-token drops the token on a loopback address, for a client that
 cannot send one; any process on the machine can then call the tools.
+/healthz (live) and /readyz (ready: servers started, audit log writable, not
+stopping) answer without the token, for a load balancer; --drain-timeout lets
+the calls in flight at a stop signal finish, not ready meanwhile, before the
+rest are cancelled.
 
 --tool-search (or --tool-search=auto) offers mcphost__search_tools and the
 tools found so far instead of every tool when there are more than 100 tools
