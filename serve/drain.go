@@ -23,6 +23,12 @@ type drain struct {
 	mu      sync.Mutex
 	closing bool
 	runs    sync.WaitGroup // tracked requests and parked calls
+	// draining: Drain was called, so readiness says no (health.go) while
+	// calls go on; active counts runs, and quiet, if set, is closed when
+	// active comes back to zero (Idle waits on it).
+	draining bool
+	active   int
+	quiet    chan struct{}
 }
 
 func newDrain() *drain {
@@ -39,7 +45,20 @@ func (d *drain) enter() bool {
 		return false
 	}
 	d.runs.Add(1)
+	d.active++
 	return true
+}
+
+// leave ends one run that enter or outlive counted.
+func (d *drain) leave() {
+	d.mu.Lock()
+	d.active--
+	if d.active == 0 && d.quiet != nil {
+		close(d.quiet)
+		d.quiet = nil
+	}
+	d.mu.Unlock()
+	d.runs.Done()
 }
 
 // tracked makes every request of a client one Shutdown waits for, with a
@@ -50,7 +69,7 @@ func (s *Server) tracked(next mcp.MethodHandler) mcp.MethodHandler {
 		if !s.drain.enter() {
 			return nil, ErrStopping
 		}
-		defer s.drain.runs.Done()
+		defer s.drain.leave()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(s.drain.halt, cancel)
@@ -66,10 +85,11 @@ func (s *Server) tracked(next mcp.MethodHandler) mcp.MethodHandler {
 func (s *Server) outlive(ctx context.Context, cancel context.CancelFunc, f func(context.Context)) {
 	s.drain.mu.Lock()
 	s.drain.runs.Add(1)
+	s.drain.active++
 	s.drain.mu.Unlock()
 	stop := context.AfterFunc(s.drain.halt, cancel)
 	go func() {
-		defer s.drain.runs.Done()
+		defer s.drain.leave()
 		defer stop()
 		f(ctx)
 	}()

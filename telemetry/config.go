@@ -32,6 +32,9 @@ type Config struct {
 	// Server, if set, describes a configured server by name, for the
 	// conventions' network.transport, server.address and server.port.
 	Server func(name string) (ServerInfo, bool)
+	// ArgsKey, if set, keys the HMAC of a call's arguments on its guardrail
+	// span (guardrail.go); without it no hash of them goes there.
+	ArgsKey []byte
 }
 
 // ServerInfo is how a server is reached: Transport is client.TransportStdio,

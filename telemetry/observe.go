@@ -40,7 +40,8 @@ type callState struct {
 	asked  bool
 	// who names the person and client the call is for (ForClient); nil
 	// when no person is known.
-	who []attribute.KeyValue
+	who   []attribute.KeyValue
+	guard guardTiming // guardrail.go
 }
 
 type callKey struct{}
@@ -68,6 +69,7 @@ func (e *Exporter) CallStarted(ctx context.Context, callID, server, tool string,
 			attribute.String("mcphost.arguments.hash", decide.ArgsHash(args)),
 			attribute.Int("mcphost.arguments.size", len(args)),
 		))
+	st.guard.start = time.Now()
 	if e.cfg.Server != nil {
 		if info, ok := e.cfg.Server(server); ok {
 			st.span.SetAttributes(networkAttrs(info)...)
@@ -111,6 +113,7 @@ func (e *Exporter) AttemptStarted(ctx context.Context, n int) context.Context {
 	if st == nil {
 		return ctx
 	}
+	st.guard.attempt()
 	ctx, span := e.tracer.Start(ctx, "tools/call "+st.tool+" attempt", trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String(keyMethod, "tools/call"),
@@ -240,6 +243,7 @@ func (e *Exporter) CallDone(ctx context.Context, r *host.Result, definitionHash 
 	if definitionHash == "" {
 		return // not found: nothing was decided
 	}
+	e.runGuardrail(ctx, st, r, definitionHash)
 	decision := "reject"
 	if r.Status != host.StatusDenied && r.Status != host.StatusBlocked {
 		decision = "accept"

@@ -63,6 +63,9 @@ type serveOptions struct {
 	// Store is the PostgreSQL store (store.go) that replicas share: the
 	// audit chain and the held calls; "" for the config's "store", if any.
 	Store string
+	// DrainTimeout, over --http, is how long a stop signal lets the calls
+	// in flight finish, readiness saying no, before the rest are cancelled.
+	DrainTimeout time.Duration
 }
 
 func newServeCmd(g *globalOptions, s *streams) *cobra.Command {
@@ -93,6 +96,10 @@ For a team, --auth-issuer URL --auth-audience URL (or "serve": {"auth": ...}
 in your config) accept the issuer's OAuth access tokens for this server
 instead of the one token: each person has their own grants and taint, and
 the audit log names them.
+/healthz (live) and /readyz (ready: servers started, audit log writable, not
+stopping) answer without the token, for a load balancer; --drain-timeout lets
+the calls in flight at a stop signal finish, not ready meanwhile, before the
+rest are cancelled.
 
 --tool-search (or --tool-search=auto) offers mcphost__search_tools and the
 tools found so far instead of every tool when there are more than 100 tools
@@ -130,6 +137,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
 	f.StringVar(&o.Store, "store", "", "keep the audit chain and the calls held for approval in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
+	f.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "with --http, on a stop signal answer not ready on "+serve.ReadyPath+" and let the calls in flight finish for up to `DURATION` before cancelling the rest (0: cancel at once)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	f.StringVar(&o.AuthIssuer, "auth-issuer", "", "accept, instead of the bearer token, access tokens of the OAuth issuer `URL` (with --auth-audience; config: \"serve\": {\"auth\": ...})")
 	f.StringVar(&o.AuthAudience, "auth-audience", "", "this server's `URL` as clients reach it, such as https://mcp.example.com/mcp: the audience tokens must be issued for")
@@ -152,6 +160,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	}
 	if o.ApprovalLifetime <= 0 {
 		return usageError(fmt.Errorf("--approval-lifetime %s: want a positive duration, such as 10m", o.ApprovalLifetime))
+	}
+	if o.DrainTimeout < 0 {
+		return usageError(fmt.Errorf("--drain-timeout %s: want 0 (cancel at once) or a positive duration, such as 20s", o.DrainTimeout))
+	}
+	if o.DrainTimeout > 0 && o.HTTP == "" {
+		return usageError(errors.New("--drain-timeout is for --http: on standard input and output the one client is the one that stops serve"))
 	}
 	if o.ListWait <= 0 {
 		return usageError(fmt.Errorf("--list-wait %s: want a positive duration, such as 8s", o.ListWait))
@@ -409,6 +423,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 		}
 		fmt.Fprintf(s.Err, "mcphost: accepting access tokens of %s for %s; metadata at %s\n", authOpts.Issuer, authOpts.Audience, oauth.MetadataURL())
 	}
+	srv.MountHealth(mux) // /healthz and /readyz, without the token (serve/health.go)
 	// The server's own complaints (a client speaking plain HTTP to TLS, say)
 	// go to serve's stderr like its other warnings.
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(s.Err, "mcphost: http: ", 0)}
@@ -419,6 +434,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	select {
 	case serr = <-done:
 	case <-ctx.Done():
+		drainFirst(srv, o.DrainTimeout, s)
 	}
 	// Stop accepting at once; then cancel what runs and wait for every
 	// outcome to be recorded; then give the answers (a cancelled call's
@@ -480,6 +496,23 @@ func serveAuth(st *setup, o *serveOptions, getenv func(string) string) (*serve.A
 		return nil, err
 	}
 	return &a, nil
+}
+
+// drainFirst, for --drain-timeout, answers not ready from now on (a load
+// balancer stops sending) and lets the calls in flight finish, new
+// requests still served, until none runs or timeout passes; serveHTTP then
+// cancels what is left as it always does.
+func drainFirst(srv *serve.Server, timeout time.Duration, s *streams) {
+	if timeout <= 0 {
+		return
+	}
+	srv.Drain()
+	fmt.Fprintf(s.Err, "mcphost: draining: not ready on %s; letting the calls in flight finish (up to %s)\n", serve.ReadyPath, timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if srv.Idle(ctx) != nil {
+		fmt.Fprintf(s.Err, "mcphost: calls still running after --drain-timeout %s: cancelling them\n", timeout)
+	}
 }
 
 // serveLabel names this serve to the approvers that connect: how it is

@@ -35,6 +35,9 @@ func (st *setup) startTelemetry(s *streams) *sessionTelemetry {
 		return nil
 	}
 	cfg.Server = st.serverInfo
+	if cfg.ArgsKey, err = telemetry.LoadArgsKey(s.Getenv, st.stateDir); err != nil {
+		warn(err.Error() + "; the guardrail spans carry no hash of the arguments")
+	}
 	exp, err := telemetry.Start(cfg, version)
 	if err != nil {
 		warn(err.Error() + "; nothing is exported")
