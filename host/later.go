@@ -35,6 +35,12 @@ func (g *Gate) laterCall(a *account) later.Call {
 	client := ""
 	if c := g.o.Client; c != nil {
 		client = c.Name + "\x00" + c.Version + "\x00" + c.Session
+		if p := c.Person; p != nil {
+			// A person's OAuth client is the same whatever session or
+			// replica its retry comes through: the approval follows the
+			// person and the client, not the connection.
+			client = "person\x00" + p.Issuer + "\x00" + p.Subject + "\x00" + c.ID + "\x00" + c.Name
+		}
 	}
 	return later.Call{Client: client, Server: a.Server, Identity: a.ident, Tool: a.tool.Name,
 		Definition: a.tool.Hash, ArgsHash: decide.ArgsHash(a.Args), Tier: a.Decision.Tier.String()}

@@ -139,3 +139,46 @@ func TestPinsCrossReplicasThroughTheStore(t *testing.T) {
 		t.Fatalf("after the pin moved through B, A has %q (changed %v), want def-rug", pinned, changed)
 	}
 }
+
+// A person's held call follows the person, not the connection: held
+// through replica A in one session, approved through replica B, it runs
+// once when the same person's same client retries it through B in
+// another session; the same call from another person, or from the same
+// person's other client, takes nothing.
+func TestAPersonsHeldCallFollowsThemAcrossReplicas(t *testing.T) {
+	url := pgtest.DB(t)
+	alice := &audit.Person{Issuer: "https://login.example", Subject: "alice"}
+	replica := func(c *audit.Client) *world {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return newWorld(t, worldOpts{fixture: "flaky", headless: true, later: s.Later(later.Options{}), mayApprove: defaultAskVia, client: c})
+	}
+	a := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-a1", ID: "ide-client", Person: alice})
+	b := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b7", ID: "ide-client", Person: alice})
+	bob := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b8", ID: "ide-client", Person: &audit.Person{Issuer: alice.Issuer, Subject: "bob"}})
+	other := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b9", ID: "script-client", Person: alice})
+	r := a.call("set_value", laterArgs)
+	if r.Status != StatusBlocked || r.Held == nil || r.Held.ID == "" {
+		t.Fatalf("the call through A: %s held %+v, want held", r.Status, r.Held)
+	}
+	if err := b.gate.AnswerLater(r.Held.ID, Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]*world{"another person": bob, "the person's other client": other} {
+		if res := w.call("set_value", laterArgs); res.Status == StatusSuccess {
+			t.Fatalf("%s's same call ran on Alice's approval", name)
+		}
+	}
+	if res := b.call("set_value", laterArgs); res.Status != StatusSuccess || res.Via != audit.ChannelWeb {
+		t.Fatalf("Alice's retry through B in another session: %s via %s, want success via web", res.Status, res.Via)
+	}
+	if res := b.call("set_value", laterArgs); res.Status == StatusSuccess {
+		t.Fatal("a second retry ran on the same approval")
+	}
+	if n := a.count(fixtures.EventExec, "set_value") + b.count(fixtures.EventExec, "set_value") + bob.count(fixtures.EventExec, "set_value") + other.count(fixtures.EventExec, "set_value"); n != 1 {
+		t.Fatalf("set_value ran %d times over the replicas, want once", n)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/pgstore"
@@ -103,5 +105,45 @@ func TestTwoReplicasOverHTTPKeepOneChain(t *testing.T) {
 	if !rep.OK() || rep.Intents != clients*calls || rep.Outcomes != clients*calls || len(rep.OpenIntents) != 0 || len(rep.OrphanOutcomes) != 0 {
 		t.Fatalf("the chain of both replicas: %d intents, %d outcomes, %d open, %d orphaned, problems %v; want %d paired and none",
 			rep.Intents, rep.Outcomes, len(rep.OpenIntents), len(rep.OrphanOutcomes), rep.Problems, clients*calls)
+	}
+}
+
+// A call held by one replica is answered through another: replica B has
+// no gate of its own for it, but the store holds it and the chain is
+// shared, so B's AnswerLater (as its page would) approves it, and the
+// retry runs once. An id no replica held approves nothing.
+func TestAReplicaAnswersACallAnotherHeld(t *testing.T) {
+	url := pgtest.DB(t)
+	replica := func() *world {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		w, _, _ := laterWorld(t, nil, func(o *Options) {
+			o.Later = s.Later(later.Options{})
+			o.Audit = audit.OpenChain(s, audit.Options{})
+		})
+		return w
+	}
+	a, b := replica(), replica()
+	c := a.connectAutopilot(&autopilot{})
+	const args = `{"key":"k","value":"v"}`
+	res := c.call(t, "rogue__set_value", args)
+	m := approvalID.FindStringSubmatch(text(res))
+	if !res.IsError || m == nil {
+		t.Fatalf("the tier-3 call through A: %s; want it held with an approval id", text(res))
+	}
+	if err := b.srv.AnswerLater("0123456789abcdef0123456789abcdef", host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}); err == nil {
+		t.Fatal("B approved an id no replica held")
+	}
+	if err := b.srv.AnswerLater(m[1], host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}); err != nil {
+		t.Fatalf("B answering the call A held: %v", err)
+	}
+	if res := c.call(t, "rogue__set_value", args); res.IsError || a.execs("rogue", "set_value") != 1 {
+		t.Fatalf("the retry through A after B's approval: %s (%d runs), want it run once", text(res), a.execs("rogue", "set_value"))
+	}
+	if res := c.call(t, "rogue__set_value", args); !res.IsError || a.execs("rogue", "set_value") != 1 {
+		t.Fatalf("a second retry: %s (%d runs), want nothing run", text(res), a.execs("rogue", "set_value"))
 	}
 }

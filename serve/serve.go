@@ -191,6 +191,8 @@ type Server struct {
 	// heldBy is the gate of each call held for later approval, by its
 	// approval id: the gate that records the answer (AnswerLater).
 	heldBy map[string]*host.Gate
+	// answers answers the calls held by another replica (AnswerLater).
+	answers *host.Gate
 
 	runMu    sync.Mutex
 	inflight map[string][]*running // upstream server → the calls running there (relay.go)
@@ -704,9 +706,21 @@ func (s *Server) refusal(r *host.Result) string {
 // approval lets the same call, retried by the same client within the
 // approval's lifetime, run once. An unknown, expired or answered id, or a
 // channel that may not approve the call's tier, approves nothing.
+//
+// A call held by another replica on a store they share (or by this serve
+// before a restart) is answered here too: the store holds the call, the
+// audit chain is shared, and the channel policy is every replica's.
 func (s *Server) AnswerLater(id string, ans host.Answer) error {
 	s.mu.Lock()
 	g := s.heldBy[id]
+	if g == nil && s.o.Later != nil {
+		if _, ok := s.o.Later.Get(id); ok {
+			if s.answers == nil {
+				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil)
+			}
+			g = s.answers
+		}
+	}
 	s.mu.Unlock()
 	if g == nil {
 		return later.ErrUnknown
