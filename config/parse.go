@@ -263,6 +263,9 @@ func (p *parser) parse() error {
 				continue
 			}
 			p.cfg.AskVia, err = p.askVia(m)
+		case "approvers":
+			p.warnf(m.keyOff, `"approvers" is ignored here: only the managed policy routes calls to an approver group`)
+			continue
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}
