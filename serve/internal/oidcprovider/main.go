@@ -57,6 +57,9 @@ type UserConfig struct {
 	Password string `json:"password"`
 	Name     string `json:"name,omitempty"`
 	Email    string `json:"email,omitempty"`
+	// Groups are the groups the person belongs to, in the "groups" claim
+	// of their ID token and userinfo (with the profile scope).
+	Groups []string `json:"groups,omitempty"`
 }
 
 func main() {

@@ -313,6 +313,9 @@ func (s *store) userinfo(info *oidc.UserInfo, userID string, scopes []string) er
 	info.Subject = u.ID
 	if slices.Contains(scopes, oidc.ScopeProfile) {
 		info.Name, info.PreferredUsername = u.Name, u.Username
+		if u.Groups != nil {
+			info.AppendClaims("groups", u.Groups)
+		}
 	}
 	if slices.Contains(scopes, oidc.ScopeEmail) {
 		info.Email, info.EmailVerified = u.Email, true

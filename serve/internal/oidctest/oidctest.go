@@ -38,11 +38,12 @@ type Client struct {
 
 // User is a person who can log in.
 type User struct {
-	ID       string `json:"id"`
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Name     string `json:"name,omitempty"`
-	Email    string `json:"email,omitempty"`
+	ID       string   `json:"id"`
+	Username string   `json:"username"`
+	Password string   `json:"password"`
+	Name     string   `json:"name,omitempty"`
+	Email    string   `json:"email,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
 }
 
 // Config is what the provider is started with.
