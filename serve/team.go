@@ -58,8 +58,8 @@ var errRoutedAsk = fmt.Errorf("%w: the managed policy routes this call to an app
 // teamCall is what serve keeps of a held call for the team page: whose it
 // is, where it is routed, and what to show.
 type teamCall struct {
-	caller *Caller // nil: a caller without a token
-	route  *Route  // nil: the caller answers it
+	caller                    *Caller // nil: a caller without a token
+	route                     *Route  // nil: the caller answers it
 	server, tool, tier, class string
 	text                      string // the question as the form would say it (escaped)
 }
