@@ -302,7 +302,9 @@ func (t *TeamPage) Handler() http.Handler {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: under no-referrer a browser sends
+		// "Origin: null" with the page's own forms, which sameOrigin refuses.
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Frame-Options", "DENY")
 		mux.ServeHTTP(w, r)
