@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	approve "github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/decide"
@@ -489,4 +490,50 @@ func readAudit(t *testing.T, path string) []audit.Record {
 
 func hostAnswerApprove() host.Answer {
 	return host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}
+}
+
+// TestTeamRoutedCallNeverReachesTheCallersChannels: a call routed to a
+// group is asked neither of the caller's own form (an autopilot's,
+// at 2025-11-25, where the form is sent during the call) nor of a
+// waiting approver (`mcphost approve`), live or once held; an unrouted
+// call still is.
+func TestTeamRoutedCallNeverReachesTheCallersChannels(t *testing.T) {
+	w, b, _ := laterWorld(t, nil, func(o *Options) {
+		o.Route = func(server, tool string, tier decide.Tier) *Route {
+			if tool == "set_value" {
+				return &Route{Group: "owners"}
+			}
+			return nil
+		}
+	})
+	conn, err := approve.Dial(context.Background(), b.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Hello(); err != nil {
+		t.Fatal(err)
+	}
+	ap := &autopilot{}
+	c := w.connectClient(&mcp.ClientOptions{ElicitationHandler: ap.handle}, "2025-11-25")
+	for _, name := range []string{"flaky__set_value", "rogue__set_value"} {
+		res := c.call(t, name, `{"key":"k","value":"v"}`)
+		if !res.IsError || !strings.Contains(text(res), "a member of owners") {
+			t.Fatalf("%s routed to owners: %s", name, text(res))
+		}
+	}
+	if n := ap.count(); n != 0 || w.execs("flaky", "set_value")+w.execs("rogue", "set_value") != 0 {
+		t.Fatalf("routed calls were shown to the caller's form %d times, or ran", n)
+	}
+	// The first question the approver sees is the unrouted call's.
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() { done <- c.call(t, "rogue__write_record", `{"key":"k","value":"v"}`) }()
+	q := nextQuestion(t, conn)
+	if q.Tool != "write_record" {
+		t.Fatalf("the approver was shown %s (held %v), want the unrouted write_record first", q.Tool, q.Later)
+	}
+	if err := conn.Answer(q, host.Answer{Reason: "not now"}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
 }
