@@ -21,7 +21,8 @@ import (
 //     all, whatever file or flag names them;
 //   - Trust limits which servers a user may mark trusted;
 //   - Audit fixes where the audit log is written;
-//   - Serve and Telemetry are read here for the commands that use them.
+//   - Serve and Telemetry are read here for the commands that use them;
+//   - Approvers route a team serve's held calls to approver groups.
 //
 // A nil *Managed is no managed policy: every method then allows what the
 // user's configuration says.
