@@ -97,6 +97,8 @@ try {
           fail(`the card does not say ${JSON.stringify(want)}: ${text}`);
         }
       }
+      // Tier 3: the raw tool name is typed to approve.
+      await card.locator("input[name=confirm]").fill("set_value");
       await card.getByRole("button", { name: "Approve once" }).click();
       await page.locator("#note", { hasText: "Approved" }).waitFor();
       if ((await page.locator(`section#call-${id}`).count()) !== 0) {

@@ -146,14 +146,18 @@ func (a *teamApprover) mayAnswer(tc *teamCall) (bool, string) {
 
 // answerTeam records a's answer to the held call id: only when a may
 // answer it, through the gate that holds it, on the web channel, naming a
-// as the approver.
-func (s *Server) answerTeam(id string, a *teamApprover, approve bool, reason string) error {
+// as the approver. An approval of a tier-3 call needs confirm to be the
+// raw tool name, as everywhere a person approves one.
+func (s *Server) answerTeam(id string, a *teamApprover, approve bool, confirm, reason string) error {
 	tc := s.teamCallOf(id)
 	if tc == nil {
 		return later.ErrUnknown
 	}
 	if ok, why := a.mayAnswer(tc); !ok {
 		return fmt.Errorf("%w: %s", errNotYours, why)
+	}
+	if approve && tc.tier == decide.T3.String() && confirm != tc.tool {
+		return errConfirm
 	}
 	s.mu.Lock()
 	g := s.heldBy[id]
@@ -174,6 +178,10 @@ func (s *Server) answerTeam(id string, a *teamApprover, approve bool, reason str
 
 // errNotYours refuses an answer from a person who may not give it.
 var errNotYours = errors.New("you may not answer this call")
+
+// errConfirm refuses an approval of a tier-3 call without its raw tool
+// name typed.
+var errConfirm = errors.New("to approve an elevated (tier-3) call, type the tool's raw name exactly; nothing was approved")
 
 func personName(p audit.Person) string {
 	switch {
@@ -269,6 +277,9 @@ func (s *Server) NewTeamPage(ctx context.Context, o TeamOptions) (*TeamPage, err
 	if err := CheckTeamOptions(o); err != nil {
 		return nil, err
 	}
+	if s.o.Later == nil {
+		return nil, errors.New("the team approval page shows held calls, and this serve holds none (Options.Later)")
+	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
@@ -329,9 +340,15 @@ func (t *TeamPage) login(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(t.logins) >= maxTeamLogins {
-		t.mu.Unlock()
-		http.Error(w, "Too many logins under way: try again in a few minutes", http.StatusServiceUnavailable)
-		return
+		// The oldest login under way goes: refusing new ones would let
+		// anyone who opens the page often enough keep everyone out.
+		var oldest string
+		for k, l := range t.logins {
+			if oldest == "" || l.expires.Before(t.logins[oldest].expires) {
+				oldest = k
+			}
+		}
+		delete(t.logins, oldest)
 	}
 	t.logins[state] = &teamLogin{binding: binding, nonce: nonce, verifier: verifier, expires: now.Add(teamLoginTTL)}
 	t.mu.Unlock()
@@ -451,6 +468,7 @@ func (t *TeamPage) session(r *http.Request) *teamSession {
 // shownCall is one card of the page.
 type shownCall struct {
 	ID, Server, Tool, Tier, Class, Caller, Route, Expires, Text string
+	Elevated                                                    bool // tier 3: the tool's name must be typed to approve
 }
 
 // visible lists the held calls who may answer, oldest first (as Waiting
@@ -466,7 +484,7 @@ func (t *TeamPage) visible(who *teamApprover) []shownCall {
 			continue
 		}
 		sc := shownCall{ID: ap.ID, Server: sanitize.Name(tc.server), Tool: sanitize.Name(tc.tool), Tier: tc.tier, Class: tc.class,
-			Expires: ap.Expires.UTC().Format("15:04:05 UTC"), Text: tc.text, Caller: "no login"}
+			Expires: ap.Expires.UTC().Format("15:04:05 UTC"), Text: tc.text, Caller: "no login", Elevated: tc.tier == decide.T3.String()}
 		if tc.caller != nil {
 			sc.Caller = personName(tc.caller.Person) + " <" + tc.caller.Person.Email + "> through " + tc.caller.ClientID
 		}
@@ -492,7 +510,8 @@ var teamTmpl = htmltemplate.Must(htmltemplate.New("team").Parse(`<!doctype html>
 <pre>{{.Text}}</pre>
 <form method="post" action="answer">
 <input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
-<label>Reason (for a denial) <input name="reason" maxlength="500"></label>
+{{if .Elevated}}<label>To approve this elevated call, type the tool's name ({{.Tool}}) <input name="confirm" autocomplete="off" spellcheck="false"></label>
+{{end}}<label>Reason (for a denial) <input name="reason" maxlength="500"></label>
 <button type="submit" name="decision" value="approve">Approve once</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form></section>
@@ -508,7 +527,15 @@ func (t *TeamPage) list(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, TeamPath+"login", http.StatusFound)
 		return
 	}
-	t.render(w, s, r.URL.Query().Get("note"))
+	// The note is one of the page's own, named by code: a link cannot
+	// make the page say anything else.
+	t.render(w, s, teamNotes[r.URL.Query().Get("done")])
+}
+
+// teamNotes are what the page says after an answer.
+var teamNotes = map[string]string{
+	"approved": "Approved: the call runs once when its client makes it again.",
+	"denied":   "Denied: its client is told so when it makes the call again.",
 }
 
 func (t *TeamPage) render(w http.ResponseWriter, s *teamSession, note string) {
@@ -521,7 +548,7 @@ func (t *TeamPage) render(w http.ResponseWriter, s *teamSession, note string) {
 		}
 		who += " (groups: " + strings.Join(gs, ", ") + ")"
 	}
-	_ = teamTmpl.Execute(w, map[string]any{"Who": who, "CSRF": s.csrf, "Calls": t.visible(s.who), "Note": bound(note, 200)})
+	_ = teamTmpl.Execute(w, map[string]any{"Who": who, "CSRF": s.csrf, "Calls": t.visible(s.who), "Note": note})
 }
 
 // sameOrigin reports whether a POST comes from the page's own origin: a
@@ -569,8 +596,11 @@ func (t *TeamPage) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PostForm.Get("id")
-	err := t.s.answerTeam(id, s.who, approve, bound(r.PostForm.Get("reason"), maxReason))
+	err := t.s.answerTeam(id, s.who, approve, r.PostForm.Get("confirm"), bound(r.PostForm.Get("reason"), maxReason))
 	switch {
+	case errors.Is(err, errConfirm):
+		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+		return
 	case errors.Is(err, errNotYours):
 		http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
 		return
@@ -581,9 +611,9 @@ func (t *TeamPage) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: "+bound(err.Error(), 300), http.StatusForbidden)
 		return
 	}
-	note := "Denied."
+	done := "denied"
 	if approve {
-		note = "Approved: the call runs once when its client makes it again."
+		done = "approved"
 	}
-	http.Redirect(w, r, TeamPath+"?note="+url.QueryEscape(note), http.StatusSeeOther)
+	http.Redirect(w, r, TeamPath+"?done="+done, http.StatusSeeOther)
 }

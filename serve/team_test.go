@@ -208,7 +208,13 @@ func (b *browser) page() (csrf string, ids []string, body string) {
 // answer posts an answer to id with csrf (and origin as Origin, "" none).
 func (b *browser) answer(id, decision, csrf, origin string) (int, string) {
 	b.t.Helper()
-	form := url.Values{"id": {id}, "decision": {decision}, "csrf": {csrf}}
+	return b.answerWith(id, decision, csrf, origin, "")
+}
+
+// answerWith posts an answer with confirm, the tool name typed.
+func (b *browser) answerWith(id, decision, csrf, origin, confirm string) (int, string) {
+	b.t.Helper()
+	form := url.Values{"id": {id}, "decision": {decision}, "csrf": {csrf}, "confirm": {confirm}}
 	req, err := http.NewRequest(http.MethodPost, b.base+TeamPath+"answer", strings.NewReader(form.Encode()))
 	if err != nil {
 		b.t.Fatal(err)
@@ -303,10 +309,16 @@ func TestTeamRoutedCallApprovedByAMemberOnly(t *testing.T) {
 	if status, body := bb.answer(own, "approve", bcsrf, tw.base); status != http.StatusForbidden {
 		t.Fatalf("Bob answered Alice's unrouted call: %d %s", status, body)
 	}
-	if status, body := bb.answer(id, "approve", bcsrf, tw.base); status != http.StatusSeeOther {
+	if status, body := bb.answer(id, "approve", bcsrf, tw.base); status != http.StatusBadRequest || !strings.Contains(body, "type the tool's raw name") {
+		t.Fatalf("Bob's approval of a tier-3 call without its name typed: %d %s, want 400", status, body)
+	}
+	if ap, _ := tw.store.Get(id); ap.State != later.Waiting {
+		t.Fatalf("after an approval without the name the call is %s, want waiting", ap.State)
+	}
+	if status, body := bb.answerWith(id, "approve", bcsrf, tw.base, "set_value"); status != http.StatusSeeOther {
 		t.Fatalf("Bob's approval: %d %s", status, body)
 	}
-	if status, _ := bb.answer(id, "approve", bcsrf, tw.base); status != http.StatusConflict {
+	if status, _ := bb.answerWith(id, "approve", bcsrf, tw.base, "set_value"); status != http.StatusConflict {
 		t.Errorf("a second answer to an answered call: %d, want 409", status)
 	}
 	if res := alice.call(t, "rogue__set_value", args); res.IsError || tw.execs("rogue", "set_value") != 1 {
@@ -361,7 +373,7 @@ func TestTeamFourEyes(t *testing.T) {
 	if len(ids) != 1 || ids[0] != id {
 		t.Fatalf("Carol's page shows %v, want Bob's routed call %s", ids, id)
 	}
-	if status, body := cb.answer(id, "approve", ccsrf, tw.base); status != http.StatusSeeOther {
+	if status, body := cb.answerWith(id, "approve", ccsrf, tw.base, "set_value"); status != http.StatusSeeOther {
 		t.Fatalf("Carol's approval: %d %s", status, body)
 	}
 	if res := bob.call(t, "rogue__set_value", `{"key":"b","value":"1"}`); res.IsError || tw.execs("rogue", "set_value") != 1 {
