@@ -222,6 +222,7 @@ const (
 	teamLoginTTL    = 10 * time.Minute
 	teamSessionTTL  = 8 * time.Hour
 	maxGroups       = 256
+	maxGroupName    = 128 // as config's "approvers" allow
 	maxReason       = 500
 )
 
@@ -416,6 +417,9 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// Kept bounded: a group name longer than any route can name is
+	// dropped, never cut (cut, it could become a group it is not).
+	cl.Groups = slices.DeleteFunc(cl.Groups, func(g string) bool { return g == "" || len(g) > maxGroupName })
 	if len(cl.Groups) > maxGroups {
 		cl.Groups = cl.Groups[:maxGroups]
 	}
