@@ -554,3 +554,32 @@ func origin(u string) string {
 	}
 	return p.Scheme + "://" + p.Host
 }
+
+// approverLines are the managed policy's "approvers" for `mcphost policy`:
+// which calls each route takes, to which group, in file order.
+func approverLines(m *config.Managed) []policyLine {
+	if m == nil {
+		return nil
+	}
+	var out []policyLine
+	for _, r := range m.Approvers {
+		which := "every tier"
+		if len(r.Tiers) > 0 {
+			which = strings.Join(r.Tiers, ", ")
+		}
+		which += ", server " + cmpOr(r.Server, "*") + ", tool " + cmpOr(r.Tool, "*")
+		v := which + ": a member of " + r.Group
+		if r.FourEyes {
+			v += ", never the caller (four eyes)"
+		}
+		out = append(out, policyLine{Setting: "approvers", Value: v, Source: srcManaged, At: r.At, Note: "on a team's serve --http"})
+	}
+	return out
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
