@@ -408,12 +408,18 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: the ID token was not issued for this login", http.StatusForbidden)
 		return
 	}
-	if cl.Groups == nil {
-		// Some issuers keep groups out of the ID token: ask userinfo.
+	if cl.Groups == nil || cl.Name == "" && cl.Preferred == "" && cl.Email == "" {
+		// Some issuers keep groups (or the profile) out of the ID token:
+		// ask userinfo, about the same subject.
 		if ui, err := t.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok)); err == nil && ui.Subject == cl.Subject {
 			var more idClaims
 			if ui.Claims(&more) == nil {
-				cl.Groups = more.Groups
+				if cl.Groups == nil {
+					cl.Groups = more.Groups
+				}
+				if cl.Name == "" && cl.Preferred == "" && cl.Email == "" {
+					cl.Name, cl.Preferred, cl.Email = more.Name, more.Preferred, more.Email
+				}
 			}
 		}
 	}

@@ -43,13 +43,20 @@ type teamWorld struct {
 
 func newTeamWorld(t *testing.T) *teamWorld {
 	t.Helper()
+	return newTeamWorldLean(t, false)
+}
+
+// newTeamWorldLean is newTeamWorld whose page client, when lean, gets ID
+// tokens without the person's profile and groups (read from userinfo).
+func newTeamWorldLean(t *testing.T, lean bool) *teamWorld {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
 	cfg := providerConfig()
-	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{base + TeamPath + "callback"}})
+	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{base + TeamPath + "callback"}, LeanIDToken: lean})
 	cfg.Users = []oidctest.User{
 		{ID: "u-alice", Username: "alice", Password: "alice-pw", Name: "Alice Example", Email: "alice@example.test", Groups: []string{"dev"}},
 		{ID: "u-bob", Username: "bob", Password: "bob-pw", Name: "Bob Example", Email: "bob@example.test", Groups: []string{"owners"}},
@@ -548,4 +555,19 @@ func TestTeamRoutedCallNeverReachesTheCallersChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+// TestTeamGroupsFromUserinfo: an issuer that leaves the groups and the
+// profile out of its ID tokens has them read from its userinfo, for the
+// same subject: Bob is still a member of owners and named on the page.
+func TestTeamGroupsFromUserinfo(t *testing.T) {
+	tw := newTeamWorldLean(t, true)
+	alice := tw.client(t, "alice", "alice-pw", nil)
+	id := teamHeldID(t, alice.call(t, "rogue__set_value", `{"key":"u","value":"1"}`))
+	bb := tw.newBrowser(t)
+	bb.login(tw.p, "bob", "bob-pw")
+	_, ids, body := bb.page()
+	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "Logged in as Bob Example (groups: owners)") {
+		t.Fatalf("Bob's page with groups from userinfo shows %v:\n%s", ids, body)
+	}
 }

@@ -155,7 +155,7 @@ func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
 func (c *client) IsScopeAllowed(string) bool           { return true }
-func (c *client) IDTokenUserinfoClaimsAssertion() bool { return true }
+func (c *client) IDTokenUserinfoClaimsAssertion() bool { return !c.cfg.LeanIDToken }
 func (c *client) ClockSkew() time.Duration             { return 0 }
 
 var errNotFound = errors.New("not found")

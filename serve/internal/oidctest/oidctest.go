@@ -34,6 +34,7 @@ type Client struct {
 	Audience        []string `json:"audience,omitempty"`
 	Opaque          bool     `json:"opaque,omitempty"`
 	LifetimeSeconds int      `json:"lifetimeSeconds,omitempty"`
+	LeanIDToken     bool     `json:"leanIDToken,omitempty"`
 }
 
 // User is a person who can log in.
