@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -310,6 +311,7 @@ func (t *TeamPage) Handler() http.Handler {
 	mux.HandleFunc("GET "+TeamPath+"login", t.login)
 	mux.HandleFunc("GET "+TeamPath+"callback", t.callback)
 	mux.HandleFunc("POST "+TeamPath+"answer", t.answer)
+	mux.HandleFunc("POST "+TeamPath+"logout", t.logout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -514,6 +516,7 @@ var teamTmpl = htmltemplate.Must(htmltemplate.New("team").Parse(`<!doctype html>
 <body>
 <h1>Calls waiting for your approval</h1>
 <p>Logged in as {{.Who}}.{{if .Note}} <strong id="note">{{.Note}}</strong>{{end}}</p>
+<form method="post" action="logout"><input type="hidden" name="csrf" value="{{.CSRF}}"><button type="submit">Log out</button></form>
 {{range .Calls}}<section class="call" id="call-{{.ID}}" data-id="{{.ID}}">
 <h2>{{.Tool}} on {{.Server}}</h2>
 <p>Tier {{.Tier}}, class {{.Class}}. Called by {{.Caller}}. {{.Route}} Waits until {{.Expires}}.</p>
@@ -574,26 +577,51 @@ func (t *TeamPage) sameOrigin(r *http.Request) bool {
 	return true
 }
 
-// answer takes an answer to a held call: only with the session's cookie,
-// its CSRF token and from the page's origin, and only from a person who
-// may answer that call.
-func (t *TeamPage) answer(w http.ResponseWriter, r *http.Request) {
+// checkPost checks a POST of the page: a logged-in session, from the
+// page's origin, with the session's CSRF token. It answers the request
+// and returns nil when any is missing.
+func (t *TeamPage) checkPost(w http.ResponseWriter, r *http.Request) *teamSession {
 	s := t.session(r)
 	if s == nil {
 		http.Error(w, "Forbidden: log in on "+TeamPath+" first", http.StatusForbidden)
-		return
+		return nil
 	}
 	if !t.sameOrigin(r) {
 		http.Error(w, "Forbidden: the answer came from another site", http.StatusForbidden)
-		return
+		return nil
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "Bad Request: the form could not be read", http.StatusBadRequest)
-		return
+		return nil
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(s.csrf)) != 1 {
 		http.Error(w, "Forbidden: the form's token is missing or wrong; reload the page and answer again", http.StatusForbidden)
+		return nil
+	}
+	return s
+}
+
+// logout ends the browser's session.
+func (t *TeamPage) logout(w http.ResponseWriter, r *http.Request) {
+	if t.checkPost(w, r) == nil {
+		return
+	}
+	c, _ := r.Cookie(sessionCookie)
+	t.mu.Lock()
+	delete(t.sessions, c.Value)
+	t.mu.Unlock()
+	http.SetCookie(w, t.cookie(sessionCookie, "", -time.Second))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "Logged out of mcphost's team approval page. Open "+TeamPath+" to log in again.\n")
+}
+
+// answer takes an answer to a held call: only with the session's cookie,
+// its CSRF token and from the page's origin, and only from a person who
+// may answer that call.
+func (t *TeamPage) answer(w http.ResponseWriter, r *http.Request) {
+	s := t.checkPost(w, r)
+	if s == nil {
 		return
 	}
 	var approve bool

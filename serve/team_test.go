@@ -454,6 +454,21 @@ func TestTeamPageRefusesWithoutCookieCSRFOrState(t *testing.T) {
 		t.Fatalf("after the refused answers the call is %s, want waiting", ap.State)
 	}
 
+	// Logging out ends the session on serve, not only in the browser: its
+	// cookie, sent again, answers nothing.
+	u, _ := url.Parse(tw.base + TeamPath)
+	old := ab.hc.Jar.Cookies(u)
+	req, _ := http.NewRequest(http.MethodPost, tw.base+TeamPath+"logout", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", tw.base)
+	if resp, body := ab.do(req); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Logged out") {
+		t.Fatalf("logout: %s %s", resp.Status, body)
+	}
+	ab.hc.Jar.SetCookies(u, old)
+	if status, _ := ab.answer(id, "deny", csrf, tw.base); status != http.StatusForbidden {
+		t.Errorf("an answer with the cookie of a session logged out: %d, want 403", status)
+	}
+
 	// A login started in one browser and finished in another (the
 	// attacker's code pushed to a victim): refused.
 	mallory := tw.newBrowser(t)
