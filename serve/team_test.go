@@ -393,7 +393,7 @@ func TestTeamFourEyes(t *testing.T) {
 func TestTeamUnroutedCallIsTheCallersOwn(t *testing.T) {
 	tw := newTeamWorld(t)
 	alice := tw.client(t, "alice", "alice-pw", nil)
-	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"1"}`)
+	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"<script>alert(1)</script>\u202e"}`)
 	id := teamHeldID(t, res)
 	if strings.Contains(text(res), "a member of") {
 		t.Errorf("an unrouted call's refusal names a group: %s", text(res))
@@ -413,9 +413,13 @@ func TestTeamUnroutedCallIsTheCallersOwn(t *testing.T) {
 	}
 	ab := tw.newBrowser(t)
 	ab.login(tw.p, "alice", "alice-pw")
-	acsrf, ids, _ := ab.page()
+	acsrf, ids, body := ab.page()
 	if len(ids) != 1 || ids[0] != id {
 		t.Fatalf("Alice's page shows %v, want her call %s", ids, id)
+	}
+	// The arguments are the server's and the model's words: text, escaped.
+	if strings.Contains(body, "<script>") || strings.Contains(body, "\u202e") || !strings.Contains(body, `\u003cscript\u003ealert(1)`) {
+		t.Errorf("the page renders the call's arguments as markup or with a raw bidi control:\n%s", body)
 	}
 	if status, body := ab.answer(id, "deny", acsrf, tw.base); status != http.StatusSeeOther {
 		t.Fatalf("Alice's denial: %d %s", status, body)

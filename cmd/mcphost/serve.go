@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -567,7 +568,7 @@ func approverLines(m *config.Managed) []policyLine {
 		if len(r.Tiers) > 0 {
 			which = strings.Join(r.Tiers, ", ")
 		}
-		which += ", server " + cmpOr(r.Server, "*") + ", tool " + cmpOr(r.Tool, "*")
+		which += ", server " + cmp.Or(r.Server, "*") + ", tool " + cmp.Or(r.Tool, "*")
 		v := which + ": a member of " + r.Group
 		if r.FourEyes {
 			v += ", never the caller (four eyes)"
@@ -575,11 +576,4 @@ func approverLines(m *config.Managed) []policyLine {
 		out = append(out, policyLine{Setting: "approvers", Value: v, Source: srcManaged, At: r.At, Note: "on a team's serve --http"})
 	}
 	return out
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
