@@ -158,7 +158,8 @@ type laterPoster interface {
 // released before anything that takes one: runMu (relay.go), parkMu and
 // each parked call's mu (never held together: abandonIdle collects under
 // parkMu, then locks each call's mu on its own), fwdMu (forward.go,
-// completion.go), drain.mu and each running call's logMu. fx.subs.op is
+// completion.go), drain.mu, each running call's logMu and team.mu (team.go,
+// under which only the later store's own lock is taken). fx.subs.op is
 // held across the server's answer to a subscription; no other lock is held
 // across a request to a server or a client. syncMu, mu and fwdMu are held
 // across calls into the SDK server (list changes, whose notifications it
