@@ -78,6 +78,13 @@ func appendRecord(dst []byte, r *Record) (_ []byte, ok bool) {
 	e.optStr(`,"taskId":`, r.TaskID)
 	e.optStr(`,"approvalId":`, r.ApprovalID)
 	e.optStr(`,"approvalState":`, r.ApprovalState)
+	if p := r.Approver; p != nil {
+		e.str(`,"approver":{"issuer":`, p.Issuer)
+		e.str(`,"subject":`, p.Subject)
+		e.optStr(`,"name":`, p.Name)
+		e.optStr(`,"email":`, p.Email)
+		e.b = append(e.b, '}')
+	}
 	if len(r.Attempts) > 0 {
 		e.b = append(e.b, `,"attempts":[`...)
 		for i, a := range r.Attempts {

@@ -106,6 +106,9 @@ func TestAppendRecordIsMarshal(t *testing.T) {
 		r = fullRecord(t)
 		r.Client.Person.Name = s
 		check("person's name "+s, r, false)
+		r = fullRecord(t)
+		r.Approver.Email = s
+		check("approver's email "+s, r, false)
 	}
 	for _, raw := range []string{`{"a": 1}`, "{\"a\":\n1}", `{"a":"<b>"}`, `{"a":"&"}`, `"é"`} {
 		r := fullRecord(t)

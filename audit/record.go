@@ -169,6 +169,10 @@ type Record struct {
 	// one of ApprovalHeld … ApprovalUsed, in approval records only.
 	ApprovalID    string `json:"approvalId,omitempty"`
 	ApprovalState string `json:"approvalState,omitempty"`
+	// Approver is the person who answered a held call, as the issuer of
+	// their login names them, when the answer came through serve's team
+	// approval page; nil otherwise (the person at this machine).
+	Approver *Person `json:"approver,omitempty"`
 
 	Attempts   []Attempt `json:"attempts,omitempty"`
 	Status     Status    `json:"status,omitempty"`

@@ -30,7 +30,8 @@
 // config only), "askVia" (per tier "T1" … "T3", the channels of
 // AskChannels whose answer approves a call, default DefaultAskVia; user's
 // config only, narrowed by a managed policy), "serve" ({"auth": {"issuer",
-// "audience", "scopes", "clientId", "clientSecret"}}: serve --http as an
+// "audience", "scopes", "clientId", "clientSecret", "approveClientId",
+// "approveClientSecret"}}: serve --http as an
 // OAuth resource server; user's config only) ("$schema" is accepted for
 // editors).
 //

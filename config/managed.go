@@ -21,7 +21,8 @@ import (
 //     all, whatever file or flag names them;
 //   - Trust limits which servers a user may mark trusted;
 //   - Audit fixes where the audit log is written;
-//   - Serve and Telemetry are read here for the commands that use them.
+//   - Serve and Telemetry are read here for the commands that use them;
+//   - Approvers route a team serve's held calls to approver groups.
 //
 // A nil *Managed is no managed policy: every method then allows what the
 // user's configuration says.
@@ -60,6 +61,9 @@ type Managed struct {
 	// AskVia narrows the user's "askVia": for each tier it names, only
 	// these channels may approve, whatever the user's file says.
 	AskVia AskVia
+	// Approvers route calls to an approver group on serve's team page
+	// (ApproverRoute); only this file may set them.
+	Approvers []ApproverRoute
 
 	// At maps each setting the file makes ("permissions.autoApprove",
 	// "allowedServers", "deniedServers", "trust", "audit", "serve",
@@ -129,7 +133,7 @@ type ManagedTelemetry struct {
 // Keys of a managed file. Anything else is an error: a misspelt
 // "deniedServers" must not silently deny nothing.
 var (
-	managedKeys        = []string{"permissions", "allowedServers", "deniedServers", "trust", "serve", "telemetry", "audit", "askVia"}
+	managedKeys        = []string{"permissions", "allowedServers", "deniedServers", "trust", "serve", "telemetry", "audit", "askVia", "approvers"}
 	managedPermKeys    = []string{"deny", "ask", "autoApprove"}
 	managedMatchKeys   = []string{"command", "args", "url"}
 	managedServeKeys   = []string{"http"}
@@ -230,6 +234,8 @@ func (p *parser) managed(m *Managed) error {
 			m.Telemetry, err = p.managedTelemetry(f)
 		case "askVia":
 			m.AskVia, err = p.askVia(f)
+		case "approvers":
+			m.Approvers, err = p.approvers(f)
 		case "audit":
 			m.Audit, err = p.str(f.val, quote(f.key), where)
 			if err == nil && !filepath.IsAbs(m.Audit) {

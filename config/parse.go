@@ -276,6 +276,9 @@ func (p *parser) parse() error {
 					err = p.errorf(m.val.start, `invalid "store": %v`, cerr)
 				}
 			}
+		case "approvers":
+			p.warnf(m.keyOff, `"approvers" is ignored here: only the managed policy routes calls to an approver group`)
+			continue
 		default:
 			p.unknown(m, where, topKeys, topForeign)
 		}

@@ -25,6 +25,12 @@ type ServeAuth struct {
 	// introspection endpoint, for opaque tokens; the secret may come from
 	// the environment (${VAR}).
 	ClientID, ClientSecret string
+	// ApproveClientID (and, for a confidential client,
+	// ApproveClientSecret) is the team approval page's own client at the
+	// issuer, registered with the redirect URI <audience's origin>/approve/callback;
+	// set, serve --http serves the page. The secret may come from the
+	// environment (${VAR}).
+	ApproveClientID, ApproveClientSecret string
 }
 
 // serve decodes the user's "serve" setting.
@@ -55,7 +61,7 @@ func (p *parser) serveAuth(m member) (*ServeAuth, error) {
 		return nil, p.errorf(m.val.start, `expected an object for "auth" %s, got %s; write {"issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp"}`, "in \"serve\"", m.val.kind)
 	}
 	a := &ServeAuth{}
-	secretAt := -1
+	secretAt, approveSecretAt := -1, -1
 	for _, f := range p.uniq(m.val, where) {
 		var err error
 		switch f.key {
@@ -88,8 +94,20 @@ func (p *parser) serveAuth(m member) (*ServeAuth, error) {
 				}
 			}
 			secretAt = f.val.start
+		case "approveClientId":
+			a.ApproveClientID, err = p.str(f.val, `"approveClientId"`, where)
+		case "approveClientSecret":
+			var raw string
+			raw, err = p.str(f.val, `"approveClientSecret"`, where)
+			if err == nil {
+				a.ApproveClientSecret, _, err = expand(raw, p.getenv, false)
+				if err != nil {
+					err = p.errorf(f.val.start, "%v (in \"approveClientSecret\" %s)", err, where)
+				}
+			}
+			approveSecretAt = f.val.start
 		default:
-			p.unknown(f, where, []string{"issuer", "audience", "scopes", "clientId", "clientSecret"}, nil)
+			p.unknown(f, where, []string{"issuer", "audience", "scopes", "clientId", "clientSecret", "approveClientId", "approveClientSecret"}, nil)
 		}
 		if err != nil {
 			return nil, err
@@ -104,6 +122,9 @@ func (p *parser) serveAuth(m member) (*ServeAuth, error) {
 			at = secretAt
 		}
 		return nil, p.errorf(at, `"clientId" and "clientSecret" %s go together (serve introspects opaque tokens with them): give both, or neither`, where)
+	}
+	if a.ApproveClientSecret != "" && a.ApproveClientID == "" {
+		return nil, p.errorf(approveSecretAt, `"approveClientSecret" %s needs the "approveClientId" it is the secret of (the team approval page's client at the issuer)`, where)
 	}
 	return a, nil
 }

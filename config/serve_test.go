@@ -53,3 +53,22 @@ func TestServeAuthKey(t *testing.T) {
 		}
 	}
 }
+
+// TestServeApprovePageClient: "approveClientId" (with an optional secret,
+// from the environment) names the team approval page's own client; a
+// secret without its id is an error that says so.
+func TestServeApprovePageClient(t *testing.T) {
+	env := func(k string) string { return map[string]string{"PAGE_SECRET": "p4ge"}[k] }
+	r, err := parse("c.json", []byte(`{"serve": {"auth": {"issuer": "https://l", "audience": "https://m/mcp",
+		"approveClientId": "mcphost-approve", "approveClientSecret": "${PAGE_SECRET}"}}}`), SourceUser, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.cfg.Serve.Auth; a.ApproveClientID != "mcphost-approve" || a.ApproveClientSecret != "p4ge" {
+		t.Fatalf("serve auth = %+v", a)
+	}
+	_, err = parse("c.json", []byte(`{"serve": {"auth": {"issuer": "https://l", "audience": "https://m/mcp", "approveClientSecret": "x"}}}`), SourceUser, env)
+	if err == nil || !strings.Contains(err.Error(), `needs the "approveClientId"`) {
+		t.Errorf("a page secret without its client id: %v", err)
+	}
+}

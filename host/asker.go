@@ -84,6 +84,10 @@ type Answer struct {
 	// (ChannelAsker), and the gate takes that whatever Via says. Empty is
 	// recorded as audit.ChannelUnknown.
 	Via audit.Channel
+	// By is the person who answered, when the asker knows them by a login
+	// of their own (serve's team approval page); nil: the person at this
+	// machine. It is recorded as the approval record's approver.
+	By *audit.Person
 }
 
 // ChannelAsker is an Asker whose answers all come one way. The gate

@@ -195,7 +195,7 @@ func (g *Gate) AnswerLater(id string, ans Answer) error {
 		rec := &audit.Record{Kind: audit.Approval, SessionID: g.o.SessionID, Client: g.o.Client,
 			Server: c.Server, ServerIdentity: c.Identity, Tool: c.Tool, DefHash: c.Definition, ArgsHash: c.ArgsHash,
 			Tier: c.Tier, ApprovalID: ap.ID, ApprovalState: audit.ApprovalDenied, DecidedBy: audit.ByPersonDenial,
-			Via: knownChannel(string(ans.Via))}
+			Via: knownChannel(string(ans.Via)), Approver: ans.By}
 		if ans.Approve {
 			rec.ApprovalState, rec.DecidedBy = audit.ApprovalApproved, audit.ByPerson(decide.ScopeOnce.String())
 		}

@@ -347,3 +347,38 @@ func TestNoHoldWithoutItsRecord(t *testing.T) {
 		t.Fatalf("the store keeps %d held calls no record shows", len(waiting))
 	}
 }
+
+// TestLaterAnswerNamesItsApprover: an answer given by a person known by
+// their own login (serve's team page) names them in its approval record.
+func TestLaterAnswerNamesItsApprover(t *testing.T) {
+	w, _ := laterWorld(t, nil, nil)
+	r := w.call("set_value", laterArgs)
+	bob := &audit.Person{Issuer: "https://login.example", Subject: "bob", Name: "Bob"}
+	if err := w.gate.AnswerLater(r.Held.ID, Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb, By: bob}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := audit.Tail(w.audit, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, rec := range recs {
+		if rec.Kind == audit.Approval && rec.ApprovalState == audit.ApprovalApproved {
+			found = true
+			if rec.Approver == nil || *rec.Approver != *bob || rec.Via != audit.ChannelWeb {
+				t.Errorf("the approval record names approver %+v via %q, want %+v via web", rec.Approver, rec.Via, bob)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no approval record was written")
+	}
+	f, err := os.Open(w.audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if rep, err := audit.Verify(f); err != nil || !rep.OK() {
+		t.Fatalf("the chain with an approver does not verify: %v %+v", err, rep)
+	}
+}

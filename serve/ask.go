@@ -138,6 +138,12 @@ type provided struct {
 // channel (Answer.Via) is the route's: the client's form, or mcphost
 // approve — whatever the answer itself carried.
 func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
+	if a.s.questionRoute(q) != nil {
+		// Routed to an approver group: neither the caller's form (nor an
+		// answer that came with the request) nor their approver may
+		// answer it; the gate holds it for the group's team page.
+		return host.Answer{}, errRoutedAsk
+	}
 	if p := a.answer; p != nil {
 		if p.reason != "" {
 			return host.Answer{Reason: p.reason}, nil

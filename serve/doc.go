@@ -57,7 +57,12 @@
 // 401 challenges). Then the token's person (issuer and subject) owns the
 // session it opens, and a stateless identity is that person's: grants and
 // taint are never shared between people, and the audit record and the
-// telemetry name the person and the token's client.
+// telemetry name the person and the token's client. Who approves a team's
+// held calls is team.go's: the team approval page (TeamPage) logs people
+// in with the same issuer, shows each person their own held calls, and
+// the calls Options.Route sends to an approver group only to its members
+// (never to the caller under four eyes); a routed call is never asked of
+// its caller's form or approver.
 //
 // Over HTTP, a request of 2026-07-28 or later (NewProtocol: its
 // MCP-Protocol-Version header or its _meta says so) goes to go-sdk's

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -145,5 +146,42 @@ func TestAReplicaAnswersACallAnotherHeld(t *testing.T) {
 	}
 	if res := c.call(t, "rogue__set_value", args); !res.IsError || a.execs("rogue", "set_value") != 1 {
 		t.Fatalf("a second retry: %s (%d runs), want nothing run", text(res), a.execs("rogue", "set_value"))
+	}
+}
+
+// A call the managed policy routes to a group is not answered through the
+// fallback of a replica that did not hold it: the route is read from what
+// the store keeps of the call, as every replica's policy is the same.
+func TestAReplicaKeepsTheRouteOfACallAnotherHeld(t *testing.T) {
+	url := pgtest.DB(t)
+	route := func(o *Options) {
+		o.Route = func(server, tool string, tier decide.Tier) *Route {
+			if tool == "set_value" {
+				return &Route{Group: "owners"}
+			}
+			return nil
+		}
+	}
+	replica := func(more ...func(*Options)) *world {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		w, _, _ := laterWorld(t, nil, append([]func(*Options){func(o *Options) {
+			o.Later = s.Later(later.Options{})
+			o.Audit = audit.OpenChain(s, audit.Options{})
+		}}, more...)...)
+		return w
+	}
+	a, b := replica(), replica(route)
+	c := a.connectAutopilot(&autopilot{})
+	res := c.call(t, "rogue__set_value", `{"key":"k","value":"v"}`)
+	m := approvalID.FindStringSubmatch(text(res))
+	if m == nil {
+		t.Fatalf("the call through A was not held: %s", text(res))
+	}
+	if err := b.srv.AnswerLater(m[1], host.Answer{Approve: true, Scope: decide.ScopeOnce, Via: audit.ChannelWeb}); !errors.Is(err, ErrRouted) {
+		t.Fatalf("B answering a routed call A held: %v, want ErrRouted", err)
 	}
 }

@@ -89,6 +89,9 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	if s.o.MayApprove != nil && !s.o.MayApprove(d.Tier, audit.ChannelElicitation) {
 		return nil // the form may not approve it: never shown there (asker.outOfBand)
 	}
+	if s.routeOf(e.server, e.tool, d.Tier) != nil {
+		return nil // routed to an approver group: never shown to the caller's form (team.go)
+	}
 	q := &host.Question{Server: e.server, Trusted: s.o.Trusted(e.server), Tool: t, Args: args, Decision: d,
 		Scopes: decide.AllowedScopes(d), Changed: sess.gate.Changed(t)}
 	if q.Changed {
@@ -181,7 +184,7 @@ func (s *Server) operationRound(sess *session, a *asker, server, op string, args
 	e := &export{server: server, tool: op}
 	if state == "" && responses == nil {
 		d, t, err := sess.gate.ExplainOperation(server, op, args)
-		if err != nil || d.Verdict != decide.Ask {
+		if err != nil || d.Verdict != decide.Ask || s.routeOf(server, op, d.Tier) != nil {
 			return a, nil, "", nil
 		}
 		q := &host.Question{Server: server, Trusted: s.o.Trusted(server), Tool: t, Args: args, Decision: d, Scopes: decide.AllowedScopes(d)}

@@ -132,6 +132,11 @@ type Options struct {
 	// server and tool (the words are the server's: sanitize). It must not
 	// block.
 	Notify func(server, tool string)
+	// Route, if set, says where the managed policy sends a call for
+	// approval (team.go): a call it routes to a group is never asked of
+	// its caller's form or approver, only held for the group's members on
+	// the team page; nil routes none.
+	Route func(server, tool string, tier decide.Tier) *Route
 }
 
 // laterPoster is an approver that can show a call held for later
@@ -153,7 +158,8 @@ type laterPoster interface {
 // released before anything that takes one: runMu (relay.go), parkMu and
 // each parked call's mu (never held together: abandonIdle collects under
 // parkMu, then locks each call's mu on its own), fwdMu (forward.go,
-// completion.go), drain.mu and each running call's logMu. fx.subs.op is
+// completion.go), drain.mu, each running call's logMu and team.mu (team.go,
+// under which only the later store's own lock is taken). fx.subs.op is
 // held across the server's answer to a subscription; no other lock is held
 // across a request to a server or a client. syncMu, mu and fwdMu are held
 // across calls into the SDK server (list changes, whose notifications it
@@ -193,6 +199,8 @@ type Server struct {
 	heldBy map[string]*host.Gate
 	// answers answers the calls held by another replica (AnswerLater).
 	answers *host.Gate
+	// team keeps whose each held call is and where it is routed (team.go).
+	team teamHeld
 
 	runMu    sync.Mutex
 	inflight map[string][]*running // upstream server → the calls running there (relay.go)
@@ -714,9 +722,15 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 	s.mu.Lock()
 	g := s.heldBy[id]
 	if g == nil && s.o.Later != nil {
-		if _, ok := s.o.Later.Get(id); ok {
+		if ap, ok := s.o.Later.Get(id); ok {
+			if s.routedCall(ap.Call) {
+				// Routed by the managed policy (the same on every
+				// replica): only its group answers, on the team page.
+				s.mu.Unlock()
+				return ErrRouted
+			}
 			if s.answers == nil {
-				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil)
+				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil)
 			}
 			g = s.answers
 		}
@@ -725,7 +739,24 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 	if g == nil {
 		return later.ErrUnknown
 	}
+	if s.routedHeld(id) {
+		return ErrRouted
+	}
 	return g.AnswerLater(id, ans)
+}
+
+// routedCall reports whether the managed policy routes the held call c
+// to an approver group, from what the store keeps of it: a call held by
+// another replica is routed as it was there.
+func (s *Server) routedCall(c later.Call) bool {
+	if s.o.Route == nil {
+		return false
+	}
+	var tier decide.Tier
+	if tier.UnmarshalText([]byte(c.Tier)) != nil {
+		return true // a tier this serve cannot read: answered by no one here
+	}
+	return s.o.Route(c.Server, c.Tool, tier) != nil
 }
 
 // heldNote says where a held call can be approved and that the model
@@ -734,6 +765,15 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 // socket, and until when.
 func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	link := s.pageLink(ap.ID)
+	if tc := s.teamCallOf(ap.ID); tc != nil && tc.route != nil {
+		fmt.Fprintf(b, "It waits for the approval of %s under approval id %s until %s: the managed policy routes this call to that group.\n",
+			tc.route.Who(), ap.ID, ap.Expires.UTC().Format("15:04:05 UTC"))
+		if link != "" {
+			b.WriteString("They approve it on mcphost's team approval page: " + link + ".\n")
+		}
+		b.WriteString("Tell the person it waits for " + tc.route.Who() + ", and once it is approved, make exactly the same call again (the same tool and arguments): it then runs once. Until then, calling it again runs nothing.")
+		return
+	}
 	fmt.Fprintf(b, "It waits for a person's approval under approval id %s until %s.\n", ap.ID, ap.Expires.UTC().Format("15:04:05 UTC"))
 	var where []string
 	if link != "" {
@@ -758,6 +798,9 @@ type Later interface {
 	// Answered returns a channel closed once the held call id is
 	// answered; nil when no call is held under id.
 	Answered(id string) <-chan struct{}
+	// Waiting lists the calls held and not yet answered, oldest first
+	// (the team page's list).
+	Waiting() []later.Approval
 }
 
 // session is one client's state: its gate (grants, taint) and who it is.
@@ -816,7 +859,7 @@ func (s *Server) session(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	}
 	withCaller(ac, c)
 	a := &asker{s: s, ss: ss}
-	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, a, a.canAsk)}
+	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, c, a, a.canAsk)}
 	s.sessions[ss] = sess
 	return sess, nil
 }
@@ -839,7 +882,7 @@ func withCaller(ac *audit.Client, c *Caller) {
 	ac.ID, ac.Person = c.ClientID, &p
 }
 
-func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
+func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk func() bool) *host.Gate {
 	var g *host.Gate
 	g = host.NewGate(host.GateOptions{
 		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted, MayTrust: s.o.MayTrust,
@@ -848,15 +891,16 @@ func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *hos
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
 		Observer: s.observer(c), Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 		MayApprove: s.o.MayApprove, Later: s.o.Later,
-		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, ap, q) },
+		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, caller, ap, q) },
 	})
 	return g
 }
 
 // held shows a call newly held for later approval to the approvers, where
 // `mcphost approve` (and the approval page) can answer it, and tells the
-// person a call waits.
-func (s *Server) held(g *host.Gate, ap later.Approval, q *host.Question) {
+// person a call waits. A call routed to an approver group goes to the
+// team page only: the approvers and the loopback page are the caller's.
+func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Question) {
 	s.mu.Lock()
 	for id := range s.heldBy {
 		if _, ok := s.o.Later.Get(id); !ok {
@@ -865,6 +909,10 @@ func (s *Server) held(g *host.Gate, ap later.Approval, q *host.Question) {
 	}
 	s.heldBy[ap.ID] = g
 	s.mu.Unlock()
+	s.keepTeam(ap, q, caller)
+	if s.questionRoute(q) != nil {
+		return
+	}
 	if p, ok := s.o.Approver.(laterPoster); ok {
 		_ = p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
 	}
@@ -917,7 +965,7 @@ func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, e
 	}
 	ac := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
 	withCaller(ac, c)
-	sess := &session{client: ac, caller: c, gate: s.newGate(ac, nil, s.anyRequestCanAsk)}
+	sess := &session{client: ac, caller: c, gate: s.newGate(ac, c, nil, s.anyRequestCanAsk)}
 	s.idents[id] = sess
 	return sess, nil
 }

@@ -146,6 +146,7 @@ func (st *setup) policyLines(g *globalOptions, s *streams) []policyLine {
 	out = append(out, auto)
 
 	out = append(out, st.askViaLines()...)
+	out = append(out, approverLines(m)...)
 
 	if m != nil {
 		if m.HasAllowed {

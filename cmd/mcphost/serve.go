@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcphost/mcphost/approver/web"
 	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/pgstore"
@@ -282,17 +284,27 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	// flushed, bounded, when serve ends (after the last call's span).
 	tel := st.startTelemetry(s) // telemetry.go
 	defer func() { tel.warnOf(tel.flush())() }()
+	// A team's serve (--http with an issuer) sends the calls the managed
+	// policy routes to an approver group to the team page only; the link
+	// of a held call is the team page's once it runs (serveHTTP).
+	links := &teamLinks{local: heldLink(web.CurrentLink)}
+	var route func(server, tool string, tier decide.Tier) *serve.Route
+	if o.HTTP != "" {
+		if a, err := serveAuth(st, o, s.Getenv); err == nil && a != nil {
+			route = managedRoute(st.managed)
+		}
+	}
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
 		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
 		MayApprove: st.mayApprove(), Later: held,
-		Notify: desktopNotify, Link: heldLink(web.CurrentLink),
+		Notify: desktopNotify, Link: links.link, Route: route,
 	})
 	defer srv.Close() // before the manager closes
 	if o.HTTP != "" {
-		return serveHTTP(ctx, st, o, srv, s)
+		return serveHTTP(ctx, st, o, srv, s, links)
 	}
 	if s.Terminal {
 		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
@@ -342,7 +354,7 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveHTTP serves streamable HTTP on o.HTTP until ctx ends.
-func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Server, s *streams) error {
+func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Server, s *streams, links *teamLinks) error {
 	if err := serve.CheckListen(o.HTTP, o.AllowRemote); err != nil {
 		return usageError(err)
 	}
@@ -422,6 +434,16 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 			mux.Handle(p, oauth.Metadata())
 		}
 		fmt.Fprintf(s.Err, "mcphost: accepting access tokens of %s for %s; metadata at %s\n", authOpts.Issuer, authOpts.Audience, oauth.MetadataURL())
+		if id, secret := teamPageClient(st, s.Getenv); id != "" {
+			page, err := srv.NewTeamPage(ctx, serve.TeamOptions{Issuer: authOpts.Issuer, ClientID: id, ClientSecret: secret,
+				BaseURL: origin(authOpts.Audience), Secure: tlsConf != nil || strings.HasPrefix(authOpts.Audience, "https://")})
+			if err != nil {
+				return err
+			}
+			links.team = page.Link
+			mux.Handle(serve.TeamPath, page.Handler())
+			fmt.Fprintf(s.Err, "mcphost: the team approval page is at %s%s (log in with %s)\n", origin(authOpts.Audience), serve.TeamPath, authOpts.Issuer)
+		}
 	}
 	srv.MountHealth(mux) // /healthz and /readyz, without the token (serve/health.go)
 	// The server's own complaints (a client speaking plain HTTP to TLS, say)
@@ -545,4 +567,75 @@ func heldLink(current func() string) func(approvalID string) string {
 		}
 		return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/", Fragment: id}).String()
 	}
+}
+
+// teamLinks names a held call's page: the team page's when serve runs one
+// (set before serve accepts a request), else the loopback page's.
+type teamLinks struct {
+	local, team func(string) string
+}
+
+func (l *teamLinks) link(id string) string {
+	if l.team != nil {
+		return l.team(id)
+	}
+	return l.local(id)
+}
+
+// managedRoute is the managed policy's "approvers" as serve's routing of
+// held calls.
+func managedRoute(m *config.Managed) func(server, tool string, tier decide.Tier) *serve.Route {
+	return func(server, tool string, tier decide.Tier) *serve.Route {
+		if r := m.ApproverRoute(server, tool, tier.String()); r != nil {
+			return &serve.Route{Group: r.Group, FourEyes: r.FourEyes}
+		}
+		return nil
+	}
+}
+
+// teamPageClient is the team approval page's client at the issuer, from
+// the config's "serve"."auth", its secret overridden by
+// MCPHOST_SERVE_APPROVE_CLIENT_SECRET; "" when none is configured (no
+// page).
+func teamPageClient(st *setup, getenv func(string) string) (id, secret string) {
+	if st.cfg.Serve == nil || st.cfg.Serve.Auth == nil {
+		return "", ""
+	}
+	a := st.cfg.Serve.Auth
+	id, secret = a.ApproveClientID, a.ApproveClientSecret
+	if v := getenv("MCPHOST_SERVE_APPROVE_CLIENT_SECRET"); v != "" {
+		secret = v
+	}
+	return id, secret
+}
+
+// origin is the scheme and host of u.
+func origin(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Scheme + "://" + p.Host
+}
+
+// approverLines are the managed policy's "approvers" for `mcphost policy`:
+// which calls each route takes, to which group, in file order.
+func approverLines(m *config.Managed) []policyLine {
+	if m == nil {
+		return nil
+	}
+	var out []policyLine
+	for _, r := range m.Approvers {
+		which := "every tier"
+		if len(r.Tiers) > 0 {
+			which = strings.Join(r.Tiers, ", ")
+		}
+		which += ", server " + cmp.Or(r.Server, "*") + ", tool " + cmp.Or(r.Tool, "*")
+		v := which + ": a member of " + r.Group
+		if r.FourEyes {
+			v += ", never the caller (four eyes)"
+		}
+		out = append(out, policyLine{Setting: "approvers", Value: v, Source: srcManaged, At: r.At, Note: "on a team's serve --http"})
+	}
+	return out
 }

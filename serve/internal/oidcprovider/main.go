@@ -48,6 +48,10 @@ type ClientConfig struct {
 	// negative one issues tokens that expired that long before they were
 	// issued, for tests of expiry that need no waiting.
 	LifetimeSeconds int `json:"lifetimeSeconds,omitempty"`
+	// LeanIDToken leaves the person's profile claims (name, email,
+	// groups) out of its ID tokens, as some issuers do: a client then
+	// reads them from userinfo.
+	LeanIDToken bool `json:"leanIDToken,omitempty"`
 }
 
 // UserConfig is one person who can log in.
@@ -57,6 +61,9 @@ type UserConfig struct {
 	Password string `json:"password"`
 	Name     string `json:"name,omitempty"`
 	Email    string `json:"email,omitempty"`
+	// Groups are the groups the person belongs to, in the "groups" claim
+	// of their ID token and userinfo (with the profile scope).
+	Groups []string `json:"groups,omitempty"`
 }
 
 func main() {

@@ -155,7 +155,7 @@ func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 	return func(s []string) []string { return s }
 }
 func (c *client) IsScopeAllowed(string) bool           { return true }
-func (c *client) IDTokenUserinfoClaimsAssertion() bool { return true }
+func (c *client) IDTokenUserinfoClaimsAssertion() bool { return !c.cfg.LeanIDToken }
 func (c *client) ClockSkew() time.Duration             { return 0 }
 
 var errNotFound = errors.New("not found")
@@ -313,6 +313,9 @@ func (s *store) userinfo(info *oidc.UserInfo, userID string, scopes []string) er
 	info.Subject = u.ID
 	if slices.Contains(scopes, oidc.ScopeProfile) {
 		info.Name, info.PreferredUsername = u.Name, u.Username
+		if u.Groups != nil {
+			info.AppendClaims("groups", u.Groups)
+		}
 	}
 	if slices.Contains(scopes, oidc.ScopeEmail) {
 		info.Email, info.EmailVerified = u.Email, true

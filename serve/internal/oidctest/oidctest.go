@@ -34,15 +34,17 @@ type Client struct {
 	Audience        []string `json:"audience,omitempty"`
 	Opaque          bool     `json:"opaque,omitempty"`
 	LifetimeSeconds int      `json:"lifetimeSeconds,omitempty"`
+	LeanIDToken     bool     `json:"leanIDToken,omitempty"`
 }
 
 // User is a person who can log in.
 type User struct {
-	ID       string `json:"id"`
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Name     string `json:"name,omitempty"`
-	Email    string `json:"email,omitempty"`
+	ID       string   `json:"id"`
+	Username string   `json:"username"`
+	Password string   `json:"password"`
+	Name     string   `json:"name,omitempty"`
+	Email    string   `json:"email,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
 }
 
 // Config is what the provider is started with.
