@@ -132,6 +132,12 @@ type Options struct {
 	// server and tool (the words are the server's: sanitize). It must not
 	// block.
 	Notify func(server, tool string)
+	// SessionState, if set, keeps the session state (grants "for this
+	// session", taint) of each stateless client identity, by its key
+	// (identity.key), in a store that replicas share (pgstore.Sessions),
+	// so that a 2026-07-28 client is one session to every replica. Nil:
+	// each replica keeps it in memory (sessionstate.go).
+	SessionState func(key string) host.SessionState
 }
 
 // laterPoster is an approver that can show a call held for later
@@ -716,7 +722,7 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 	if g == nil && s.o.Later != nil {
 		if _, ok := s.o.Later.Get(id); ok {
 			if s.answers == nil {
-				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil)
+				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil)
 			}
 			g = s.answers
 		}
@@ -816,7 +822,7 @@ func (s *Server) session(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	}
 	withCaller(ac, c)
 	a := &asker{s: s, ss: ss}
-	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, a, a.canAsk)}
+	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, a, a.canAsk, nil)}
 	s.sessions[ss] = sess
 	return sess, nil
 }
@@ -839,7 +845,7 @@ func withCaller(ac *audit.Client, c *Caller) {
 	ac.ID, ac.Person = c.ClientID, &p
 }
 
-func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *host.Gate {
+func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool, state host.SessionState) *host.Gate {
 	var g *host.Gate
 	g = host.NewGate(host.GateOptions{
 		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted, MayTrust: s.o.MayTrust,
@@ -849,6 +855,7 @@ func (s *Server) newGate(c *audit.Client, a host.Asker, canAsk func() bool) *hos
 		Observer: s.observer(c), Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 		MayApprove: s.o.MayApprove, Later: s.o.Later,
 		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, ap, q) },
+		State:  state,
 	})
 	return g
 }
@@ -917,7 +924,8 @@ func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, e
 	}
 	ac := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
 	withCaller(ac, c)
-	sess := &session{client: ac, caller: c, gate: s.newGate(ac, nil, s.anyRequestCanAsk)}
+	state := s.sharedState(id, ac)
+	sess := &session{client: ac, caller: c, gate: s.newGate(ac, nil, s.anyRequestCanAsk, state)}
 	s.idents[id] = sess
 	return sess, nil
 }
