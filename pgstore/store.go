@@ -1,7 +1,8 @@
 // Package pgstore keeps what several mcphost processes must share — the
 // audit chain, the calls held for a person's later approval, the pins
-// of tool definitions and the session state (grants "for this session",
-// taint) of serve's stateless clients — in one
+// of tool definitions, the session state (grants "for this session",
+// taint) of serve's stateless clients and the request states they spent —
+// in one
 // PostgreSQL database, so that replicas of `mcphost serve` behind a load
 // balancer are one gate: every replica appends to one hash chain, and a
 // call held by one replica and approved through another runs once,
@@ -215,6 +216,19 @@ var migrations = []string{
 	);
 	CREATE INDEX mcphost_session_grants_session ON mcphost_session_grants (session, id);
 	CREATE INDEX mcphost_session_grants_expires ON mcphost_session_grants (expires);`,
+	// 4: what serve's request states need across replicas: the key that
+	// seals them (made once, by the first replica), and the nonces of
+	// those spent, until they expire.
+	`CREATE TABLE mcphost_secrets (
+		name    text PRIMARY KEY,
+		value   bytea NOT NULL,
+		created timestamptz NOT NULL DEFAULT clock_timestamp()
+	);
+	CREATE TABLE mcphost_spent (
+		nonce   text PRIMARY KEY,
+		expires timestamptz NOT NULL
+	);
+	CREATE INDEX mcphost_spent_expires ON mcphost_spent (expires);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

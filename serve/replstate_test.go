@@ -33,7 +33,7 @@ func (b *balancer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // replicas starts n serve replicas over HTTP, each with a pool of its own
 // on the one database db, keeping the session state of stateless clients
-// there.
+// and the request states' key and spent nonces there.
 func replicas(t *testing.T, n int, db string) ([]*world, *balancer) {
 	t.Helper()
 	tr := &http.Transport{}
@@ -47,10 +47,15 @@ func replicas(t *testing.T, n int, db string) ([]*world, *balancer) {
 		}
 		t.Cleanup(st.Close)
 		sessions := st.Sessions(pgstore.SessionOptions{})
+		states, err := st.RequestStates(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
 		// The open-world read is allowed by a rule, which a tainted session
 		// sets aside: it asks.
 		w := newWorld(t, worldOpts{rules: append([]string{"allow:tasks/search_context"}, defaultRules...), tweak: func(o *Options) {
 			o.SessionState = func(key string) host.SessionState { return sessions.For(key) }
+			o.RequestStates = states
 		}})
 		ts := httptest.NewServer(w.srv.Handler("tok"))
 		t.Cleanup(ts.Close)
@@ -62,10 +67,14 @@ func replicas(t *testing.T, n int, db string) ([]*world, *balancer) {
 }
 
 // connectVia connects a 2026-07-28 client named name through the
-// balancer.
+// balancer; with a nil e it answers input requests by hand.
 func connectVia(t *testing.T, lb *balancer, name string, e *elicitor) *mcp.ClientSession {
 	t.Helper()
-	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{ElicitationHandler: e.handle})
+	opts := &mcp.ClientOptions{ElicitationHandler: (&elicitor{}).handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
+	if e != nil {
+		opts = &mcp.ClientOptions{ElicitationHandler: e.handle}
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
 	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://replicas.invalid/",
 		HTTPClient: &http.Client{Transport: lb}}, nil)
 	if err != nil {
@@ -189,5 +198,36 @@ func TestIdentityKeysNeverCollide(t *testing.T) {
 			t.Fatalf("%+v and %+v have one key", id, other)
 		}
 		seen[id.key()] = id
+	}
+}
+
+// A 2026-07-28 client's answer may reach another replica than its
+// question: replica B opens the request state A sealed (one key for all)
+// and runs the call once; the same answer replayed through A, or through
+// B again, runs nothing (the nonce is spent in the store they share).
+func TestARequestStateSpentThroughOneReplicaIsSpentForAll(t *testing.T) {
+	ws, lb := replicas(t, 2, pgtest.DB(t))
+	a, b := ws[0], ws[1]
+	cs := connectVia(t, lb, "desk", nil)
+	args := map[string]any{"key": "k", "value": "v"}
+	lb.to.Store(0)
+	first := callArgs(t, cs, &mcp.CallToolParams{Name: "flaky__set_value", Arguments: args})
+	if !first.NeedsInput() || first.RequestState == "" {
+		t.Fatalf("the question through A: %+v, want an input request with a request state", first)
+	}
+	yes := mcp.InputResponseMap{approvalInput: accept(DecisionAllowOnce, "")}
+	answer := &mcp.CallToolParams{Name: "flaky__set_value", Arguments: args, InputResponses: yes, RequestState: first.RequestState}
+	lb.to.Store(1)
+	if res := callArgs(t, cs, answer); res.IsError || b.execs("flaky", "set_value") != 1 {
+		t.Fatalf("the answer through B: %s (ran %d), want the call run once", text(res), b.execs("flaky", "set_value"))
+	}
+	for _, replica := range []int32{0, 1} {
+		lb.to.Store(replica)
+		if res := callArgs(t, cs, answer); !res.IsError || !strings.Contains(text(res), "used already") {
+			t.Fatalf("the answer replayed through replica %d: %s, want it refused as used", replica, text(res))
+		}
+	}
+	if n := a.execs("flaky", "set_value") + b.execs("flaky", "set_value"); n != 1 {
+		t.Fatalf("set_value ran %d times over both replicas, want once", n)
 	}
 }

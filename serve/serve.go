@@ -138,6 +138,12 @@ type Options struct {
 	// so that a 2026-07-28 client is one session to every replica. Nil:
 	// each replica keeps it in memory (sessionstate.go).
 	SessionState func(key string) host.SessionState
+	// RequestStates, if set, is the key that seals request states and
+	// the nonces of those spent, shared by replicas (pgstore.RequestStates,
+	// roundtrip.go), so that a 2026-07-28 client's answer may reach another
+	// replica than its question, and is used once over all. Nil: this
+	// process's own key and memory.
+	RequestStates RequestStates
 }
 
 // laterPoster is an approver that can show a call held for later
@@ -246,7 +252,11 @@ func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
+	key := []byte(rand.Text())
+	if o.RequestStates != nil {
+		key = o.RequestStates.Key()
+	}
+	s := &Server{o: o, key: key, started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}, heldBy: map[string]*host.Gate{},
 		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}, drain: newDrain()}
