@@ -915,7 +915,8 @@ var ErrTooManyClients = fmt.Errorf("more than %d client identities called over H
 // itself the same shares them; the token is what is trusted, so with OAuth
 // only the same person's clients do. An identity's state is never dropped
 // (that would drop its taint): past MaxStatelessClients a new identity is
-// refused.
+// refused. With Options.SessionState its grants and taint are kept in the
+// store the replicas share instead, and last as long as it keeps them.
 func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	var id identity
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
