@@ -99,6 +99,11 @@ type GateOptions struct {
 	// in the saved session, so that a resume cannot lose it. It is called on
 	// the calling goroutine, outside the gate's lock.
 	OnTaint func(Taint)
+	// State, if set, keeps the session's "this session" grants and its
+	// taint (read before each decision, written when they change), so that
+	// several gates with the same State, in one process or several, are
+	// one session. Nil: they live in this gate's memory.
+	State SessionState
 
 	// CallOptions are passed to every execution (timeouts, progress).
 	CallOptions client.CallOptions
@@ -663,9 +668,8 @@ func (g *Gate) decide(spec client.Spec, trusted bool, t *client.Tool, pinned str
 // decideFor is decide for a request the person made themselves (byPerson:
 // decide.Input.ByPerson) or the model made (false).
 func (g *Gate) decideFor(spec client.Spec, trusted bool, t *client.Tool, pinned string, args json.RawMessage, byPerson bool) decide.Decision {
-	g.mu.Lock()
-	sess := decide.Session{Grants: append([]decide.Grant(nil), g.grants...), SawOpenWorldOutput: g.sawOpen, SawPrivateRead: g.sawPriv}
-	g.mu.Unlock()
+	grants, taint := g.session()
+	sess := decide.Session{Grants: grants, SawOpenWorldOutput: taint.OpenWorld, SawPrivateRead: taint.PrivateRead}
 	bases, paths := g.argPlaces(&spec, args)
 	mode := g.o.Mode
 	if g.o.CanAsk != nil && !g.o.CanAsk() {
@@ -817,6 +821,9 @@ func (g *Gate) grant(d decide.Decision, scope decide.Scope, ident, server string
 		if g.o.Store != nil {
 			_ = g.o.Store.AddAlwaysGrant(gr, server) // if it cannot be saved it still holds for this session
 		}
+	default:
+		g.keepSessionGrant(gr)
+		return
 	}
 	g.mu.Lock()
 	g.grants = append(g.grants, gr)
@@ -965,6 +972,9 @@ func (g *Gate) taint(d decide.Decision) {
 	}
 	after := Taint{OpenWorld: g.sawOpen, PrivateRead: g.sawPriv}
 	g.mu.Unlock()
+	if after != before && g.o.State != nil {
+		_ = g.o.State.AddTaint(after.OpenWorld, after.PrivateRead) // if it fails, written again at the next decision (session)
+	}
 	if after != before && g.o.OnTaint != nil {
 		g.o.OnTaint(after)
 	}
@@ -1001,19 +1011,22 @@ func isStale(res *mcp.CallToolResult) bool { return client.StaleResult(res) }
 // Grants returns the grants in force in this session: the person's session
 // and argument grants and the persisted "always" grants, oldest first.
 func (g *Gate) Grants() []decide.Grant {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]decide.Grant(nil), g.grants...)
+	grants, _ := g.session()
+	return grants
 }
 
 // Revoke removes every grant equal to gr from this session and reports how
 // many there were. An "always" grant is removed from the session only; the
-// caller removes it from the store too.
+// caller removes it from the store too. A grant the SessionState keeps is
+// removed there, for every process that shares it.
 func (g *Gate) Revoke(gr decide.Grant) int {
+	n := 0
+	if g.o.State != nil {
+		n, _ = g.o.State.Revoke(gr)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	keep := g.grants[:0]
-	n := 0
 	for _, x := range g.grants {
 		if x == gr {
 			n++
@@ -1029,9 +1042,8 @@ func (g *Gate) Revoke(gr decide.Grant) int {
 // open-world tool, and from a closed-world read. Both together mean the
 // session holds private data and untrusted content at once.
 func (g *Gate) Taint() (openWorld, privateRead bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.sawOpen, g.sawPriv
+	_, t := g.session()
+	return t.OpenWorld, t.PrivateRead
 }
 
 // refusedBy is how a Deny decision ends: denied by its rule, or, when it

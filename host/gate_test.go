@@ -58,6 +58,8 @@ type worldOpts struct {
 	mayApprove func(decide.Tier, audit.Channel) bool
 	onHold     func(later.Approval, *Question)
 	client     *audit.Client
+	// state is GateOptions.State (sessionstate_test.go).
+	state SessionState
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
@@ -110,7 +112,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		Catalog: w.m, Policy: p, Trusted: func(string) bool { return o.trusted }, Asker: o.asker, Mode: mode, Audit: log,
 		CallOptions: client.CallOptions{Timeout: timeout},
 		Backoff:     func(int) time.Duration { return time.Millisecond },
-		Later:       o.later, MayApprove: o.mayApprove, OnHold: o.onHold, Client: o.client,
+		Later:       o.later, MayApprove: o.mayApprove, OnHold: o.onHold, Client: o.client, State: o.state,
 	})
 	return w
 }

@@ -14,3 +14,6 @@ var (
 	_ serve.Later = (*pgstore.Later)(nil)
 	_ serve.Later = (*later.Store)(nil)
 )
+
+// A stateless client's session state in the database is the gate's.
+var _ host.SessionState = (*pgstore.Session)(nil)

@@ -1,6 +1,8 @@
 // Package pgstore keeps what several mcphost processes must share — the
-// audit chain, the calls held for a person's later approval and the pins
-// of tool definitions — in one
+// audit chain, the calls held for a person's later approval, the pins
+// of tool definitions, the session state (grants "for this session",
+// taint) of serve's stateless clients and the request states they spent —
+// in one
 // PostgreSQL database, so that replicas of `mcphost serve` behind a load
 // balancer are one gate: every replica appends to one hash chain, and a
 // call held by one replica and approved through another runs once,
@@ -11,8 +13,8 @@
 // migration once. Appends to the chain are serialised by a row lock on
 // the chain's head, held for the append's transaction: whoever appends,
 // each record's prev is the hash of the record before it. Everything else
-// mcphost keeps (consents, trust, grants, taint, spent nonces) is still in
-// the state directory's files.
+// mcphost keeps (consents, trust, "always" grants) is still in the state
+// directory's files.
 package pgstore
 
 import (
@@ -197,6 +199,36 @@ var migrations = []string{
 		pinned   timestamptz NOT NULL DEFAULT clock_timestamp(),
 		PRIMARY KEY (identity, tool)
 	);`,
+	// 3: the session state of serve's stateless clients, by the client's
+	// identity: its taint (one row, only ever OR-ed) and its "this
+	// session" grants (a row each, until they expire).
+	`CREATE TABLE mcphost_session_taint (
+		session      bytea PRIMARY KEY,
+		open_world   boolean NOT NULL DEFAULT false,
+		private_read boolean NOT NULL DEFAULT false,
+		updated      timestamptz NOT NULL DEFAULT clock_timestamp()
+	);
+	CREATE TABLE mcphost_session_grants (
+		id         bigserial PRIMARY KEY,
+		session    bytea NOT NULL,
+		grant_json bytea NOT NULL,
+		expires    timestamptz NOT NULL
+	);
+	CREATE INDEX mcphost_session_grants_session ON mcphost_session_grants (session, id);
+	CREATE INDEX mcphost_session_grants_expires ON mcphost_session_grants (expires);`,
+	// 4: what serve's request states need across replicas: the key that
+	// seals them (made once, by the first replica), and the nonces of
+	// those spent, until they expire.
+	`CREATE TABLE mcphost_secrets (
+		name    text PRIMARY KEY,
+		value   bytea NOT NULL,
+		created timestamptz NOT NULL DEFAULT clock_timestamp()
+	);
+	CREATE TABLE mcphost_spent (
+		nonce   text PRIMARY KEY,
+		expires timestamptz NOT NULL
+	);
+	CREATE INDEX mcphost_spent_expires ON mcphost_spent (expires);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

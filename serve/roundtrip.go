@@ -102,9 +102,25 @@ func (s *Server) inputRequired(sess *session, e *export, args json.RawMessage) *
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{approvalInput: Elicitation(q)}, RequestState: state}
 }
 
+// RequestStates is where replicas share what request states need
+// (Options.RequestStates).
+type RequestStates interface {
+	// Key is the key that seals request states, every replica's.
+	Key() []byte
+	// Spend records nonce as spent until at least expires and reports
+	// whether it was unspent, over every replica.
+	Spend(nonce string, expires time.Time) (bool, error)
+}
+
 // spend marks st's answer used and reports whether it was still unused.
-// Spent states are kept until they expire.
+// Spent states are kept until they expire: in the store the replicas
+// share, when there is one (an error there spends nothing: the answer is
+// refused), else in this process's memory.
 func (s *Server) spend(st callState) bool {
+	if s.o.RequestStates != nil {
+		fresh, err := s.o.RequestStates.Spend(st.Nonce, time.Unix(st.Expires, 0))
+		return err == nil && fresh
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now().Unix()

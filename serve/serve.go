@@ -137,6 +137,18 @@ type Options struct {
 	// its caller's form or approver, only held for the group's members on
 	// the team page; nil routes none.
 	Route func(server, tool string, tier decide.Tier) *Route
+	// SessionState, if set, keeps the session state (grants "for this
+	// session", taint) of each stateless client identity, by its key
+	// (identity.key), in a store that replicas share (pgstore.Sessions),
+	// so that a 2026-07-28 client is one session to every replica. Nil:
+	// each replica keeps it in memory (sessionstate.go).
+	SessionState func(key string) host.SessionState
+	// RequestStates, if set, is the key that seals request states and
+	// the nonces of those spent, shared by replicas (pgstore.RequestStates,
+	// roundtrip.go), so that a 2026-07-28 client's answer may reach another
+	// replica than its question, and is used once over all. Nil: this
+	// process's own key and memory.
+	RequestStates RequestStates
 }
 
 // laterPoster is an approver that can show a call held for later
@@ -248,7 +260,11 @@ func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{o: o, key: []byte(rand.Text()), started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
+	key := []byte(rand.Text())
+	if o.RequestStates != nil {
+		key = o.RequestStates.Key()
+	}
+	s := &Server{o: o, key: key, started: make(chan struct{}), ready: make(chan struct{}), tick: make(chan struct{}),
 		exported: map[string]*export{}, listed: map[string]*export{}, sessions: map[*mcp.ServerSession]*session{}, idents: map[identity]*session{},
 		fwd: map[string]forwarded{}, uriOwner: map[string]string{}, spent: map[string]int64{}, heldBy: map[string]*host.Gate{},
 		inflight: map[string][]*running{}, parked: map[string]*parked{}, parkedBy: map[*session]int{}, drain: newDrain()}
@@ -730,7 +746,7 @@ func (s *Server) AnswerLater(id string, ans host.Answer) error {
 				return ErrRouted
 			}
 			if s.answers == nil {
-				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil)
+				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil, nil)
 			}
 			g = s.answers
 		}
@@ -859,7 +875,7 @@ func (s *Server) session(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	}
 	withCaller(ac, c)
 	a := &asker{s: s, ss: ss}
-	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, c, a, a.canAsk)}
+	sess := &session{client: ac, caller: c, ask: a, gate: s.newGate(ac, c, a, a.canAsk, nil)}
 	s.sessions[ss] = sess
 	return sess, nil
 }
@@ -882,7 +898,7 @@ func withCaller(ac *audit.Client, c *Caller) {
 	ac.ID, ac.Person = c.ClientID, &p
 }
 
-func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk func() bool) *host.Gate {
+func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk func() bool, state host.SessionState) *host.Gate {
 	var g *host.Gate
 	g = host.NewGate(host.GateOptions{
 		Catalog: s.o.Catalog, Policy: s.o.Policy, Trusted: s.o.Trusted, MayTrust: s.o.MayTrust,
@@ -892,6 +908,7 @@ func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk f
 		Observer: s.observer(c), Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 		MayApprove: s.o.MayApprove, Later: s.o.Later,
 		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, caller, ap, q) },
+		State:  state,
 	})
 	return g
 }
@@ -946,7 +963,8 @@ var ErrTooManyClients = fmt.Errorf("more than %d client identities called over H
 // itself the same shares them; the token is what is trusted, so with OAuth
 // only the same person's clients do. An identity's state is never dropped
 // (that would drop its taint): past MaxStatelessClients a new identity is
-// refused.
+// refused. With Options.SessionState its grants and taint are kept in the
+// store the replicas share instead, and last as long as it keeps them.
 func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, error) {
 	var id identity
 	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
@@ -965,7 +983,8 @@ func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, e
 	}
 	ac := &audit.Client{Session: "serve-" + rand.Text()[:12], Name: id.name, Version: id.version}
 	withCaller(ac, c)
-	sess := &session{client: ac, caller: c, gate: s.newGate(ac, c, nil, s.anyRequestCanAsk)}
+	state := s.sharedState(id, ac)
+	sess := &session{client: ac, caller: c, gate: s.newGate(ac, c, nil, s.anyRequestCanAsk, state)}
 	s.idents[id] = sess
 	return sess, nil
 }

@@ -63,7 +63,8 @@ type serveOptions struct {
 	AuthIssuer, AuthAudience, AuthClientID string
 	AuthScopes                             []string
 	// Store is the PostgreSQL store (store.go) that replicas share: the
-	// audit chain and the held calls; "" for the config's "store", if any.
+	// audit chain, the held calls, pins, and stateless clients' session
+	// state; "" for the config's "store", if any.
 	Store string
 	// DrainTimeout, over --http, is how long a stop signal lets the calls
 	// in flight finish, readiness saying no, before the rest are cancelled.
@@ -138,7 +139,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
-	f.StringVar(&o.Store, "store", "", "keep the audit chain and the calls held for approval in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
+	f.StringVar(&o.Store, "store", "", "keep the audit chain, the calls held for approval, the pins and 2026-07-28 clients' grants, taint and spent answers in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
 	f.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "with --http, on a stop signal answer not ready on "+serve.ReadyPath+" and let the calls in flight finish for up to `DURATION` before cancelling the rest (0: cancel at once)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	f.StringVar(&o.AuthIssuer, "auth-issuer", "", "accept, instead of the bearer token, access tokens of the OAuth issuer `URL` (with --auth-audience; config: \"serve\": {\"auth\": ...})")
@@ -232,6 +233,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	}
 	var held serve.Later = later.New(later.Options{Lifetime: o.ApprovalLifetime})
 	var pinStore host.Store = st.store
+	var sessionState func(key string) host.SessionState // nil: each replica's memory
+	var requestStates serve.RequestStates               // nil: this process's key and memory
 	if st.storeURL != "" {
 		// A replica that cannot reach the store its team shares does not
 		// serve: it would be a gate of its own.
@@ -247,6 +250,17 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		pinStore = host.SharedPins{Pins: shared.Pins(), Grants: st.store}
 		st.pins = host.NewPins(pinStore)
 		st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(st.stateDir, "definitions.json")))
+		// And a 2026-07-28 client's grants "for this session" and taint,
+		// so that it is one session to every replica.
+		sessions := shared.Sessions(pgstore.SessionOptions{})
+		sessionState = func(key string) host.SessionState { return sessions.For(key) }
+		// And what seals its request states and spends them, so that its
+		// answer may reach another replica than the question, once.
+		rs, rerr := shared.RequestStates(ctx)
+		if rerr != nil {
+			return withCode(exitError, rerr)
+		}
+		requestStates = rs
 	}
 	opened := st.openAudit(g)
 	copts := st.clientOpts
@@ -299,7 +313,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
-		MayApprove: st.mayApprove(), Later: held,
+		MayApprove: st.mayApprove(), Later: held, SessionState: sessionState, RequestStates: requestStates,
 		Notify: desktopNotify, Link: links.link, Route: route,
 	})
 	defer srv.Close() // before the manager closes

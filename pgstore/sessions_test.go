@@ -1,0 +1,96 @@
+package pgstore
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/internal/pgtest"
+)
+
+// Two replicas adding taint to one session at once keep the union of
+// both, however the writes interleave; another session's taint is its own.
+func TestSessionTaintIsTheUnionOfEveryReplicas(t *testing.T) {
+	url := pgtest.DB(t)
+	for round := range 8 {
+		key := "alice\x00desk\x00" + string(rune('a'+round))
+		a, b := open(t, url).Sessions(SessionOptions{}).For(key), open(t, url).Sessions(SessionOptions{}).For(key)
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		wg.Add(2)
+		go func() { defer wg.Done(); errs <- a.AddTaint(true, false) }()
+		go func() { defer wg.Done(); errs <- b.AddTaint(false, true) }()
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.AddTaint(false, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, open, priv, err := b.Load(); err != nil || !open || !priv {
+			t.Fatalf("round %d: taint open %v private %v (%v), want both: a replica's write undid another's", round, open, priv, err)
+		}
+	}
+	if _, open, priv, err := open(t, url).Sessions(SessionOptions{}).For("bob\x00desk\x00a").Load(); err != nil || open || priv {
+		t.Fatalf("another session's taint: open %v private %v (%v), want none", open, priv, err)
+	}
+}
+
+// A grant given through one replica is in force through another, in the
+// order given, until it is revoked (through any replica) or expires; it is
+// the session's only, and one equal grant revoked leaves the others.
+func TestSessionGrantsAreSharedRevokedAndExpire(t *testing.T) {
+	url := pgtest.DB(t)
+	a, b := open(t, url).Sessions(SessionOptions{}), open(t, url).Sessions(SessionOptions{})
+	g1 := decide.Grant{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value", DefinitionHash: "h", Tier: decide.T2, Via: "elicitation", Call: "c1"}
+	g2 := decide.Grant{Scope: decide.ScopeArgs, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x", Tier: decide.T2}
+	for _, g := range []decide.Grant{g1, g2, g1} {
+		if err := a.For("alice").AddGrant(g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, _, err := b.For("alice").Load()
+	if err != nil || len(got) != 3 || got[0] != g1 || got[1] != g2 || got[2] != g1 {
+		t.Fatalf("alice's grants through B: %+v (%v), want g1, g2, g1", got, err)
+	}
+	if other, _, _, _ := b.For("alice\x00").Load(); len(other) != 0 {
+		t.Fatalf("another session has alice's grants: %+v", other)
+	}
+	if n, err := b.For("alice").Revoke(g1); err != nil || n != 2 {
+		t.Fatalf("revoking g1 through B: %d (%v), want 2", n, err)
+	}
+	if got, _, _, _ := a.For("alice").Load(); len(got) != 1 || got[0] != g2 {
+		t.Fatalf("after the revoke, A reads %+v, want g2 alone", got)
+	}
+
+	short := open(t, url).Sessions(SessionOptions{GrantLifetime: time.Hour})
+	if err := short.For("carol").AddGrant(g1); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url)
+	ctx := context.Background()
+	var left time.Duration
+	if err := s.pool.QueryRow(ctx, `SELECT expires - clock_timestamp() FROM mcphost_session_grants WHERE session = 'carol'`).Scan(&left); err != nil || left <= 59*time.Minute || left > time.Hour {
+		t.Fatalf("carol's grant expires in %v (%v), want the hour of its lifetime", left, err)
+	}
+	// The hour passes (on the database's clock, which the lifetime is
+	// counted on).
+	if _, err := s.pool.Exec(ctx, `UPDATE mcphost_session_grants SET expires = expires - interval '1 hour' WHERE session = 'carol'`); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _, _ := short.For("carol").Load(); len(got) != 0 {
+		t.Fatalf("an expired grant is in force: %+v", got)
+	}
+	if err := short.For("dave").AddGrant(g2); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM mcphost_session_grants WHERE session = 'carol'`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("carol's expired grant is still a row (%d, %v): the table would grow without end", rows, err)
+	}
+}
