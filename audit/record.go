@@ -203,6 +203,10 @@ type Client struct {
 	// issuer); both empty otherwise.
 	ID     string  `json:"id,omitempty"`
 	Person *Person `json:"person,omitempty"`
+	// Key is the person as their token names them (issuer and subject,
+	// unescaped), for telling people apart: two subjects that escape alike
+	// in Person are still two people. Never written to the log.
+	Key string `json:"-"`
 }
 
 // Person is who called, as the issuer of their access token names them:

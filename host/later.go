@@ -28,6 +28,11 @@ type Later interface {
 	Get(id string) (later.Approval, bool)
 }
 
+// PersonCallPrefix begins later.Call.Client for the call of a person's
+// OAuth client: the prefix, the person's key (audit.Client.Key), NUL, the
+// client id, NUL, the client's name.
+const PersonCallPrefix = "person\x00"
+
 // laterCall is what makes a retry the same call as the one held: the
 // client, the server and its identity, the tool, its definition, the
 // arguments and the tier.
@@ -35,11 +40,12 @@ func (g *Gate) laterCall(a *account) later.Call {
 	client := ""
 	if c := g.o.Client; c != nil {
 		client = c.Name + "\x00" + c.Version + "\x00" + c.Session
-		if p := c.Person; p != nil {
+		if c.Key != "" {
 			// A person's OAuth client is the same whatever session or
 			// replica its retry comes through: the approval follows the
-			// person and the client, not the connection.
-			client = "person\x00" + p.Issuer + "\x00" + p.Subject + "\x00" + c.ID + "\x00" + c.Name
+			// person (as their token names them) and the client, not the
+			// connection.
+			client = PersonCallPrefix + c.Key + "\x00" + c.ID + "\x00" + c.Name
 		}
 	}
 	return later.Call{Client: client, Server: a.Server, Identity: a.ident, Tool: a.tool.Name,

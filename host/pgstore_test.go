@@ -156,10 +156,12 @@ func TestAPersonsHeldCallFollowsThemAcrossReplicas(t *testing.T) {
 		t.Cleanup(s.Close)
 		return newWorld(t, worldOpts{fixture: "flaky", headless: true, later: s.Later(later.Options{}), mayApprove: defaultAskVia, client: c})
 	}
-	a := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-a1", ID: "ide-client", Person: alice})
-	b := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b7", ID: "ide-client", Person: alice})
-	bob := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b8", ID: "ide-client", Person: &audit.Person{Issuer: alice.Issuer, Subject: "bob"}})
-	other := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b9", ID: "script-client", Person: alice})
+	const aliceKey = "https://login.example\nalice"
+	a := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-a1", ID: "ide-client", Person: alice, Key: aliceKey})
+	b := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b7", ID: "ide-client", Person: alice, Key: aliceKey})
+	// Bob's subject escapes like Alice's in the record: he is still not her.
+	bob := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b8", ID: "ide-client", Person: alice, Key: "https://login.example\nalice\u200b"})
+	other := replica(&audit.Client{Name: "ide", Version: "1", Session: "serve-b9", ID: "script-client", Person: alice, Key: aliceKey})
 	r := a.call("set_value", laterArgs)
 	if r.Status != StatusBlocked || r.Held == nil || r.Held.ID == "" {
 		t.Fatalf("the call through A: %s held %+v, want held", r.Status, r.Held)

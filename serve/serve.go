@@ -735,30 +735,40 @@ func (s *Server) refusal(r *host.Result) string {
 // before a restart) is answered here too: the store holds the call, the
 // audit chain is shared, and the channel policy is every replica's.
 func (s *Server) AnswerLater(id string, ans host.Answer) error {
-	s.mu.Lock()
-	g := s.heldBy[id]
-	if g == nil && s.o.Later != nil {
-		if ap, ok := s.o.Later.Get(id); ok {
-			if s.routedCall(ap.Call) {
-				// Routed by the managed policy (the same on every
-				// replica): only its group answers, on the team page.
-				s.mu.Unlock()
-				return ErrRouted
-			}
-			if s.answers == nil {
-				s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil, nil)
-			}
-			g = s.answers
-		}
+	if s.routedHeld(id) {
+		// Routed by the managed policy (the same on every replica, and
+		// read from the store for a call another holds): only its
+		// group answers, on the team page.
+		return ErrRouted
 	}
-	s.mu.Unlock()
+	g := s.answerGate(id)
 	if g == nil {
 		return later.ErrUnknown
 	}
-	if s.routedHeld(id) {
-		return ErrRouted
-	}
 	return g.AnswerLater(id, ans)
+}
+
+// answerGate is the gate that answers the held call id: the gate that
+// holds it, or for a call another replica holds on the store they share
+// (or this serve held before a restart), a gate made for answers, since
+// the store holds the call, the audit chain is shared and the channel
+// policy is every replica's. Nil when no call is held under id.
+func (s *Server) answerGate(id string) *host.Gate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g := s.heldBy[id]; g != nil {
+		return g
+	}
+	if s.o.Later == nil {
+		return nil
+	}
+	if _, ok := s.o.Later.Get(id); !ok {
+		return nil
+	}
+	if s.answers == nil {
+		s.answers = s.newGate(&audit.Client{Name: "mcphost serve", Session: "answers"}, nil, nil, nil, nil)
+	}
+	return s.answers
 }
 
 // routedCall reports whether the managed policy routes the held call c
@@ -895,7 +905,7 @@ func withCaller(ac *audit.Client, c *Caller) {
 		return
 	}
 	p := c.Person
-	ac.ID, ac.Person = c.ClientID, &p
+	ac.ID, ac.Person, ac.Key = c.ClientID, &p, c.key()
 }
 
 func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk func() bool, state host.SessionState) *host.Gate {

@@ -108,16 +108,58 @@ func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 }
 
 // teamCallOf returns what serve kept of the held call id, nil if none.
+// A call another replica holds on the store they share is rebuilt from
+// what the store keeps of it (storedTeamCall).
 func (s *Server) teamCallOf(id string) *teamCall {
 	s.team.mu.Lock()
-	defer s.team.mu.Unlock()
-	return s.team.m[id]
+	tc := s.team.m[id]
+	s.team.mu.Unlock()
+	if tc == nil && s.o.Later != nil {
+		if ap, ok := s.o.Later.Get(id); ok {
+			tc = s.storedTeamCall(ap.Call)
+		}
+	}
+	return tc
+}
+
+// storedTeamCall is the team page's view of a call held by another
+// replica: its caller from the person its approval is bound to (a call
+// of no person's is no one's here: nil), its route by the managed policy,
+// which every replica reads alike.
+func (s *Server) storedTeamCall(c later.Call) *teamCall {
+	rest, ok := strings.CutPrefix(c.Client, host.PersonCallPrefix)
+	if !ok {
+		return nil
+	}
+	parts := strings.Split(rest, "\x00")
+	if len(parts) != 3 {
+		return nil
+	}
+	key, clientID := parts[0], parts[1]
+	issuer, subject, ok := strings.Cut(key, "\n")
+	if !ok {
+		return nil
+	}
+	var tier decide.Tier
+	if tier.UnmarshalText([]byte(c.Tier)) != nil {
+		return nil
+	}
+	caller := &Caller{Person: audit.Person{Issuer: bound(issuer, maxSubject), Subject: bound(subject, maxSubject)},
+		ClientID: bound(clientID, maxClientID), id: key}
+	return &teamCall{caller: caller, route: s.routeOf(c.Server, c.Tool, tier), server: c.Server, tool: c.Tool,
+		tier: c.Tier, text: fmt.Sprintf("%s/%s, held by another replica of mcphost serve", sanitize.Name(c.Server), sanitize.Name(c.Tool))}
 }
 
 // routedHeld reports whether the held call id is routed to a group.
 func (s *Server) routedHeld(id string) bool {
-	tc := s.teamCallOf(id)
-	return tc != nil && tc.route != nil
+	if tc := s.teamCallOf(id); tc != nil {
+		return tc.route != nil
+	}
+	if s.o.Later == nil {
+		return false
+	}
+	ap, ok := s.o.Later.Get(id)
+	return ok && s.routedCall(ap.Call)
 }
 
 // teamApprover is a person logged in to the team page.
@@ -160,9 +202,7 @@ func (s *Server) answerTeam(id string, a *teamApprover, approve bool, confirm, r
 	if approve && tc.tier == decide.T3.String() && confirm != tc.tool {
 		return errConfirm
 	}
-	s.mu.Lock()
-	g := s.heldBy[id]
-	s.mu.Unlock()
+	g := s.answerGate(id)
 	if g == nil {
 		return later.ErrUnknown
 	}

@@ -55,23 +55,41 @@ func newTeamWorldLean(t *testing.T, lean bool) *teamWorld {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	cfg := providerConfig()
+	cfg := teamProviderConfig()
 	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{base + TeamPath + "callback"}, LeanIDToken: lean})
+	p := oidctest.Start(t, cfg)
+	store := later.New(later.Options{})
+	tw := buildTeamWorld(t, p, ln, "approve-page", store)
+	tw.store = store
+	return tw
+}
+
+// teamProviderConfig is the provider of the team tests: its people, with
+// their groups, and the clients of the OAuth tests.
+func teamProviderConfig() oidctest.Config {
+	cfg := providerConfig()
 	cfg.Users = []oidctest.User{
 		{ID: "u-alice", Username: "alice", Password: "alice-pw", Name: "Alice Example", Email: "alice@example.test", Groups: []string{"dev"}},
 		{ID: "u-bob", Username: "bob", Password: "bob-pw", Name: "Bob Example", Email: "bob@example.test", Groups: []string{"owners"}},
 		{ID: "u-carol", Username: "carol", Password: "carol-pw", Name: "Carol Example", Email: "carol@example.test", Groups: []string{"owners", "dev"}},
 	}
-	p := oidctest.Start(t, cfg)
+	return cfg
+}
+
+// buildTeamWorld is serve on ln, a resource server of p with its team page
+// (the page client pageClient, registered with ln's address), holding
+// calls in held and routing them by teamPolicy.
+func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageClient string, held Later) *teamWorld {
+	t.Helper()
+	base := "http://" + ln.Addr().String()
 	a := newAuth(t, p, AuthOptions{})
 	m, err := config.ParseManaged("managed.json", []byte(teamPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := later.New(later.Options{})
 	var page *TeamPage
 	w := newWorld(t, worldOpts{tweak: func(o *Options) {
-		o.MayApprove, o.Later = defaultAskVia, store
+		o.MayApprove, o.Later = defaultAskVia, held
 		o.Link = func(id string) string { return page.Link(id) }
 		o.Route = func(server, tool string, tier decide.Tier) *Route {
 			if r := m.ApproverRoute(server, tool, tier.String()); r != nil {
@@ -80,7 +98,7 @@ func newTeamWorldLean(t *testing.T, lean bool) *teamWorld {
 			return nil
 		}
 	}})
-	page, err = w.srv.NewTeamPage(context.Background(), TeamOptions{Issuer: p.Issuer, ClientID: "approve-page", ClientSecret: "page-secret-0123456789", BaseURL: base})
+	page, err = w.srv.NewTeamPage(context.Background(), TeamOptions{Issuer: p.Issuer, ClientID: pageClient, ClientSecret: "page-secret-0123456789", BaseURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +112,7 @@ func newTeamWorldLean(t *testing.T, lean bool) *teamWorld {
 	t.Cleanup(ts.Close)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &teamWorld{oauthWorld: &oauthWorld{world: w, url: ts.URL, tr: tr}, p: p, base: base, store: store}
+	return &teamWorld{oauthWorld: &oauthWorld{world: w, url: ts.URL, tr: tr}, p: p, base: base}
 }
 
 // client connects person's client (the provider's desk-app) to serve;

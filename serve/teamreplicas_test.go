@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
+	"github.com/mcphost/mcphost/serve/internal/oidctest"
+)
+
+// TestTeamApprovalAcrossReplicas: two replicas on one store, behind one
+// issuer. Alice's call routed to owners is held through replica A; Bob
+// sees it on replica B's team page and approves it there; Alice's retry
+// through B runs it once. Alice's page on B does not show it, and her
+// answer to it there is refused.
+func TestTeamApprovalAcrossReplicas(t *testing.T) {
+	url := pgtest.DB(t)
+	cfg := teamProviderConfig()
+	var lns []net.Listener
+	for _, id := range []string{"approve-page-a", "approve-page-b"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		cfg.Clients = append(cfg.Clients, oidctest.Client{ID: id, Secret: "page-secret-0123456789",
+			RedirectURIs: []string{"http://" + ln.Addr().String() + TeamPath + "callback"}})
+	}
+	p := oidctest.Start(t, cfg)
+	replica := func(ln net.Listener, page string) *teamWorld {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return buildTeamWorld(t, p, ln, page, s.Later(later.Options{}))
+	}
+	a, b := replica(lns[0], "approve-page-a"), replica(lns[1], "approve-page-b")
+
+	const args = `{"key":"k","value":"v"}`
+	res := a.client(t, "alice", "alice-pw", nil).call(t, "flaky__set_value", args)
+	if !res.IsError || !strings.Contains(text(res), "a member of owners") {
+		t.Fatalf("Alice's routed call through A: %s", text(res))
+	}
+	id := teamHeldID(t, res)
+
+	// Alice, on B: not hers to see or answer.
+	ab := b.newBrowser(t)
+	ab.login(p, "alice", "alice-pw")
+	if _, ids, _ := ab.page(); len(ids) != 0 {
+		t.Fatalf("Alice's page on B shows %v", ids)
+	}
+	if code, _ := ab.answer(id, "approve", csrfOf(t, ab), b.base); code == http.StatusSeeOther || code == http.StatusOK {
+		t.Fatalf("Alice's own answer to her routed call on B: %d, want refused", code)
+	}
+
+	// Bob, on B: sees the call A holds and approves it.
+	bb := b.newBrowser(t)
+	bb.login(p, "bob", "bob-pw")
+	csrf, ids, body := bb.page()
+	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "set_value") {
+		t.Fatalf("Bob's page on B shows %v, want the call A holds (%s):\n%s", ids, id, body)
+	}
+	if code, body := bb.answer(id, "approve", csrf, b.base); code != http.StatusSeeOther {
+		t.Fatalf("Bob's approval on B: %d %s", code, body)
+	}
+
+	// Alice's retry through B runs once.
+	aliceB := b.client(t, "alice", "alice-pw", nil)
+	if res := aliceB.call(t, "flaky__set_value", args); res.IsError {
+		t.Fatalf("Alice's retry through B after Bob's approval: %s", text(res))
+	}
+	if n := a.execs("flaky", "set_value") + b.execs("flaky", "set_value"); n != 1 {
+		t.Fatalf("set_value ran %d times over the replicas, want once", n)
+	}
+	if res := aliceB.call(t, "flaky__set_value", args); !res.IsError {
+		t.Fatal("a second retry ran on the same approval")
+	}
+}
