@@ -292,20 +292,7 @@ func verifyStore(ctx context.Context, s *streams, db *pgstore.Store, expect stri
 		}
 	}
 	where := db.String()
-	for _, oi := range rep.OpenIntents {
-		fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
-	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(s.Out, "%s: %s\n", where, sanitize.Line(fmt.Sprint(p)))
-	}
-	fmt.Fprintf(s.Out, "head: %s\n", audit.Head{Seq: rep.LastSeq, Hash: rep.LastHash})
-	fmt.Fprintf(s.Out, "%s (%s, %s), %s, %s\n",
-		nounCount(rep.Records, "record"), nounCount(rep.Intents, "intent"), nounCount(rep.Outcomes, "outcome"),
-		nounCount(len(rep.OpenIntents), "open intent"), nounCount(len(rep.Problems), "problem"))
-	if len(rep.Problems) > 0 {
-		return withCode(exitError, fmt.Errorf("the audit chain in %s does not verify: %s", where, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
-	}
-	return nil
+	return printVerified(s, rep, where+": ", "the audit chain in "+where)
 }
 
 // verifyLog checks the whole log at path, and its end against the head
@@ -361,18 +348,25 @@ func verifyLog(s *streams, path, expect string) error {
 	if tail {
 		defer fmt.Fprintln(s.Err, `mcphost: hint: if you moved the log or started a new one on purpose, "mcphost audit head --reset" records its current end as its head`)
 	}
+	return printVerified(s, rep, path+":", path)
+}
+
+// printVerified writes what verify found in rep: each open intent as a
+// note, each problem after at, the chain's head and the counts. With a
+// problem it is an error naming the first, of what.
+func printVerified(s *streams, rep *audit.Report, at, what string) error {
 	for _, oi := range rep.OpenIntents {
 		fmt.Fprintf(s.Out, "note: %s\n", sanitize.Line(fmt.Sprint(oi)))
 	}
 	for _, p := range rep.Problems {
-		fmt.Fprintf(s.Out, "%s:%s\n", path, sanitize.Line(fmt.Sprint(p)))
+		fmt.Fprintf(s.Out, "%s%s\n", at, sanitize.Line(fmt.Sprint(p)))
 	}
 	fmt.Fprintf(s.Out, "head: %s\n", audit.Head{Seq: rep.LastSeq, Hash: rep.LastHash})
 	fmt.Fprintf(s.Out, "%s (%s, %s), %s, %s\n",
 		nounCount(rep.Records, "record"), nounCount(rep.Intents, "intent"), nounCount(rep.Outcomes, "outcome"),
 		nounCount(len(rep.OpenIntents), "open intent"), nounCount(len(rep.Problems), "problem"))
 	if len(rep.Problems) > 0 {
-		return withCode(exitError, fmt.Errorf("%s does not verify: %s", path, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
+		return withCode(exitError, fmt.Errorf("%s does not verify: %s", what, sanitize.Line(strings.TrimSpace(fmt.Sprint(rep.Problems[0])))))
 	}
 	return nil
 }
