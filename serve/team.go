@@ -377,22 +377,10 @@ func (t *TeamPage) login(w http.ResponseWriter, r *http.Request) {
 	state, binding, nonce, verifier := rand.Text(), rand.Text(), rand.Text(), oauth2.GenerateVerifier()
 	now := time.Now()
 	t.mu.Lock()
-	for k, l := range t.logins {
-		if now.After(l.expires) {
-			delete(t.logins, k)
-		}
-	}
-	if len(t.logins) >= maxTeamLogins {
-		// The oldest login under way goes: refusing new ones would let
-		// anyone who opens the page often enough keep everyone out.
-		var oldest string
-		for k, l := range t.logins {
-			if oldest == "" || l.expires.Before(t.logins[oldest].expires) {
-				oldest = k
-			}
-		}
-		delete(t.logins, oldest)
-	}
+	// The oldest login under way goes when there are too many: refusing
+	// new ones would let anyone who opens the page often enough keep
+	// everyone out.
+	makeRoom(t.logins, func(l *teamLogin) time.Time { return l.expires }, now, maxTeamLogins)
 	t.logins[state] = &teamLogin{binding: binding, nonce: nonce, verifier: verifier, expires: now.Add(teamLoginTTL)}
 	t.mu.Unlock()
 	http.SetCookie(w, t.cookie(loginCookie, binding, teamLoginTTL))
@@ -480,21 +468,7 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 	sid := rand.Text() + rand.Text()
 	now := time.Now()
 	t.mu.Lock()
-	for k, s := range t.sessions {
-		if now.After(s.expires) {
-			delete(t.sessions, k)
-		}
-	}
-	if len(t.sessions) >= maxTeamSessions {
-		// The one closest to its end goes.
-		var oldest string
-		for k, s := range t.sessions {
-			if oldest == "" || s.expires.Before(t.sessions[oldest].expires) {
-				oldest = k
-			}
-		}
-		delete(t.sessions, oldest)
-	}
+	makeRoom(t.sessions, func(s *teamSession) time.Time { return s.expires }, now, maxTeamSessions)
 	t.sessions[sid] = &teamSession{who: who, csrf: rand.Text(), expires: now.Add(teamSessionTTL)}
 	t.mu.Unlock()
 	http.SetCookie(w, t.cookie(loginCookie, "", -time.Second))
@@ -694,4 +668,24 @@ func (t *TeamPage) answer(w http.ResponseWriter, r *http.Request) {
 		done = "approved"
 	}
 	http.Redirect(w, r, TeamPath+"?done="+done, http.StatusSeeOther)
+}
+
+// makeRoom drops the entries of m that expired by now and, when m still
+// holds max, the one closest to its end, so that one more fits.
+func makeRoom[V any](m map[string]V, expires func(V) time.Time, now time.Time, max int) {
+	for k, v := range m {
+		if now.After(expires(v)) {
+			delete(m, k)
+		}
+	}
+	if len(m) < max {
+		return
+	}
+	var oldest string
+	for k, v := range m {
+		if oldest == "" || expires(v).Before(expires(m[oldest])) {
+			oldest = k
+		}
+	}
+	delete(m, oldest)
 }

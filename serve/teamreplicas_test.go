@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
@@ -80,5 +81,21 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 	}
 	if res := aliceB.call(t, "flaky__set_value", args); !res.IsError {
 		t.Fatal("a second retry ran on the same approval")
+	}
+}
+
+// TestMakeRoom: expired entries go, and a full map gives up the entry
+// closest to its end, never a newer one.
+func TestMakeRoom(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	m := map[string]time.Time{"gone": now.Add(-time.Second), "soon": now.Add(time.Minute), "later": now.Add(time.Hour), "last": now.Add(2 * time.Hour)}
+	at := func(v time.Time) time.Time { return v }
+	makeRoom(m, at, now, 10)
+	if _, ok := m["gone"]; ok || len(m) != 3 {
+		t.Fatalf("after pruning the expired: %v", m)
+	}
+	makeRoom(m, at, now, 3)
+	if _, ok := m["soon"]; ok || len(m) != 2 || m["later"].IsZero() || m["last"].IsZero() {
+		t.Fatalf("a full map gave up %v, want only the one closest to its end gone", m)
 	}
 }
