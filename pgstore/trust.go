@@ -57,7 +57,7 @@ func (t *Trust) SetTrust(identity, name string, on bool) error {
 func (t *Trust) Untrust(identity, name string) (int, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	tag, err := t.s.pool.Exec(ctx, `DELETE FROM mcphost_trust WHERE ($1 <> '' AND identity = $1) OR ($2 <> '' AND name = $2)`, []byte(identity), []byte(name))
+	tag, err := t.s.pool.Exec(ctx, `DELETE FROM mcphost_trust WHERE ($1 <> ''::bytea AND identity = $1) OR ($2 <> ''::bytea AND name = $2)`, []byte(identity), []byte(name))
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +135,7 @@ func (g *Grants) AddAlwaysGrant(gr decide.Grant, name string) error {
 func (g *Grants) RevokeGrants(identity, tool string) (int, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	tag, err := g.s.pool.Exec(ctx, `DELETE FROM mcphost_always_grants WHERE ($1 = '' OR identity = $1) AND ($2 = '' OR tool = $2)`, []byte(identity), []byte(tool))
+	tag, err := g.s.pool.Exec(ctx, `DELETE FROM mcphost_always_grants WHERE ($1 = ''::bytea OR identity = $1) AND ($2 = ''::bytea OR tool = $2)`, []byte(identity), []byte(tool))
 	if err != nil {
 		return 0, err
 	}
