@@ -250,7 +250,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		// with. And always grants and remembered trust, read through at
 		// every decision, so a revoke through any replica ends them for all
 		// (storetrust.go).
-		pinStore = host.SharedPins{Pins: shared.Pins(), Grants: shared.Grants()}
+		pinStore = sharedStore(shared)
 		trusted = st.sharedTrust(shared.Trust())
 		st.pins = host.NewPins(pinStore)
 		st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(st.stateDir, "definitions.json")))

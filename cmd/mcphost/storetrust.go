@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/pgstore"
 )
 
 // trustStore is remembered trust kept where every replica reads it
@@ -37,4 +42,33 @@ func (st *setup) sharedTrust(t trustStore) func(name string) bool {
 		id, ok := remembered[name]
 		return ok && t.Trusted(id)
 	}
+}
+
+// storeTrust applies fn to the remembered trust of the store the config
+// names, if any: `mcphost mcp trust` and `untrust` write there as well as
+// to this machine's state file (which the chat, run and call read), so
+// that every serve replica on the store trusts, or stops trusting, at its
+// next call. A store that cannot be reached is an error: the person must
+// know that the replicas did not hear it.
+func (st *setup) storeTrust(ctx context.Context, fn func(*pgstore.Trust) (int, error)) error {
+	if st.storeURL == "" {
+		return nil
+	}
+	shared, err := openStore(ctx, st.storeURL)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("this machine's state file has it, but the serve replicas on the store do not: %w", err))
+	}
+	defer shared.Close()
+	if _, err := fn(shared.Trust()); err != nil {
+		return withCode(exitError, fmt.Errorf("this machine's state file has it, but the serve replicas on the store %s do not: %w", shared, err))
+	}
+	return nil
+}
+
+// sharedStore is serve's host.Store with a store: pins and always grants
+// both in the database, the grants read at every decision (LiveGrants), and
+// nothing in this machine's state file, which would make the replica a
+// gate of its own.
+func sharedStore(shared *pgstore.Store) host.Store {
+	return host.SharedPins{Pins: shared.Pins(), Grants: shared.Grants()}
 }
