@@ -86,9 +86,74 @@ func TestRememberedTrustIsTheStoresForServe(t *testing.T) {
 	if err != nil || len(st.TrustRecords()) != 1 {
 		t.Fatalf("the first machine's state file: %v, %+v; want its own record of fs", err, st.TrustRecords())
 	}
-	if a("fs") {
-		t.Fatal("serve on the store trusted fs from this machine's state file")
+	if fresh, _ := storeReplica(t, dir, url); fresh("fs") {
+		t.Fatal("serve on the store, started now, trusted fs from this machine's state file")
 	}
+}
+
+// TestServeReplicasShareRememberedTrustThroughTheStore: two serve replicas
+// on one store, on two machines: trust given with `mcphost mcp trust` on
+// one machine lets a read of the server run unasked through the other
+// replica at once, and `mcp untrust` on the other machine makes it ask
+// again through the first; neither restarts.
+func TestServeReplicasShareRememberedTrustThroughTheStore(t *testing.T) {
+	url := pgtest.DB(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	dirA, dirB := shortDir(t), shortDir(t)
+	cfg, _ := json.Marshal(map[string]any{"store": url, "mcpServers": map[string]any{
+		"work": map[string]any{"command": exe, "args": []string{managedFixtureArg, "tasks"}}}})
+	writeConfig(t, dirA, string(cfg))
+	writeConfig(t, dirB, string(cfg))
+	a, apA := stdioReplica(t, ctx, dirA, url)
+	b, apB := stdioReplica(t, ctx, dirB, url)
+	res := make(chan *mcp.CallToolResult, 1)
+	list := func(cs *mcp.ClientSession) {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "work__list_tasks", Arguments: map[string]any{}})
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}
+	// asks reports that a read through cs went to ap (and was denied).
+	asks := func(cs *mcp.ClientSession, ap *approver.Conn, when string) {
+		t.Helper()
+		go list(cs)
+		ev, err := ap.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, ok := ev.(*approver.Question)
+		if !ok || q.Tool != "list_tasks" || q.Trusted {
+			t.Fatalf("%s: the approver got %#v, want the question about the untrusted server's list_tasks", when, ev)
+		}
+		if err := ap.Answer(q, host.Answer{}); err != nil {
+			t.Fatal(err)
+		}
+		if r := <-res; r == nil || !r.IsError {
+			t.Fatalf("%s: a denied read ran", when)
+		}
+	}
+	asks(b, apB, "through B before any trust")
+	if code, out, errOut := showRun(t, dirA, "mcp", "trust", "work"); code != exitOK {
+		t.Fatalf("mcp trust work on A's machine: exit %d:\n%s%s", code, out, errOut)
+	}
+	go list(b)
+	if r := <-res; r == nil || r.IsError {
+		t.Fatalf("through B once work is trusted on A's machine: %+v, want the read run unasked", r)
+	}
+	st, err := state.Load(filepath.Join(dirB, "state", "mcphost", "state.json"))
+	if err != nil || len(st.TrustRecords()) != 0 {
+		t.Fatalf("B's state file: %v, %+v; want no trust: B read it from the store", err, st.TrustRecords())
+	}
+	if code, out, errOut := showRun(t, dirB, "mcp", "untrust", "work"); code != exitOK {
+		t.Fatalf("mcp untrust work on B's machine: exit %d:\n%s%s", code, out, errOut)
+	}
+	asks(a, apA, "through A after untrust on B's machine")
 }
 
 // specFromConfigNamed is the identity of the server named name in dir's
