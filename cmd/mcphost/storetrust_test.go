@@ -142,9 +142,12 @@ func TestServeReplicasShareRememberedTrustThroughTheStore(t *testing.T) {
 	if code, out, errOut := showRun(t, dirA, "mcp", "trust", "work"); code != exitOK {
 		t.Fatalf("mcp trust work on A's machine: exit %d:\n%s%s", code, out, errOut)
 	}
-	go list(b)
-	if r := <-res; r == nil || r.IsError {
-		t.Fatalf("through B once work is trusted on A's machine: %+v, want the read run unasked", r)
+	// Unasked, the read is quick; asked, it would wait for an answer.
+	quick, stop := context.WithTimeout(ctx, 15*time.Second)
+	r, err := b.CallTool(quick, &mcp.CallToolParams{Name: "work__list_tasks", Arguments: map[string]any{}})
+	stop()
+	if err != nil || r.IsError {
+		t.Fatalf("through B once work is trusted on A's machine: %v %+v, want the read run unasked", err, r)
 	}
 	st, err := state.Load(filepath.Join(dirB, "state", "mcphost", "state.json"))
 	if err != nil || len(st.TrustRecords()) != 0 {
@@ -247,9 +250,12 @@ func TestServeReplicasShareAlwaysGrantsThroughTheStore(t *testing.T) {
 	if r := <-res; r.IsError {
 		t.Fatalf("through A, approved always: %+v", r.Content)
 	}
-	if r := del(b, "T-2"); r.IsError {
-		text, _ := json.Marshal(r.Content)
-		t.Fatalf("through B, with the always grant given through A: refused: %s", text)
+	// Unasked, the call is quick; asked, it would wait for an answer.
+	quick, stop := context.WithTimeout(ctx, 15*time.Second)
+	r, err := b.CallTool(quick, &mcp.CallToolParams{Name: "tasks__delete_task", Arguments: map[string]any{"id": "T-2"}})
+	stop()
+	if err != nil || r.IsError {
+		t.Fatalf("through B, with the always grant given through A: %v %+v, want it run unasked", err, r)
 	}
 	for _, dir := range []string{dirA, dirB} {
 		st, err := state.Load(filepath.Join(dir, "state", "mcphost", "state.json"))
