@@ -177,7 +177,7 @@ func specFromConfigNamed(t *testing.T, dir, name string) string {
 }
 
 // stdioReplica starts `mcphost serve --store url` over stdio for the
-// machine dir (the demo servers), with a client that offers no forms, and
+// machine dir (its config's servers), with a client that offers no forms, and
 // connects an approver to it.
 func stdioReplica(t *testing.T, ctx context.Context, dir, url string) (*mcp.ClientSession, *approver.Conn) {
 	t.Helper()
@@ -216,19 +216,27 @@ func stdioReplica(t *testing.T, ctx context.Context, dir, url string) (*mcp.Clie
 
 // TestServeReplicasShareAlwaysGrantsThroughTheStore: an "always" grant a
 // person gives through replica A's approver lets the same call run
-// unasked through replica B, on another machine, and a revoke in the store
-// ends it for both, without a restart; neither machine's state file gets
-// the grant.
+// unasked through replica B, on another machine, and a revoke
+// (mcp revoke on A's machine) ends it for B, without a restart; neither
+// machine's state file gets the grant.
 func TestServeReplicasShareAlwaysGrantsThroughTheStore(t *testing.T) {
 	url := pgtest.DB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	dirA, dirB := shortDir(t), shortDir(t) // a socket's path has room for about 100 bytes
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := json.Marshal(map[string]any{"store": url, "mcpServers": map[string]any{
+		"work": map[string]any{"command": exe, "args": []string{managedFixtureArg, "tasks"}, "trust": true}}})
+	writeConfig(t, dirA, string(cfg))
+	writeConfig(t, dirB, string(cfg))
 	a, apA := stdioReplica(t, ctx, dirA, url)
 	b, apB := stdioReplica(t, ctx, dirB, url)
 	del := func(cs *mcp.ClientSession, id string) *mcp.CallToolResult {
 		t.Helper()
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "tasks__delete_task", Arguments: map[string]any{"id": id}})
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "work__delete_task", Arguments: map[string]any{"id": id}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +260,7 @@ func TestServeReplicasShareAlwaysGrantsThroughTheStore(t *testing.T) {
 	}
 	// Unasked, the call is quick; asked, it would wait for an answer.
 	quick, stop := context.WithTimeout(ctx, 15*time.Second)
-	r, err := b.CallTool(quick, &mcp.CallToolParams{Name: "tasks__delete_task", Arguments: map[string]any{"id": "T-2"}})
+	r, err := b.CallTool(quick, &mcp.CallToolParams{Name: "work__delete_task", Arguments: map[string]any{"id": "T-2"}})
 	stop()
 	if err != nil || r.IsError {
 		t.Fatalf("through B, with the always grant given through A: %v %+v, want it run unasked", err, r)
@@ -263,13 +271,8 @@ func TestServeReplicasShareAlwaysGrantsThroughTheStore(t *testing.T) {
 			t.Fatalf("the state file of %s: %v, grants %+v; want none: the grant is the store's", dir, err, st.Grants())
 		}
 	}
-	shared, err := openStore(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer shared.Close()
-	if n, err := shared.Grants().RevokeGrants("", "delete_task"); err != nil || n != 1 {
-		t.Fatalf("revoking in the store: %d (%v), want the one grant", n, err)
+	if code, out, errOut := showRun(t, dirA, "mcp", "revoke", "work", "delete_task"); code != exitOK || !strings.Contains(out, "revoked 1 always grant(s) for work/delete_task") {
+		t.Fatalf("mcp revoke work delete_task on A's machine: exit %d:\n%s%s", code, out, errOut)
 	}
 	go func() { res <- del(b, "T-3") }()
 	ev, err = apB.Next()
