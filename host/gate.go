@@ -204,8 +204,8 @@ func NewGate(o GateOptions) *Gate {
 	}
 	g := &Gate{o: o, retries: map[string][]time.Time{}}
 	g.RestoreTaint(o.Taint)
-	if o.Store != nil {
-		g.grants = append(g.grants, o.Store.AlwaysGrants()...)
+	if o.Store != nil && !liveGrants(o.Store) {
+		g.grants = append(g.grants, o.Store.AlwaysGrants()...) // else read at each decision (session)
 	}
 	return g
 }
@@ -818,9 +818,9 @@ func (g *Gate) grant(d decide.Decision, scope decide.Scope, ident, server string
 	case decide.ScopeOnce:
 		return // this call only
 	case decide.ScopeAlways:
-		if g.o.Store != nil {
-			_ = g.o.Store.AddAlwaysGrant(gr, server) // if it cannot be saved it still holds for this session
-		}
+		if g.o.Store != nil && g.o.Store.AddAlwaysGrant(gr, server) == nil && liveGrants(g.o.Store) {
+			return // read back from the store at each decision, so a revoke there ends it here too
+		} // if it cannot be saved it still holds for this session
 	default:
 		g.keepSessionGrant(gr)
 		return

@@ -60,6 +60,8 @@ type worldOpts struct {
 	client     *audit.Client
 	// state is GateOptions.State (sessionstate_test.go).
 	state SessionState
+	// store is GateOptions.Store (sharedgrants_test.go).
+	store Store
 }
 
 func newWorld(t *testing.T, o worldOpts) *world {
@@ -112,7 +114,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 		Catalog: w.m, Policy: p, Trusted: func(string) bool { return o.trusted }, Asker: o.asker, Mode: mode, Audit: log,
 		CallOptions: client.CallOptions{Timeout: timeout},
 		Backoff:     func(int) time.Duration { return time.Millisecond },
-		Later:       o.later, MayApprove: o.mayApprove, OnHold: o.onHold, Client: o.client, State: o.state,
+		Later:       o.later, MayApprove: o.mayApprove, OnHold: o.onHold, Client: o.client, State: o.state, Store: o.store,
 	})
 	return w
 }

@@ -22,7 +22,8 @@ type SessionState interface {
 }
 
 // session returns the grants and taint in force now: the gate's own
-// (always grants, and with no SessionState the session's too) and those
+// (always grants, read afresh from a Store that is LiveGrants, and with no
+// SessionState the session's too) and those
 // the SessionState keeps, read afresh, so that what another process added
 // or revoked counts here at once.
 //
@@ -36,6 +37,9 @@ func (g *Gate) session() ([]decide.Grant, Taint) {
 	grants := append([]decide.Grant(nil), g.grants...)
 	mine := Taint{OpenWorld: g.sawOpen, PrivateRead: g.sawPriv}
 	g.mu.Unlock()
+	if g.o.Store != nil && liveGrants(g.o.Store) {
+		grants = append(grants, g.o.Store.AlwaysGrants()...)
+	}
 	if g.o.State == nil {
 		return grants, mine
 	}

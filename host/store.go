@@ -93,13 +93,38 @@ type PinStore interface {
 	HasPins(identity string) bool
 }
 
+// GrantStore is the "always" grants part of a Store.
+type GrantStore interface {
+	AlwaysGrants() []decide.Grant
+	AddAlwaysGrant(g decide.Grant, serverName string) error
+}
+
+// LiveGrants is implemented by a Store (or GrantStore) whose always grants
+// other processes change — a store replicas share. A gate reads such a
+// store's always grants at every decision instead of once when it is
+// made, so that a grant given or revoked through any replica holds or ends
+// at once for every gate of every replica.
+type LiveGrants interface {
+	LiveGrants() bool
+}
+
+// liveGrants reports whether s is a LiveGrants that says so.
+func liveGrants(s any) bool {
+	l, ok := s.(LiveGrants)
+	return ok && l.LiveGrants()
+}
+
 // SharedPins is a Store whose pins are kept in Pins (a store replicas
-// share, such as PostgreSQL's) and whose always grants stay in Grants
-// (the state file of each machine).
+// share, such as PostgreSQL's) and whose always grants are kept in Grants:
+// the state file of each machine, or a store replicas share (then
+// SharedPins is LiveGrants).
 type SharedPins struct {
 	Pins   PinStore
-	Grants Store
+	Grants GrantStore
 }
+
+// LiveGrants reports whether the grants are a store other processes change.
+func (s SharedPins) LiveGrants() bool { return liveGrants(s.Grants) }
 
 func (s SharedPins) Pin(identity, tool string) (string, bool) { return s.Pins.Pin(identity, tool) }
 func (s SharedPins) SetPin(identity, tool, hash string) error {

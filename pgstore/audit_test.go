@@ -303,7 +303,7 @@ func TestMigrationUpgradesAnOlderDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 1, as a database of the first release is.
-	if _, err := s.pool.Exec(ctx, `DROP TABLE mcphost_pins, mcphost_session_taint, mcphost_session_grants, mcphost_secrets, mcphost_spent; DELETE FROM mcphost_schema WHERE version > 1`); err != nil {
+	if _, err := s.pool.Exec(ctx, `DROP TABLE mcphost_pins, mcphost_session_taint, mcphost_session_grants, mcphost_secrets, mcphost_spent, mcphost_trust, mcphost_always_grants; DELETE FROM mcphost_schema WHERE version > 1`); err != nil {
 		t.Fatal(err)
 	}
 	s2 := open(t, url)
@@ -315,6 +315,9 @@ func TestMigrationUpgradesAnOlderDatabase(t *testing.T) {
 	}
 	if err := s2.Sessions(SessionOptions{}).For("k").AddTaint(true, false); err != nil {
 		t.Fatalf("the upgraded database keeps no session state: %v", err)
+	}
+	if err := s2.Trust().SetTrust("ident", "fs", true); err != nil || !s2.Trust().Trusted("ident") {
+		t.Fatalf("the upgraded database keeps no remembered trust: %v", err)
 	}
 	if rep, err := s2.Verify(ctx); err != nil || !rep.OK() || rep.Records != 1 {
 		t.Fatalf("the chain after the upgrade: %+v (%v), want its one record", rep, err)

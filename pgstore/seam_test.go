@@ -17,3 +17,10 @@ var (
 
 // A stateless client's session state in the database is the gate's.
 var _ host.SessionState = (*pgstore.Session)(nil)
+
+// Remembered trust and always grants in the database are the gate's
+// grants, read at every decision.
+var (
+	_ host.GrantStore = (*pgstore.Grants)(nil)
+	_ host.LiveGrants = (*pgstore.Grants)(nil)
+)

@@ -12,9 +12,9 @@
 // applies under an advisory lock, so replicas starting at once apply each
 // migration once. Appends to the chain are serialised by a row lock on
 // the chain's head, held for the append's transaction: whoever appends,
-// each record's prev is the hash of the record before it. Everything else
-// mcphost keeps (consents, trust, "always" grants) is still in the state
-// directory's files.
+// each record's prev is the hash of the record before it. Remembered
+// trust and "always" grants are here too (Trust, Grants); consents to
+// project servers are still in the state directory's files.
 package pgstore
 
 import (
@@ -229,6 +229,22 @@ var migrations = []string{
 		expires timestamptz NOT NULL
 	);
 	CREATE INDEX mcphost_spent_expires ON mcphost_spent (expires);`,
+	// 5: what a person gave a server that serve reads at every decision:
+	// remembered trust, by server identity, and "always" grants, one per
+	// server identity and tool (as in the state file).
+	`CREATE TABLE mcphost_trust (
+		identity bytea PRIMARY KEY,
+		name     bytea NOT NULL,
+		trusted  timestamptz NOT NULL DEFAULT clock_timestamp()
+	);
+	CREATE TABLE mcphost_always_grants (
+		identity   bytea NOT NULL,
+		tool       bytea NOT NULL,
+		name       bytea NOT NULL,
+		grant_json bytea NOT NULL,
+		granted    timestamptz NOT NULL DEFAULT clock_timestamp(),
+		PRIMARY KEY (identity, tool)
+	);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

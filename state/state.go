@@ -147,6 +147,11 @@ func (s *State) AddGrant(g decide.Grant, name string) error {
 	return nil
 }
 
+// CheckGrant reports what makes g no grant to keep as an "always" grant,
+// as AddGrant refuses it: for every store of always grants, so that all
+// keep the same ones.
+func CheckGrant(g decide.Grant) error { return checkGrant(g) }
+
 func checkGrant(g decide.Grant) error {
 	switch {
 	case g.Scope != decide.ScopeAlways:

@@ -36,10 +36,11 @@ result that would not load.
 
 trust lists the trust and project consents mcphost remembers (or trusts a
 server), untrust takes trust back, and consent answers a project server's
-consent without the chat (or, with --revoke, takes it back).`,
+consent without the chat (or, with --revoke, takes it back); revoke forgets
+"always" grants.`,
 	}
 	cmd.AddCommand(newMCPAddCmd(g, s), newMCPRemoveCmd(g, s), newMCPListCmd(g, s), newMCPImportCmd(g, s),
-		newMCPTrustCmd(g, s), newMCPUntrustCmd(g, s), newMCPConsentCmd(g, s))
+		newMCPTrustCmd(g, s), newMCPUntrustCmd(g, s), newMCPConsentCmd(g, s), newMCPRevokeCmd(g, s))
 	return cmd
 }
 

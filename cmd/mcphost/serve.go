@@ -139,7 +139,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 	f.DurationVar(&o.ListWait, "list-wait", serve.DefaultListWait, "let tools/list wait up to `DURATION` after serve starts, while no tool is ready to offer, for servers still starting that have no pinned tools")
 	f.BoolVar(&o.Web, "web", false, "serve the approval page on 127.0.0.1 too (its link is printed on standard error), where a person answers the calls of every serve")
 	f.StringVar(&o.WebAddr, "web-addr", web.DefaultAddr, "with --web, the page's `ADDR` (127.0.0.1 and a port, 0 for a free one)")
-	f.StringVar(&o.Store, "store", "", "keep the audit chain, the calls held for approval, the pins and 2026-07-28 clients' grants, taint and spent answers in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
+	f.StringVar(&o.Store, "store", "", "keep the audit chain, the calls held for approval, the pins, remembered trust, \"always\" grants and 2026-07-28 clients' grants, taint and spent answers in the PostgreSQL database at `URL` (postgres://…), shared with every replica that names it (default: the config's \"store\", else the state directory's files)")
 	f.DurationVar(&o.DrainTimeout, "drain-timeout", 0, "with --http, on a stop signal answer not ready on "+serve.ReadyPath+" and let the calls in flight finish for up to `DURATION` before cancelling the rest (0: cancel at once)")
 	f.StringVar(&o.TokenFile, "token-file", "", "read the HTTP bearer token from `FILE` (default: serve-token in the state directory, created on first start)")
 	f.StringVar(&o.AuthIssuer, "auth-issuer", "", "accept, instead of the bearer token, access tokens of the OAuth issuer `URL` (with --auth-audience; config: \"serve\": {\"auth\": ...})")
@@ -235,6 +235,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	var pinStore host.Store = st.store
 	var sessionState func(key string) host.SessionState // nil: each replica's memory
 	var requestStates serve.RequestStates               // nil: this process's key and memory
+	trusted := func(name string) bool { return st.trusted[name] }
 	if st.storeURL != "" {
 		// A replica that cannot reach the store its team shares does not
 		// serve: it would be a gate of its own.
@@ -246,8 +247,11 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		st.shared = shared
 		held = shared.Later(later.Options{Lifetime: o.ApprovalLifetime})
 		// Pins too: a definition one replica pinned is what all compare
-		// with. Always grants stay in this machine's state file.
-		pinStore = host.SharedPins{Pins: shared.Pins(), Grants: st.store}
+		// with. And always grants and remembered trust, read through at
+		// every decision, so a revoke through any replica ends them for all
+		// (storetrust.go).
+		pinStore = sharedStore(shared)
+		trusted = st.sharedTrust(shared.Trust())
 		st.pins = host.NewPins(pinStore)
 		st.pins.KeepDefinitions(host.NewDefinitions(filepath.Join(st.stateDir, "definitions.json")))
 		// And a 2026-07-28 client's grants "for this session" and taint,
@@ -265,7 +269,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	opened := st.openAudit(g)
 	copts := st.clientOpts
 	copts.ClientVersion = version
-	copts.OnListing = st.pins.Hook(func(name string) bool { return st.trusted[name] })
+	copts.OnListing = st.pins.Hook(trusted)
 	var srv *serve.Server // set before any server starts, so before any can ask
 	if headless := copts.Elicitation; headless != nil {
 		copts.Elicitation = func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -309,7 +313,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 		}
 	}
 	srv = serve.New(serve.Options{
-		Catalog: m, Policy: policy, Trusted: func(name string) bool { return st.trusted[name] }, MayTrust: st.mayTrust,
+		Catalog: m, Policy: policy, Trusted: trusted, MayTrust: st.mayTrust,
 		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
 		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/config"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/state"
 	"github.com/mcphost/mcphost/ui"
@@ -125,7 +126,7 @@ func noServerNamed(name string) error {
 	return usageError(fmt.Errorf("no server named %q in your config, --server or the working directory's %s (mcphost mcp list lists them)", sanitize.Line(name), config.ProjectFile))
 }
 
-func runMCPTrust(_ context.Context, g *globalOptions, o *mcpTrustOptions, s *streams) error {
+func runMCPTrust(ctx context.Context, g *globalOptions, o *mcpTrustOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -158,6 +159,11 @@ func runMCPTrust(_ context.Context, g *globalOptions, o *mcpTrustOptions, s *str
 	}); err != nil {
 		return err
 	}
+	if err := st.storeTrust(ctx, func(t *pgstore.Trust) (int, error) {
+		return 0, t.SetTrust(spec.Identity(), name, true)
+	}); err != nil {
+		return err
+	}
 	fmt.Fprintf(s.Out, "%s is trusted from now on: its annotations count, so its closed-world reads and additive writes may run without asking; remembered for this exact command or URL (mcphost mcp untrust %s takes it back)\n", name, name)
 	return nil
 }
@@ -170,7 +176,7 @@ func trustWhere(srv config.Server) string {
 	return `"trust": true in ` + srv.File
 }
 
-func runMCPUntrust(_ context.Context, g *globalOptions, o *mcpUntrustOptions, s *streams) error {
+func runMCPUntrust(ctx context.Context, g *globalOptions, o *mcpUntrustOptions, s *streams) error {
 	st, err := loadSetup(g, s)
 	if err != nil {
 		return err
@@ -192,6 +198,13 @@ func runMCPUntrust(_ context.Context, g *globalOptions, o *mcpUntrustOptions, s 
 	if err := state.Update(st.statePath(), time.Now, func(ss *state.State) error {
 		forgot, downgraded = ss.Untrust(identity, name, key)
 		return nil
+	}); err != nil {
+		return err
+	}
+	if err := st.storeTrust(ctx, func(t *pgstore.Trust) (int, error) {
+		n, err := t.Untrust(identity, name)
+		forgot += n
+		return n, err
 	}); err != nil {
 		return err
 	}
