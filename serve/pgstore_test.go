@@ -52,7 +52,7 @@ func TestNoPageForACallTheStoreCannotHold(t *testing.T) {
 // over both and calling at once, write one audit chain: every intent and
 // outcome once, none lost, the chain whole.
 func TestTwoReplicasOverHTTPKeepOneChain(t *testing.T) {
-	const clients, calls = 10, 10
+	const clients, calls = 200, 2 // the 200 concurrent clients
 	url := pgtest.DB(t)
 	var urls []string
 	var stores []*pgstore.Store
@@ -68,7 +68,7 @@ func TestTwoReplicasOverHTTPKeepOneChain(t *testing.T) {
 		t.Cleanup(ts.Close)
 		urls = append(urls, ts.URL)
 	}
-	tr := &http.Transport{}
+	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	t.Cleanup(tr.CloseIdleConnections)
 	errs := make(chan error, clients)
 	for i := range clients {
