@@ -245,6 +245,17 @@ var migrations = []string{
 		granted    timestamptz NOT NULL DEFAULT clock_timestamp(),
 		PRIMARY KEY (identity, tool)
 	);`,
+	// 6: the team approval page's logins under way and browser sessions,
+	// by kind and the SHA-256 of their key (a session's key is a bearer
+	// secret: the database never holds it), until they expire.
+	`CREATE TABLE mcphost_team (
+		kind    text NOT NULL,
+		key     bytea NOT NULL,
+		value   bytea NOT NULL,
+		expires timestamptz NOT NULL,
+		PRIMARY KEY (kind, key)
+	);
+	CREATE INDEX mcphost_team_expires ON mcphost_team (kind, expires);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	htmltemplate "html/template"
@@ -251,6 +252,10 @@ type TeamOptions struct {
 	Secure bool
 	// HTTPClient reaches the issuer (nil: a client with a 10s timeout).
 	HTTPClient *http.Client
+	// Store keeps the logins under way and the sessions (nil: this
+	// process's memory). Replicas on one store give it the store's
+	// (pgstore.TeamPage), so a browser may reach any of them.
+	Store TeamStore
 }
 
 // TeamPath is where the team page is served.
@@ -283,9 +288,7 @@ type TeamPage struct {
 	hc       *http.Client
 	origin   string
 
-	mu       sync.Mutex
-	logins   map[string]*teamLogin   // state → login under way
-	sessions map[string]*teamSession // session cookie → session
+	store TeamStore // logins under way (by state) and sessions (by cookie)
 }
 
 // teamLogin is a login the browser holding binding started.
@@ -337,7 +340,10 @@ func (s *Server) NewTeamPage(ctx context.Context, o TeamOptions) (*TeamPage, err
 		conf: &oauth2.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Endpoint: p.Endpoint(),
 			RedirectURL: base + TeamPath + "callback", Scopes: []string{oidc.ScopeOpenID, "profile", "email"}},
 		verifier: p.Verifier(&oidc.Config{ClientID: o.ClientID}),
-		logins:   map[string]*teamLogin{}, sessions: map[string]*teamSession{}}
+		store:    o.Store}
+	if t.store == nil {
+		t.store = newMemTeamStore()
+	}
 	return t, nil
 }
 
@@ -376,13 +382,14 @@ func (t *TeamPage) cookie(name, value string, ttl time.Duration) *http.Cookie {
 func (t *TeamPage) login(w http.ResponseWriter, r *http.Request) {
 	state, binding, nonce, verifier := rand.Text(), rand.Text(), rand.Text(), oauth2.GenerateVerifier()
 	now := time.Now()
-	t.mu.Lock()
 	// The oldest login under way goes when there are too many: refusing
 	// new ones would let anyone who opens the page often enough keep
 	// everyone out.
-	makeRoom(t.logins, func(l *teamLogin) time.Time { return l.expires }, now, maxTeamLogins)
-	t.logins[state] = &teamLogin{binding: binding, nonce: nonce, verifier: verifier, expires: now.Add(teamLoginTTL)}
-	t.mu.Unlock()
+	rec := teamLoginRec{Binding: binding, Nonce: nonce, Verifier: verifier, Expires: now.Add(teamLoginTTL)}
+	if err := t.store.Put(teamKindLogin, state, marshal(rec), rec.Expires, maxTeamLogins); err != nil {
+		http.Error(w, "Service Unavailable: the login could not be kept; try again", http.StatusServiceUnavailable)
+		return
+	}
 	http.SetCookie(w, t.cookie(loginCookie, binding, teamLoginTTL))
 	http.Redirect(w, r, t.conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oidc.Nonce(nonce)), http.StatusFound)
 }
@@ -404,10 +411,13 @@ type idClaims struct {
 func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
-	t.mu.Lock()
-	l := t.logins[state]
-	delete(t.logins, state) // one use, whatever comes of it
-	t.mu.Unlock()
+	var l *teamLogin
+	if b, ok, err := t.store.Take(teamKindLogin, state, time.Now()); err == nil && ok { // one use, whatever comes of it
+		var rec teamLoginRec
+		if json.Unmarshal(b, &rec) == nil {
+			l = &teamLogin{binding: rec.Binding, nonce: rec.Nonce, verifier: rec.Verifier, expires: rec.Expires}
+		}
+	}
 	c, err := r.Cookie(loginCookie)
 	switch {
 	case l == nil || time.Now().After(l.expires):
@@ -467,10 +477,11 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 		person: audit.Person{Issuer: t.o.Issuer, Subject: bound(cl.Subject, maxSubject), Name: bound(name, maxName), Email: bound(cl.Email, maxEmail)}}
 	sid := rand.Text() + rand.Text()
 	now := time.Now()
-	t.mu.Lock()
-	makeRoom(t.sessions, func(s *teamSession) time.Time { return s.expires }, now, maxTeamSessions)
-	t.sessions[sid] = &teamSession{who: who, csrf: rand.Text(), expires: now.Add(teamSessionTTL)}
-	t.mu.Unlock()
+	sess := &teamSession{who: who, csrf: rand.Text(), expires: now.Add(teamSessionTTL)}
+	if err := t.store.Put(teamKindSession, sid, marshal(sessionRec(sess)), sess.expires, maxTeamSessions); err != nil {
+		http.Error(w, "Service Unavailable: the session could not be kept; log in again", http.StatusServiceUnavailable)
+		return
+	}
 	http.SetCookie(w, t.cookie(loginCookie, "", -time.Second))
 	http.SetCookie(w, t.cookie(sessionCookie, sid, teamSessionTTL))
 	http.Redirect(w, r, TeamPath, http.StatusSeeOther)
@@ -482,13 +493,15 @@ func (t *TeamPage) session(r *http.Request) *teamSession {
 	if err != nil {
 		return nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.sessions[c.Value]
-	if s == nil || time.Now().After(s.expires) {
+	b, ok, err := t.store.Get(teamKindSession, c.Value, time.Now())
+	if err != nil || !ok {
 		return nil
 	}
-	return s
+	var rec teamSessionRec
+	if json.Unmarshal(b, &rec) != nil {
+		return nil
+	}
+	return rec.session()
 }
 
 // shownCall is one card of the page.
@@ -622,9 +635,7 @@ func (t *TeamPage) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, _ := r.Cookie(sessionCookie)
-	t.mu.Lock()
-	delete(t.sessions, c.Value)
-	t.mu.Unlock()
+	_ = t.store.Drop(teamKindSession, c.Value) // a store out of reach: the cookie goes, the session lapses
 	http.SetCookie(w, t.cookie(sessionCookie, "", -time.Second))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, "Logged out of mcphost's team approval page. Open "+TeamPath+" to log in again.\n")

@@ -79,7 +79,7 @@ func teamProviderConfig() oidctest.Config {
 // buildTeamWorld is serve on ln, a resource server of p with its team page
 // (the page client pageClient, registered with ln's address), holding
 // calls in held and routing them by teamPolicy.
-func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageClient string, held Later) *teamWorld {
+func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageClient string, held Later, more ...func(*TeamOptions)) *teamWorld {
 	t.Helper()
 	base := "http://" + ln.Addr().String()
 	a := newAuth(t, p, AuthOptions{})
@@ -98,7 +98,11 @@ func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageCli
 			return nil
 		}
 	}})
-	page, err = w.srv.NewTeamPage(context.Background(), TeamOptions{Issuer: p.Issuer, ClientID: pageClient, ClientSecret: "page-secret-0123456789", BaseURL: base})
+	to := TeamOptions{Issuer: p.Issuer, ClientID: pageClient, ClientSecret: "page-secret-0123456789", BaseURL: base}
+	for _, f := range more {
+		f(&to)
+	}
+	page, err = w.srv.NewTeamPage(context.Background(), to)
 	if err != nil {
 		t.Fatal(err)
 	}

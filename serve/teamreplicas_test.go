@@ -99,3 +99,55 @@ func TestMakeRoom(t *testing.T) {
 		t.Fatalf("a full map gave up %v, want only the one closest to its end gone", m)
 	}
 }
+
+// TestTeamLoginAcrossReplicas: behind a load balancer a browser's requests
+// go to any replica. With the page's logins and sessions in the store, a
+// login started on replica B finishes on replica A (the issuer's redirect
+// lands there), the session it makes is known to B, and a logout through
+// A ends it for B.
+func TestTeamLoginAcrossReplicas(t *testing.T) {
+	url := pgtest.DB(t)
+	lnA, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lnB, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := "http://" + lnA.Addr().String() // the one origin both replicas are reached at
+	cfg := teamProviderConfig()
+	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{public + TeamPath + "callback"}})
+	p := oidctest.Start(t, cfg)
+	replica := func(ln net.Listener) *teamWorld {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return buildTeamWorld(t, p, ln, "approve-page", s.Later(later.Options{}), func(o *TeamOptions) {
+			o.BaseURL, o.Store = public, s.TeamPage()
+		})
+	}
+	replica(lnA)
+	b := replica(lnB)
+
+	bb := b.newBrowser(t) // starts on B; the issuer sends it back to A
+	bb.login(p, "bob", "bob-pw")
+	csrf, _, body := bb.page() // on B, with the session A made
+	if csrf == "" || !strings.Contains(body, "Bob Example") {
+		t.Fatalf("B does not know the session A made:\n%s", body)
+	}
+	// Log out through A: B no longer knows the session.
+	ab := &browser{t: t, base: public, hc: bb.hc}
+	req, _ := http.NewRequest("POST", public+TeamPath+"logout", strings.NewReader("csrf="+csrf))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", public)
+	if resp, body := ab.do(req); resp.StatusCode != http.StatusOK {
+		t.Fatalf("logout through A: %s %s", resp.Status, body)
+	}
+	resp, _ := bb.get(b.base + TeamPath)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("after logging out through A, B answers %s, want a redirect to log in", resp.Status)
+	}
+}

@@ -453,8 +453,12 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 		}
 		fmt.Fprintf(s.Err, "mcphost: accepting access tokens of %s for %s; metadata at %s\n", authOpts.Issuer, authOpts.Audience, oauth.MetadataURL())
 		if id, secret := teamPageClient(st, s.Getenv); id != "" {
-			page, err := srv.NewTeamPage(ctx, serve.TeamOptions{Issuer: authOpts.Issuer, ClientID: id, ClientSecret: secret,
-				BaseURL: origin(authOpts.Audience), Secure: tlsConf != nil || strings.HasPrefix(authOpts.Audience, "https://")})
+			to := serve.TeamOptions{Issuer: authOpts.Issuer, ClientID: id, ClientSecret: secret,
+				BaseURL: origin(authOpts.Audience), Secure: tlsConf != nil || strings.HasPrefix(authOpts.Audience, "https://")}
+			if st.shared != nil {
+				to.Store = st.shared.TeamPage() // logins and sessions every replica knows
+			}
+			page, err := srv.NewTeamPage(ctx, to)
 			if err != nil {
 				return err
 			}
