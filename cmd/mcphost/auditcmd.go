@@ -37,19 +37,9 @@ the PostgreSQL store that --store or the config's "store" names.`,
 		Short: "Show the last records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path := auditFile(g, s)
-			var recs []audit.Record
-			db, err := auditStore(cmd.Context(), g, s, storeFlag)
-			switch {
-			case err != nil:
-				return err
-			case db != nil:
-				defer db.Close()
-				path = db.String()
-				recs, err = db.Tail(cmd.Context(), n)
-			default:
-				recs, err = audit.Tail(path, n)
-			}
+			path, recs, err := auditRecords(cmd.Context(), g, s, storeFlag,
+				func(db *pgstore.Store) ([]audit.Record, error) { return db.Tail(cmd.Context(), n) },
+				func(path string) ([]audit.Record, error) { return audit.Tail(path, n) })
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
@@ -86,19 +76,9 @@ grant (with the way the grant was given and the call it was given for), --yes,
 or headless. Records written before the channel was kept have no VIA.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := auditFile(g, s)
-			var recs []audit.Record
-			db, err := auditStore(cmd.Context(), g, s, storeFlag)
-			switch {
-			case err != nil:
-				return err
-			case db != nil:
-				defer db.Close()
-				path = db.String()
-				recs, err = db.CallRecords(cmd.Context(), args[0])
-			default:
-				recs, err = audit.CallRecords(path, args[0])
-			}
+			path, recs, err := auditRecords(cmd.Context(), g, s, storeFlag,
+				func(db *pgstore.Store) ([]audit.Record, error) { return db.CallRecords(cmd.Context(), args[0]) },
+				func(path string) ([]audit.Record, error) { return audit.CallRecords(path, args[0]) })
 			if err != nil {
 				return err
 			}
@@ -483,4 +463,23 @@ func showRecord(s *streams, r *audit.Record) {
 	line("reasons", strings.Join(r.Reasons, ", "))
 	line("status", string(r.Status))
 	line("argsHash", r.ArgsHash)
+}
+
+// auditRecords reads records from the store --store or the config names,
+// with fromStore, or else from the audit file, with fromFile. It returns
+// where it read, for the messages that name it.
+func auditRecords(ctx context.Context, g *globalOptions, s *streams, storeFlag string,
+	fromStore func(*pgstore.Store) ([]audit.Record, error), fromFile func(path string) ([]audit.Record, error)) (string, []audit.Record, error) {
+	db, err := auditStore(ctx, g, s, storeFlag)
+	if err != nil {
+		return "", nil, err
+	}
+	if db == nil {
+		path := auditFile(g, s)
+		recs, err := fromFile(path)
+		return path, recs, err
+	}
+	defer db.Close()
+	recs, err := fromStore(db)
+	return db.String(), recs, err
 }
