@@ -37,7 +37,7 @@ the PostgreSQL store that --store or the config's "store" names.`,
 		Short: "Show the last records",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, recs, err := auditRecords(cmd.Context(), g, s, storeFlag,
+			path, recs, err := readAuditRecords(cmd.Context(), g, s, storeFlag,
 				func(db *pgstore.Store) ([]audit.Record, error) { return db.Tail(cmd.Context(), n) },
 				func(path string) ([]audit.Record, error) { return audit.Tail(path, n) })
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -76,7 +76,7 @@ grant (with the way the grant was given and the call it was given for), --yes,
 or headless. Records written before the channel was kept have no VIA.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, recs, err := auditRecords(cmd.Context(), g, s, storeFlag,
+			path, recs, err := readAuditRecords(cmd.Context(), g, s, storeFlag,
 				func(db *pgstore.Store) ([]audit.Record, error) { return db.CallRecords(cmd.Context(), args[0]) },
 				func(path string) ([]audit.Record, error) { return audit.CallRecords(path, args[0]) })
 			if err != nil {
@@ -465,10 +465,10 @@ func showRecord(s *streams, r *audit.Record) {
 	line("argsHash", r.ArgsHash)
 }
 
-// auditRecords reads records from the store --store or the config names,
+// readAuditRecords reads records from the store --store or the config names,
 // with fromStore, or else from the audit file, with fromFile. It returns
 // where it read, for the messages that name it.
-func auditRecords(ctx context.Context, g *globalOptions, s *streams, storeFlag string,
+func readAuditRecords(ctx context.Context, g *globalOptions, s *streams, storeFlag string,
 	fromStore func(*pgstore.Store) ([]audit.Record, error), fromFile func(path string) ([]audit.Record, error)) (string, []audit.Record, error) {
 	db, err := auditStore(ctx, g, s, storeFlag)
 	if err != nil {
