@@ -45,6 +45,15 @@ func TestRunHoldsCallsForApprove(t *testing.T) {
 	o.OnHold(ap, &host.Question{Server: "tasks", Tool: &client.Tool{Server: "tasks", Name: "delete_task"}, Args: json.RawMessage(`{"id":"T-1"}`),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2, Class: decide.Destructive}, Scopes: []decide.Scope{decide.ScopeOnce}})
 
+	approveThroughSocket(t, s, o, ap, call, "")
+}
+
+// approveThroughSocket answers the held call ap as `mcphost approve` does,
+// on the approver socket of this process (whose hello says label, unless
+// it is ""), and checks that the approval reaches the held call, so that
+// call can run.
+func approveThroughSocket(t *testing.T, s *streams, o host.GateOptions, ap later.Approval, call later.Call, label string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := approver.Dial(ctx, approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))))
@@ -52,10 +61,10 @@ func TestRunHoldsCallsForApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Hello(); err != nil {
-		t.Fatal(err)
+	if h, err := c.Hello(); err != nil || (label != "" && h.Label != label) {
+		t.Fatalf("hello %+v (%v), want the label %q", h, err, label)
 	}
-	v, err := c.Next()
+	v, err := nextOrDone(ctx, c)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || q.ID != ap.ID || !q.Later {
 		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, ap.ID)
@@ -100,30 +109,5 @@ func TestChatHoldsUnderTheManagedAskVia(t *testing.T) {
 	post(g, ap, &host.Question{Server: "tasks", Tool: &client.Tool{Server: "tasks", Name: "delete_task"}, Args: json.RawMessage(`{"id":"T-1"}`),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T3, Class: decide.Destructive}, Scopes: []decide.Scope{decide.ScopeOnce}})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := approver.Dial(ctx, approver.SocketPath(config.StateDir(s.Getenv("XDG_STATE_HOME"))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if h, err := c.Hello(); err != nil || h.Label != "mcphost chat in "+s.WorkDir {
-		t.Fatalf("hello %+v (%v), want the chat's label", h, err)
-	}
-	v, err := nextOrDone(ctx, c)
-	q, ok := v.(*approver.Question)
-	if err != nil || !ok || q.ID != ap.ID || !q.Later {
-		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, ap.ID)
-	}
-	if err := c.Answer(q, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-o.Later.(*later.Store).Answered(ap.ID):
-	case <-ctx.Done():
-		t.Fatal("the approval never reached the chat's held call")
-	}
-	if _, ok := o.Later.Take(call); !ok {
-		t.Fatal("the approved call cannot run")
-	}
+	approveThroughSocket(t, s, o, ap, call, "mcphost chat in "+s.WorkDir)
 }
