@@ -173,3 +173,25 @@ func (c *Conn) line() ([]byte, string, error) {
 	}
 	return line, typ, nil
 }
+
+// NextContext is Next, given up when ctx ends first: the connection is
+// then closed (so the waiting read ends) and ctx's error returned.
+func (c *Conn) NextContext(ctx context.Context) (any, error) {
+	type next struct {
+		v   any
+		err error
+	}
+	ch := make(chan next, 1)
+	go func() {
+		v, err := c.Next()
+		ch <- next{v, err}
+	}()
+	select {
+	case n := <-ch:
+		return n.v, n.err
+	case <-ctx.Done():
+		c.Close()
+		<-ch
+		return nil, ctx.Err()
+	}
+}

@@ -79,7 +79,7 @@ func (hc *heldChat) answer(t *testing.T, id string, ans host.Answer) {
 	if _, err := c.Hello(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := nextOrDone(ctx, c)
+	v, err := c.NextContext(ctx)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || q.ID != id || !q.Later {
 		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, id)
@@ -232,28 +232,5 @@ func TestChatHeldCallDeniedOrExpiredRunsNothing(t *testing.T) {
 	h2.until("the late retry ends", func() bool { return h2.m.run == nil && strings.Contains(h2.screen(), "Held anew.") })
 	if n := hc2.runs(); n != 0 {
 		t.Fatalf("a call whose approval expired ran %d times", n)
-	}
-}
-
-// nextOrDone is c.Next, given up (the connection closed) when ctx ends
-// first: a held call that never reaches the approver fails the test
-// instead of hanging it.
-func nextOrDone(ctx context.Context, c *approver.Conn) (any, error) {
-	type next struct {
-		v   any
-		err error
-	}
-	ch := make(chan next, 1)
-	go func() {
-		v, err := c.Next()
-		ch <- next{v, err}
-	}()
-	select {
-	case n := <-ch:
-		return n.v, n.err
-	case <-ctx.Done():
-		c.Close()
-		<-ch
-		return nil, ctx.Err()
 	}
 }

@@ -83,7 +83,7 @@ func (hc *heldCall) approver(ctx context.Context, t *testing.T) *approver.Conn {
 // answerHeld answers the held call through the approver socket.
 func answerHeld(ctx context.Context, t *testing.T, c *approver.Conn, ans host.Answer) {
 	t.Helper()
-	v, err := nextOrDone(ctx, c)
+	v, err := c.NextContext(ctx)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || !q.Later || q.Tool != "delete_task" {
 		t.Fatalf("the approver got %+v (%v), want the held delete_task", v, err)
@@ -201,28 +201,5 @@ func TestCallWithoutATerminalDoesNotWait(t *testing.T) {
 	hc := startHeldCall(ctx, t, "tasks/delete_task", `{"id":"T-1"}`)
 	if code, stderr := hc.exit(); code != exitBlocked || strings.Contains(stderr, "approval id") || ctx.Err() != nil {
 		t.Fatalf("without a terminal: exit %d, stderr:\n%s\nwant exit %d at once, nothing held", code, stderr, exitBlocked)
-	}
-}
-
-// nextOrDone is c.Next, given up (the connection closed) when ctx ends
-// first: a held call that never reaches the approver fails the test
-// instead of hanging it.
-func nextOrDone(ctx context.Context, c *approver.Conn) (any, error) {
-	type next struct {
-		v   any
-		err error
-	}
-	ch := make(chan next, 1)
-	go func() {
-		v, err := c.Next()
-		ch <- next{v, err}
-	}()
-	select {
-	case n := <-ch:
-		return n.v, n.err
-	case <-ctx.Done():
-		c.Close()
-		<-ch
-		return nil, ctx.Err()
 	}
 }

@@ -64,7 +64,7 @@ func approveThroughSocket(t *testing.T, s *streams, o host.GateOptions, ap later
 	if h, err := c.Hello(); err != nil || (label != "" && h.Label != label) {
 		t.Fatalf("hello %+v (%v), want the label %q", h, err, label)
 	}
-	v, err := nextOrDone(ctx, c)
+	v, err := c.NextContext(ctx)
 	q, ok := v.(*approver.Question)
 	if err != nil || !ok || q.ID != ap.ID || !q.Later {
 		t.Fatalf("the approver got %+v (%v), want the held call %s", v, err, ap.ID)
