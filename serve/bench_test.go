@@ -185,33 +185,7 @@ func BenchmarkHTTPClients100x100(b *testing.B) {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	b.Cleanup(tr.CloseIdleConnections)
 	for range b.N {
-		start := time.Now()
-		errs := make(chan error, clients)
-		for range clients {
-			go func() {
-				cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
-				cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL,
-					HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-				if err != nil {
-					errs <- err
-					return
-				}
-				defer cs.Close()
-				for range calls {
-					if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: readArgs}); err != nil || res.IsError {
-						errs <- fmt.Errorf("call: %v %+v", err, res)
-						return
-					}
-				}
-				errs <- nil
-			}()
-		}
-		for range clients {
-			if err := <-errs; err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(clients*calls)/time.Since(start).Seconds(), "calls/s")
+		b.ReportMetric(loadHTTP(b, []string{ts.URL}, tr, clients, calls), "calls/s")
 	}
 	recs, err := audit.Tail(path, 1<<30)
 	if err != nil {
@@ -240,4 +214,39 @@ func BenchmarkHTTPClients100x100(b *testing.B) {
 	if rep, err := audit.Verify(f); err != nil || len(rep.Problems) > 0 {
 		b.Fatalf("audit log does not verify: %v %+v", err, rep.Problems)
 	}
+}
+
+// loadHTTP runs clients HTTP clients at once, spread over endpoints, each
+// making calls reads, and returns the calls per second; a call that fails
+// fails b.
+func loadHTTP(b testing.TB, endpoints []string, tr http.RoundTripper, clients, calls int) float64 {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	errs := make(chan error, clients)
+	for i := range clients {
+		go func() {
+			cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
+			cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoints[i%len(endpoints)],
+				HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cs.Close()
+			for range calls {
+				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "flaky__read_value", Arguments: readArgs}); err != nil || res.IsError {
+					errs <- fmt.Errorf("call: %v %+v", err, res)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	return float64(clients*calls) / time.Since(start).Seconds()
 }

@@ -3,10 +3,8 @@ package serve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -70,35 +68,7 @@ func TestTwoReplicasOverHTTPKeepOneChain(t *testing.T) {
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: clients}
 	t.Cleanup(tr.CloseIdleConnections)
-	errs := make(chan error, clients)
-	for i := range clients {
-		go func() {
-			cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: strconv.Itoa(i)}, nil)
-			cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: urls[i%2],
-				HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer cs.Close()
-			for range calls {
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: map[string]any{"key": "a"}})
-				if err == nil && res.IsError {
-					err = fmt.Errorf("refused: %s", text(res))
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-			errs <- nil
-		}()
-	}
-	for range clients {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
+	loadHTTP(t, urls, tr, clients, calls)
 	rep, err := stores[0].Verify(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,9 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,33 +85,7 @@ func BenchmarkReplicasHTTP(b *testing.B) {
 			b.Cleanup(tr.CloseIdleConnections)
 			b.ResetTimer()
 			for range b.N {
-				start := time.Now()
-				errs := make(chan error, clients)
-				for i := range clients {
-					go func() {
-						cl := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
-						cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoints[i%len(endpoints)],
-							HTTPClient: &http.Client{Transport: bearer{"tok", tr}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-						if err != nil {
-							errs <- err
-							return
-						}
-						defer cs.Close()
-						for range calls {
-							if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "flaky__read_value", Arguments: readArgs}); err != nil || res.IsError {
-								errs <- fmt.Errorf("call: %v %+v", err, res)
-								return
-							}
-						}
-						errs <- nil
-					}()
-				}
-				for range clients {
-					if err := <-errs; err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.ReportMetric(float64(clients*calls)/time.Since(start).Seconds(), "calls/s")
+				b.ReportMetric(loadHTTP(b, endpoints, tr, clients, calls), "calls/s")
 			}
 			b.StopTimer()
 			if !c.store {
