@@ -229,7 +229,7 @@ var errFormMayNot = fmt.Errorf("%w: the host's form may not approve this call (a
 func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, error) {
 	o := a.s.o
 	if o.AskVia != AskElicit && o.Approver != nil && o.Approver.Waiting() {
-		return o.Approver.Ask(ctx, q)
+		return viaApprover(o.Approver.Ask(ctx, q))
 	}
 	if !a.elicitsURL() || a.multiRoundTrip() && a.page == nil || q.Hold == nil || o.Later == nil ||
 		o.MayApprove != nil && !o.MayApprove(q.Decision.Tier, audit.ChannelWeb) {

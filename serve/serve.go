@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -923,17 +924,43 @@ func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk f
 	return g
 }
 
+// pruneHeld forgets the gates and team views of the calls no longer
+// waiting (answered, expired or spent): one look at the later store, made
+// outside the locks (with a shared store it is a query), for the entries
+// there were before it.
+func (s *Server) pruneHeld() {
+	s.mu.Lock()
+	ids := slices.Collect(maps.Keys(s.heldBy))
+	s.mu.Unlock()
+	s.team.mu.Lock()
+	ids = append(ids, slices.Collect(maps.Keys(s.team.m))...)
+	s.team.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	waiting := map[string]bool{}
+	for _, ap := range s.o.Later.Waiting() {
+		waiting[ap.ID] = true
+	}
+	s.mu.Lock()
+	s.team.mu.Lock()
+	for _, id := range ids {
+		if !waiting[id] {
+			delete(s.heldBy, id)
+			delete(s.team.m, id)
+		}
+	}
+	s.team.mu.Unlock()
+	s.mu.Unlock()
+}
+
 // held shows a call newly held for later approval to the approvers, where
 // `mcphost approve` (and the approval page) can answer it, and tells the
 // person a call waits. A call routed to an approver group goes to the
 // team page only: the approvers and the loopback page are the caller's.
 func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Question) {
+	s.pruneHeld()
 	s.mu.Lock()
-	for id := range s.heldBy {
-		if _, ok := s.o.Later.Get(id); !ok {
-			delete(s.heldBy, id) // expired, or spent and forgotten
-		}
-	}
 	s.heldBy[ap.ID] = g
 	s.mu.Unlock()
 	s.keepTeam(ap, q, caller)

@@ -90,8 +90,8 @@ func (s *Server) questionRoute(q *host.Question) *Route {
 	return s.routeOf(q.Server, q.Tool.Name, q.Decision.Tier)
 }
 
-// keepTeam records a newly held call's caller, route and text, and
-// forgets those no longer held.
+// keepTeam records a newly held call's caller, route and text (those no
+// longer held are forgotten by pruneHeld).
 func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 	tc := &teamCall{caller: c, route: s.questionRoute(q), server: q.Server, tool: q.Tool.Name,
 		tier: q.Decision.Tier.String(), class: q.Decision.Class.String(), text: message(q)}
@@ -100,11 +100,6 @@ func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 	if s.team.m == nil {
 		s.team.m = map[string]*teamCall{}
 	}
-	for id := range s.team.m {
-		if _, ok := s.o.Later.Get(id); !ok {
-			delete(s.team.m, id)
-		}
-	}
 	s.team.m[ap.ID] = tc
 }
 
@@ -112,15 +107,20 @@ func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 // A call another replica holds on the store they share is rebuilt from
 // what the store keeps of it (storedTeamCall).
 func (s *Server) teamCallOf(id string) *teamCall {
-	s.team.mu.Lock()
-	tc := s.team.m[id]
-	s.team.mu.Unlock()
+	tc := s.localTeamCall(id)
 	if tc == nil && s.o.Later != nil {
 		if ap, ok := s.o.Later.Get(id); ok {
 			tc = s.storedTeamCall(ap.Call)
 		}
 	}
 	return tc
+}
+
+// localTeamCall is what this serve kept of the held call id, nil if none.
+func (s *Server) localTeamCall(id string) *teamCall {
+	s.team.mu.Lock()
+	defer s.team.mu.Unlock()
+	return s.team.m[id]
 }
 
 // storedTeamCall is the team page's view of a call held by another
@@ -515,7 +515,10 @@ type shownCall struct {
 func (t *TeamPage) visible(who *teamApprover) []shownCall {
 	var out []shownCall
 	for _, ap := range t.s.o.Later.Waiting() {
-		tc := t.s.teamCallOf(ap.ID)
+		tc := t.s.localTeamCall(ap.ID)
+		if tc == nil {
+			tc = t.s.storedTeamCall(ap.Call) // held by another replica: no second look at the store
+		}
 		if tc == nil {
 			continue
 		}
