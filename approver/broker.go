@@ -394,21 +394,27 @@ func (b *Broker) answer(from *conn, a *Answer) string {
 	if ans.Via, problem = b.channel(p, a); problem != "" {
 		return problem
 	}
-	b.remove(a.ID)
-	b.withdraw(a.ID, "answered in another approver", from)
 	if p.later != nil {
 		if ans.Args != nil {
 			return "a call held for later approval cannot be edited: approve or deny it as it is"
 		}
-		// The gate writes the answer to the audit log: not under b.mu.
+		// The gate writes the answer to the audit log: not under b.mu. An
+		// answer it refuses (a channel that may not approve the tier, say)
+		// leaves the call held and shown, for an answer that may.
 		b.mu.Unlock()
 		err := p.later(ans)
 		b.mu.Lock()
 		if err != nil {
 			return "the answer approved nothing: " + err.Error()
 		}
+		if b.pending[a.ID] == p {
+			b.remove(a.ID)
+			b.withdraw(a.ID, "answered in another approver", from)
+		}
 		return ""
 	}
+	b.remove(a.ID)
+	b.withdraw(a.ID, "answered in another approver", from)
 	p.answer <- ans
 	return ""
 }

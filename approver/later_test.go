@@ -3,10 +3,13 @@ package approver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/later"
@@ -104,5 +107,62 @@ func TestHeldCallIsShownToApproversAndApprovedLater(t *testing.T) {
 	}
 	if rej := next[*Rejected](t, c); rej.ID != q.ID {
 		t.Fatalf("rejected %+v, want the repeated answer to %s", rej, q.ID)
+	}
+}
+
+// A held call whose answer is refused — edited arguments, or an answer
+// the gate does not take (a channel that may not approve it) — still
+// waits, shown, and an answer that may be given then approves it; the
+// refused ones ran nothing.
+func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
+	dir := t.TempDir()
+	b, err := Listen(SocketPath(filepath.Join(dir, "state")), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	refuse := true
+	var got []host.Answer
+	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(`{"key":"k"}`),
+		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T3, Class: decide.Unknown}, Scopes: []decide.Scope{decide.ScopeOnce}}
+	if err := b.Post("held-1", q, time.Now().Add(time.Minute), func(ans host.Answer) error {
+		if refuse {
+			return errors.New("not through this channel")
+		}
+		got = append(got, ans)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, b: b}
+	c := w.approver()
+	shown := next[*Question](t, c)
+	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce, Args: json.RawMessage(`{"key":"other"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if rej := next[*Rejected](t, c); !strings.Contains(rej.Message, "cannot be edited") {
+		t.Fatalf("an edited answer to a held call: %+v", rej)
+	}
+	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	if rej := next[*Rejected](t, c); !strings.Contains(rej.Message, "not through this channel") {
+		t.Fatalf("an answer the gate refused: %+v", rej)
+	}
+	refuse = false
+	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	// A withdrawal or rejection would be the broker's next word; an
+	// answer taken leaves nothing more to say, so a fresh approver sees
+	// no question.
+	c2 := w.approver()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if v, err := c2.NextContext(ctx); err == nil {
+		t.Fatalf("after the approval the held call is still shown: %+v", v)
+	}
+	if len(got) != 1 || !got[0].Approve || got[0].Args != nil {
+		t.Fatalf("the gate was given %+v, want one approval of the call as held", got)
 	}
 }

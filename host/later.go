@@ -29,9 +29,24 @@ type Later interface {
 }
 
 // PersonCallPrefix begins later.Call.Client for the call of a person's
-// OAuth client: the prefix, the person's key (audit.Client.Key), NUL, the
-// client id, NUL, the client's name.
+// OAuth client: the prefix, the client id, NUL, the client's name, NUL,
+// and last the person's key (audit.Client.Key, which may hold anything).
 const PersonCallPrefix = "person\x00"
+
+// LaterCaller reads the person's key and the client id back from a held
+// call's client (later.Call.Client) that laterCall wrote for a person's
+// OAuth client; ok is false for any other.
+func LaterCaller(client string) (key, clientID string, ok bool) {
+	rest, ok := strings.CutPrefix(client, PersonCallPrefix)
+	if !ok {
+		return "", "", false
+	}
+	parts := strings.SplitN(rest, "\x00", 3)
+	if len(parts) != 3 {
+		return "", "", false
+	}
+	return parts[2], parts[0], true
+}
 
 // laterCall is what makes a retry the same call as the one held: the
 // client, the server and its identity, the tool, its definition, the
@@ -45,7 +60,7 @@ func (g *Gate) laterCall(a *account) later.Call {
 			// replica its retry comes through: the approval follows the
 			// person (as their token names them) and the client, not the
 			// connection.
-			client = PersonCallPrefix + c.Key + "\x00" + c.ID + "\x00" + c.Name
+			client = PersonCallPrefix + c.ID + "\x00" + c.Name + "\x00" + c.Key
 		}
 	}
 	return later.Call{Client: client, Server: a.Server, Identity: a.ident, Tool: a.tool.Name,

@@ -128,15 +128,10 @@ func (s *Server) localTeamCall(id string) *teamCall {
 // of no person's is no one's here: nil), its route by the managed policy,
 // which every replica reads alike.
 func (s *Server) storedTeamCall(c later.Call) *teamCall {
-	rest, ok := strings.CutPrefix(c.Client, host.PersonCallPrefix)
+	key, clientID, ok := host.LaterCaller(c.Client)
 	if !ok {
 		return nil
 	}
-	parts := strings.Split(rest, "\x00")
-	if len(parts) != 3 {
-		return nil
-	}
-	key, clientID := parts[0], parts[1]
 	issuer, subject, ok := strings.Cut(key, "\n")
 	if !ok {
 		return nil
