@@ -68,3 +68,15 @@ func TestTeamPageStateIsSharedAndUsedOnce(t *testing.T) {
 		}
 	}
 }
+
+// An expired login is taken away but not handed back.
+func TestAnExpiredTeamLoginIsNotTaken(t *testing.T) {
+	p := open(t, pgtest.DB(t)).TeamPage()
+	now := time.Now()
+	if err := p.Put("login", "old", []byte("L"), now.Add(time.Minute), 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := p.Take("login", "old", now.Add(2*time.Minute)); err != nil || ok {
+		t.Fatalf("an expired login was taken (%v, %v)", ok, err)
+	}
+}
