@@ -192,8 +192,8 @@ func (s *Store) Answer(id string, approve bool, via, reason string) (Approval, e
 	if !ok {
 		return Approval{}, ErrUnknown
 	}
-	if !s.o.Now().Before(a.Expires) {
-		delete(s.m, id)
+	if now := s.o.Now(); !now.Before(a.Expires) {
+		s.forget(now) // this one and every other that expired
 		return Approval{}, ErrExpired
 	}
 	if a.State != Waiting {
