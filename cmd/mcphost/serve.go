@@ -310,6 +310,13 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	if o.HTTP != "" {
 		if a, err := serveAuth(st, o, s.Getenv); err == nil && a != nil {
 			route = managedRoute(st.managed)
+			if st.managed != nil && len(st.managed.Approvers) > 0 {
+				if id, _ := teamPageClient(st, s.Getenv); id == "" {
+					// A routed call is answered only on the team page: without
+					// it, it could be approved by no one.
+					return usageError(fmt.Errorf(`the managed policy routes approvals to groups ("approvers" in %s), which only serve's team approval page answers: set "approveClientId" in "serve"."auth" of your config`, st.managed.Where("approvers")))
+				}
+			}
 		}
 	}
 	srv = serve.New(serve.Options{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcphost/mcphost/config"
@@ -41,5 +42,19 @@ func TestManagedRouteAndTeamPageClient(t *testing.T) {
 	}
 	if got := origin("https://mcp.example.com:8443/mcp"); got != "https://mcp.example.com:8443" {
 		t.Errorf("origin = %q", got)
+	}
+}
+
+// TestRoutedApprovalsNeedTheTeamPage: a managed policy that routes
+// approvals to a group, with serve --http behind an issuer but no team
+// page configured, is refused at start: a routed call could be approved
+// by no one.
+func TestRoutedApprovalsNeedTheTeamPage(t *testing.T) {
+	e := newManagedEnv(t)
+	e.managed(`{"approvers": [{"tiers": ["T3"], "group": "owners"}]}`)
+	e.write("config/mcphost/config.json", `{"serve": {"auth": {"issuer": "https://login.example.com", "audience": "https://mcp.example.com/mcp"}}}`)
+	code, _, stderr := e.run("--demo", "serve", "--http", "127.0.0.1:0")
+	if code == exitOK || !strings.Contains(stderr, `set "approveClientId"`) {
+		t.Fatalf("serve with routes and no team page: exit %d, stderr:\n%s\nwant refused, naming approveClientId", code, stderr)
 	}
 }

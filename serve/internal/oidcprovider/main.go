@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -80,8 +81,12 @@ func run(path string) error {
 	if err != nil {
 		return err
 	}
+	// Strict: a field the tests' side (oidctest) writes that this
+	// provider does not know fails here, rather than being ignored.
 	var cfg Config
-	if err := json.Unmarshal(b, &cfg); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
