@@ -45,3 +45,13 @@ func ApproveElsewhere(may func(decide.Tier, audit.Channel) bool, tier decide.Tie
 	}
 	return ways
 }
+
+// HeldWays is ApproveElsewhere for the words that tell a person where to
+// approve a call held for them: never empty, it names askVia when no way
+// outside the chat may approve tier.
+func HeldWays(may func(decide.Tier, audit.Channel) bool, tier decide.Tier) []string {
+	if ways := ApproveElsewhere(may, tier); len(ways) > 0 {
+		return ways
+	}
+	return []string{"where askVia lets a person approve it"}
+}

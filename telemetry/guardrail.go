@@ -88,7 +88,7 @@ func guardAction(s host.Status) string {
 // schema, or else the tiers, by the call's tier.
 func guardPolicy(d decide.Decision) (policy, rule string) {
 	switch {
-	case d.Rule != "" && strings.HasPrefix(d.Rule, "managed:"):
+	case strings.HasPrefix(d.Rule, "managed:"):
 		return "mcphost.managed", name(d.Rule)
 	case d.Rule != "":
 		return "mcphost.config", name(d.Rule)

@@ -60,10 +60,7 @@ func (m *Model) windowTitle() string {
 // them at tier), for how long, and what happens then: short lines, so that
 // a folded card shows them whole.
 func (m *Model) heldWords(id string, tier decide.Tier) string {
-	ways := host.ApproveElsewhere(m.cfg.Gate.MayApprove, tier)
-	if len(ways) == 0 {
-		ways = append(ways, "where askVia lets a person approve it")
-	}
+	ways := host.HeldWays(m.cfg.Gate.MayApprove, tier)
 	lines := []string{"held for your approval elsewhere, id " + cleanLine(id), "approve or deny it " + ways[0]}
 	for _, w := range ways[1:] {
 		lines = append(lines, "or "+w)

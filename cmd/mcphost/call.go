@@ -232,10 +232,7 @@ func runCall(ctx context.Context, g *globalOptions, o *callOptions, s *streams) 
 func waitHeld(ctx context.Context, s *streams, held *heldCalls, gate *host.Gate, call host.Call, r *host.Result) *host.Result {
 	ap := *r.Held
 	ref := call.Server + "/" + call.Tool
-	ways := host.ApproveElsewhere(held.may, r.Decision.Tier)
-	if len(ways) == 0 {
-		ways = []string{"where askVia lets a person approve it"}
-	}
+	ways := host.HeldWays(held.may, r.Decision.Tier)
 	fmt.Fprintln(s.Err, showingName(fmt.Sprintf("mcphost: %s waits for a person's approval under approval id %s until %s: approve or deny it %s (Ctrl+C withdraws it)",
 		ref, ap.ID, ap.Expires.Local().Format("15:04:05"), strings.Join(ways, " or ")), ref, false))
 	timer := time.NewTimer(time.Until(ap.Expires))
