@@ -108,9 +108,7 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (l *Later) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), opTimeout)
-}
+func (l *Later) ctx() (context.Context, context.CancelFunc) { return opCtx() }
 
 // Hold keeps c waiting for a person and returns its approval, as
 // later.Store.Hold. When the database cannot be reached it holds nothing

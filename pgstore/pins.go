@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +23,7 @@ func (s *Store) Pins() *Pins { return &Pins{s: s} }
 // Pin returns the definition hash pinned for a tool of the server with
 // this identity.
 func (p *Pins) Pin(identity, tool string) (string, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	var h string
 	err := p.s.pool.QueryRow(ctx, `SELECT hash FROM mcphost_pins WHERE identity = $1 AND tool = $2`, []byte(identity), []byte(tool)).Scan(&h)
@@ -47,7 +46,7 @@ func (p *Pins) SetPin(identity, tool, hash string) error {
 	if identity == "" || tool == "" || hash == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := p.s.pool.Exec(ctx, `INSERT INTO mcphost_pins (identity, tool, hash) VALUES ($1, $2, $3)
 		ON CONFLICT (identity, tool) DO UPDATE SET hash = excluded.hash, pinned = clock_timestamp()
@@ -72,7 +71,7 @@ func (p *Pins) PinNew(identity string, tools map[string]string) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	return pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 }
@@ -80,7 +79,7 @@ func (p *Pins) PinNew(identity string, tools map[string]string) error {
 // HasPins reports whether any tool of the server with this identity is
 // pinned.
 func (p *Pins) HasPins(identity string) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	var ok bool
 	err := p.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcphost_pins WHERE identity = $1)`, []byte(identity)).Scan(&ok)

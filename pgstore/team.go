@@ -1,7 +1,6 @@
 package pgstore
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"time"
@@ -18,9 +17,6 @@ type TeamPage struct{ s *Store }
 // TeamPage returns the store's team page state.
 func (s *Store) TeamPage() *TeamPage { return &TeamPage{s: s} }
 
-// teamTimeout bounds one of TeamPage's statements.
-const teamTimeout = 10 * time.Second
-
 func teamKey(key string) []byte {
 	sum := sha256.Sum256([]byte(key))
 	return sum[:]
@@ -30,7 +26,7 @@ func teamKey(key string) []byte {
 // the expired values of kind and, past max of them, those closest to
 // their end.
 func (t *TeamPage) Put(kind, key string, value []byte, expires time.Time, max int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), teamTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	return pgx.BeginFunc(ctx, t.s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM mcphost_team WHERE kind = $1 AND expires < $2`, kind, time.Now()); err != nil {
@@ -52,7 +48,7 @@ func (t *TeamPage) Put(kind, key string, value []byte, expires time.Time, max in
 // Take returns the unexpired value of kind and key and removes it: of
 // several replicas taking it at once, one gets it.
 func (t *TeamPage) Take(kind, key string, now time.Time) ([]byte, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), teamTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	var v []byte
 	var expires time.Time
@@ -68,7 +64,7 @@ func (t *TeamPage) Take(kind, key string, now time.Time) ([]byte, bool, error) {
 
 // Get returns the unexpired value of kind and key.
 func (t *TeamPage) Get(kind, key string, now time.Time) ([]byte, bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), teamTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	var v []byte
 	err := t.s.pool.QueryRow(ctx, `SELECT value FROM mcphost_team WHERE kind = $1 AND key = $2 AND expires > $3`, kind, teamKey(key), now).Scan(&v)
@@ -83,7 +79,7 @@ func (t *TeamPage) Get(kind, key string, now time.Time) ([]byte, bool, error) {
 
 // Drop removes the value of kind and key.
 func (t *TeamPage) Drop(kind, key string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), teamTimeout)
+	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := t.s.pool.Exec(ctx, `DELETE FROM mcphost_team WHERE kind = $1 AND key = $2`, kind, teamKey(key))
 	return err
