@@ -38,16 +38,20 @@ type AskVia map[string][]string
 // a hook), so the form proves no person at the tier that matters most.
 func DefaultAskVia() AskVia {
 	all := slices.Clone(AskChannels)
-	return AskVia{"T1": all, "T2": slices.Clone(all), "T3": {ChannelChat, ChannelApprove, ChannelWeb, ChannelPasskey}}
+	return AskVia{"T1": all, "T2": slices.Clone(all), "T3": slices.Clone(defaultAskVia["T3"])}
 }
 
+// defaultAskVia is DefaultAskVia, read (never changed) where a tier takes
+// the default on every approval.
+var defaultAskVia = AskVia{"T1": AskChannels, "T2": AskChannels, "T3": {ChannelChat, ChannelApprove, ChannelWeb, ChannelPasskey}}
+
 // Channels returns the channels that may approve a call of tier; a tier
-// a does not name takes the default's.
+// a does not name takes the default's. The result is not to be changed.
 func (a AskVia) Channels(tier string) []string {
 	if c, ok := a[tier]; ok {
 		return c
 	}
-	return DefaultAskVia()[tier]
+	return defaultAskVia[tier]
 }
 
 // Allows reports whether an answer through channel may approve a call of
@@ -94,9 +98,9 @@ func (p *parser) askVia(m member) (AskVia, error) {
 func EffectiveAskVia(user AskVia, m *Managed) (eff AskVia, source map[string]string) {
 	eff, source = AskVia{}, map[string]string{}
 	for _, tier := range AskTiers {
-		chans, src := slices.Clone(DefaultAskVia()[tier]), "default"
-		if c, ok := user[tier]; ok {
-			chans, src = slices.Clone(c), "user"
+		chans, src := slices.Clone(user.Channels(tier)), "default"
+		if _, ok := user[tier]; ok {
+			src = "user"
 		}
 		if m != nil {
 			if mc, ok := m.AskVia[tier]; ok {

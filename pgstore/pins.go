@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"errors"
-
 	"github.com/jackc/pgx/v5"
 )
 
@@ -11,10 +9,8 @@ import (
 // one every replica compares with: a changed definition one replica saw is
 // a change for all. Like the state file's pins, a pin is never removed,
 // first sight (PinNew) never moves one, and only SetPin (a person) does.
-// When the database cannot be read a tool's pin is Unreadable, which no
-// definition hashes to, so every definition counts as changed and is
-// asked about (never as first seen, which would run a rug pull unasked);
-// a write that fails returns its error (the caller then pins in memory).
+// When the database cannot be read a tool has no pin, and a write that
+// fails returns its error (the caller then pins in memory).
 type Pins struct{ s *Store }
 
 // Pins returns the store's pins.
@@ -27,18 +23,8 @@ func (p *Pins) Pin(identity, tool string) (string, bool) {
 	defer cancel()
 	var h string
 	err := p.s.pool.QueryRow(ctx, `SELECT hash FROM mcphost_pins WHERE identity = $1 AND tool = $2`, []byte(identity), []byte(tool)).Scan(&h)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return "", false
-	case err != nil:
-		return Unreadable, true
-	}
-	return h, true
+	return h, err == nil
 }
-
-// Unreadable is the pin of a tool while the database cannot be read: no
-// definition's hash, so the tool counts as changed.
-const Unreadable = "unreadable: the store could not be read"
 
 // SetPin pins a tool to a definition hash, replacing any earlier pin; an
 // empty identity, tool or hash changes nothing.

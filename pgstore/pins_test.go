@@ -38,21 +38,3 @@ func TestPinsFirstSightNeverMovesAPin(t *testing.T) {
 		t.Fatalf("after SetPin through B, A has %q; want h2", h)
 	}
 }
-
-// With the database out of reach a tool's pin is one no definition has:
-// its definition counts as changed and is asked about, never as first
-// seen (which would let a rug pull run unasked).
-func TestAnUnreadablePinCountsAsChanged(t *testing.T) {
-	s := open(t, pgtest.DB(t))
-	p := s.Pins()
-	if err := p.SetPin("ident", "tool", "h1"); err != nil {
-		t.Fatal(err)
-	}
-	if h, ok := p.Pin("ident", "never"); ok || h != "" {
-		t.Fatalf("a tool never pinned: %q %v, want no pin", h, ok)
-	}
-	s.Close()
-	if h, ok := p.Pin("ident", "tool"); !ok || h == "h1" || h == "" {
-		t.Fatalf("with the database gone: %q %v, want a pin no definition has", h, ok)
-	}
-}
