@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,15 +122,16 @@ func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	refuse := true
-	var got []host.Answer
+	var refuse atomic.Bool
+	refuse.Store(true)
+	taken := make(chan host.Answer, 4)
 	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(`{"key":"k"}`),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T3, Class: decide.Unknown}, Scopes: []decide.Scope{decide.ScopeOnce}}
 	if err := b.Post("held-1", q, time.Now().Add(time.Minute), func(ans host.Answer) error {
-		if refuse {
+		if refuse.Load() {
 			return errors.New("not through this channel")
 		}
-		got = append(got, ans)
+		taken <- ans
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -149,20 +151,38 @@ func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
 	if rej := next[*Rejected](t, c); !strings.Contains(rej.Message, "not through this channel") {
 		t.Fatalf("an answer the gate refused: %+v", rej)
 	}
-	refuse = false
+	// A second approver, there before the answer, is told the call was
+	// answered elsewhere: only after the gate took the answer does the
+	// broker stop showing it.
+	c2 := w.approver()
+	if again := next[*Question](t, c2); again.ID != shown.ID {
+		t.Fatalf("a second approver was shown %+v, want the held call", again)
+	}
+	refuse.Store(false)
 	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
 		t.Fatal(err)
 	}
-	// A withdrawal or rejection would be the broker's next word; an
-	// answer taken leaves nothing more to say, so a fresh approver sees
-	// no question.
-	c2 := w.approver()
+	if wd := next[*Withdrawn](t, c2); wd.ID != shown.ID {
+		t.Fatalf("withdrawn %+v, want the held call", wd)
+	}
+	var ans host.Answer
+	select {
+	case ans = <-taken:
+	default:
+		t.Fatal("the call was withdrawn but the gate was never given the approval")
+	}
+	if !ans.Approve || ans.Args != nil {
+		t.Fatalf("the gate was given %+v, want an approval of the call as held", ans)
+	}
+	// An answer taken leaves nothing more to say, so a fresh approver
+	// sees no question.
+	c3 := w.approver()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if v, err := c2.NextContext(ctx); err == nil {
+	if v, err := c3.NextContext(ctx); err == nil {
 		t.Fatalf("after the approval the held call is still shown: %+v", v)
 	}
-	if len(got) != 1 || !got[0].Approve || got[0].Args != nil {
-		t.Fatalf("the gate was given %+v, want one approval of the call as held", got)
+	if len(taken) != 0 {
+		t.Fatalf("the gate was given a second answer: %+v", <-taken)
 	}
 }
