@@ -14,6 +14,10 @@ func ChangeNote(server, tool string, fields []string) string {
 		return ref + " is new: it appeared after the server's first listing (as a renamed tool would), so until a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
 			"Accept it with mcphost pin accept " + shellWord(ref) + ", or by approving a call to it"
 	}
+	if len(fields) == 1 && fields[0] == UnreadablePinField {
+		return "the pin of " + ref + " could not be read from the store, so whether its definition changed is not known; until the store can be read, or a person accepts it, its annotations, grants and allow rules do not count and every call asks. " +
+			"Accept it by approving a call to it"
+	}
 	what := "which part is not known: only a hash of the accepted definition is kept"
 	if len(fields) > 0 {
 		what = "what changed: " + strings.Join(fields, ", ")

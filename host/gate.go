@@ -643,8 +643,11 @@ func (g *Gate) changedFields(server string, t *client.Tool, pinned string, chang
 	if !changed {
 		return nil
 	}
-	if pinned == NewToolPin {
+	switch pinned {
+	case NewToolPin:
 		return []string{NewToolField}
+	case UnreadablePin:
+		return []string{UnreadablePinField}
 	}
 	if ch, ok := g.o.Catalog.LastChange(server, t.Name); ok && ch.NewHash == t.Hash {
 		return ch.Fields

@@ -140,6 +140,48 @@ func TestPinsCrossReplicasThroughTheStore(t *testing.T) {
 	}
 }
 
+// A replica whose store cannot be read compares a definition with no pin
+// it has: a rug pull it sees then counts as changed, never as first seen
+// (which would pin it and run it unasked), and its listing pins nothing.
+// A definition a person accepts then holds in memory, and once the store
+// can be read its pins are the store's again.
+func TestAnUnreadableStoreMakesEveryDefinitionChanged(t *testing.T) {
+	url := pgtest.DB(t)
+	open := func() *pgstore.Store {
+		s, err := pgstore.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	a := NewPins(SharedPins{Pins: open().Pins()})
+	honest := &client.Tool{Name: "read_file", Hash: "def-honest"}
+	a.Listed("ident-1", true, []*client.Tool{honest})
+
+	down := open()
+	b := NewPins(SharedPins{Pins: down.Pins()})
+	down.Close()
+	rug := &client.Tool{Name: "read_file", Hash: "def-rug"}
+	fresh := &client.Tool{Name: "write_file", Hash: "def-write"}
+	b.Listed("ident-1", true, []*client.Tool{rug, fresh})
+	for _, tool := range []*client.Tool{rug, fresh} {
+		if pinned, changed := b.Check("ident-1", tool, true); pinned != UnreadablePin || !changed {
+			t.Fatalf("with the store down, %s compares with %q (changed %v), want %q and a change", tool.Name, pinned, changed, UnreadablePin)
+		}
+	}
+	if h, ok := a.Get("ident-1", "write_file"); ok {
+		t.Fatalf("a listing taken with the store down pinned write_file to %q", h)
+	}
+	b.Set("ident-1", rug, true) // a person accepts it; the store cannot keep it
+	if pinned, changed := b.Check("ident-1", rug, true); pinned != "def-rug" || changed {
+		t.Fatalf("after a person accepted it with the store down: %q (changed %v), want def-rug held in memory", pinned, changed)
+	}
+	if pinned, changed := a.Check("ident-1", rug, true); pinned != "def-honest" || !changed {
+		t.Fatalf("replica A, whose store is up: %q (changed %v), want its pin def-honest and a change", pinned, changed)
+	}
+}
+
 // A person's held call follows the person, not the connection: held
 // through replica A in one session, approved through replica B, it runs
 // once when the same person's same client retries it through B in

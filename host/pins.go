@@ -16,7 +16,9 @@ import (
 // run; any other server's tools are pinned for this process only, so that a
 // change within the session is still caught without the state file growing
 // with every server someone tried once. A pin in the Store wins over one in
-// memory. Pins is safe for concurrent use.
+// memory. While the Store cannot be read (a PinLookup that fails), a pin in
+// memory is used, and a tool with none has UnreadablePin: its definition
+// counts as changed, never as first seen. Pins is safe for concurrent use.
 //
 // Only the first listing of a server is first sight: a tool that appears in
 // a later listing (in this run, or in the first listing of a run when the
@@ -47,23 +49,48 @@ const NewToolPin = "new-tool"
 // for a tool held as new (NewToolPin): the whole tool is what changed.
 const NewToolField = "new tool"
 
+// UnreadablePin is the pin of a tool while the Store's pins cannot be read
+// and none is kept in memory. It is never a definition hash, so the tool
+// counts as changed (every call asked) rather than as seen for the first
+// time; a call a person approves pins its definition in memory until the
+// Store can be read again.
+const UnreadablePin = "unreadable"
+
+// UnreadablePinField is what Question.ChangedFields holds for a tool whose
+// pin could not be read (UnreadablePin).
+const UnreadablePinField = "pin unreadable"
+
 // NewPins returns pins kept in store (nil: in memory only).
 func NewPins(store Store) *Pins {
 	return &Pins{store: store, mem: map[string]string{}, listed: map[string]bool{}}
 }
 
 // Get returns the definition hash pinned for a tool of the server with
-// this identity.
+// this identity: UnreadablePin when the Store cannot be read and memory
+// holds none.
 func (p *Pins) Get(ident, tool string) (string, bool) {
+	h, ok, _ := p.get(ident, tool)
+	return h, ok
+}
+
+// get is Get that also says whether the Store could not be read.
+func (p *Pins) get(ident, tool string) (hash string, ok, unreadable bool) {
 	if p.store != nil {
-		if h, ok := p.store.Pin(ident, tool); ok {
-			return h, true
+		h, ok, err := lookupPin(p.store, ident, tool)
+		if ok {
+			return h, true, false
 		}
+		unreadable = err != nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h, ok := p.mem[ident+"\x00"+tool]
-	return h, ok
+	if h, ok := p.mem[ident+"\x00"+tool]; ok {
+		return h, true, unreadable
+	}
+	if unreadable {
+		return UnreadablePin, true, true
+	}
+	return "", false, false
 }
 
 // Set pins t's current definition: in the Store when persist is set or the
@@ -94,23 +121,25 @@ func (p *Pins) Set(ident string, t *client.Tool, persist bool) {
 // it pins every tool (first sight); at any later one, a tool with no pin is
 // held as new (NewToolPin). It leaves every existing pin as it is: only a
 // person moves a pin. The pins of a trusted server go to the Store in one
-// write.
+// write. A listing taken while the Store cannot be read pins nothing, and
+// is not the server's first listing: the first one read with the Store is.
 func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
 	p.lmu.Lock()
 	defer p.lmu.Unlock()
 	p.mu.Lock()
 	seen := p.listed[ident]
-	p.listed[ident] = true
 	p.mu.Unlock()
 	if !seen && p.store != nil && p.store.HasPins(ident) {
 		seen = true // pinned in an earlier run: this is not first sight
 	}
 	fresh := map[string]string{}
+	unreadable := false
 	for _, t := range tools {
 		if t == nil || t.Name == "" || t.Hash == "" {
 			continue
 		}
-		if _, ok := p.Get(ident, t.Name); ok {
+		if _, ok, bad := p.get(ident, t.Name); ok {
+			unreadable = unreadable || bad
 			continue
 		}
 		if seen {
@@ -120,6 +149,11 @@ func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
 			continue
 		}
 		fresh[t.Name] = t.Hash
+	}
+	if !unreadable {
+		p.mu.Lock()
+		p.listed[ident] = true
+		p.mu.Unlock()
 	}
 	p.pinFirst(ident, trusted, fresh)
 	if p.defs != nil && p.store != nil {

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -386,5 +387,87 @@ func TestListingNeverMovesAPin(t *testing.T) {
 	p.Listed("id", false, []*client.Tool{a2, b})
 	if pinned, changed := p.Check("id", b, false); pinned != "h-b" || changed {
 		t.Errorf("b once accepted, after another listing: pinned %q changed %v; want h-b, unchanged", pinned, changed)
+	}
+}
+
+// downPins is a PinStore kept in a map that can be made unreadable, as a
+// database out of reach is.
+type downPins struct {
+	mu   sync.Mutex
+	pins map[string]string
+	down bool
+}
+
+func (d *downPins) LookupPin(identity, tool string) (string, bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return "", false, errors.New("the store is down")
+	}
+	h, ok := d.pins[identity+"\x00"+tool]
+	return h, ok, nil
+}
+func (d *downPins) Pin(identity, tool string) (string, bool) {
+	h, ok, _ := d.LookupPin(identity, tool)
+	return h, ok
+}
+func (d *downPins) SetPin(identity, tool, hash string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.down {
+		return errors.New("the store is down")
+	}
+	d.pins[identity+"\x00"+tool] = hash
+	return nil
+}
+func (d *downPins) PinNew(identity string, tools map[string]string) error {
+	for name, h := range tools {
+		if _, ok := d.Pin(identity, name); !ok {
+			if err := d.SetPin(identity, name, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+func (d *downPins) HasPins(identity string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range d.pins {
+		if strings.HasPrefix(k, identity+"\x00") {
+			return true
+		}
+	}
+	return false
+}
+
+// A listing taken while the store is down pins nothing and is not the
+// server's first listing: once the store is back, the next listing is
+// first sight, pinning every tool as listed, none held as new. What a
+// question about a call shows as changed then names the unreadable pin.
+func TestAListingWhileTheStoreIsDownIsNotFirstSight(t *testing.T) {
+	store := &downPins{pins: map[string]string{}, down: true}
+	p := NewPins(SharedPins{Pins: store})
+	tool := &client.Tool{Name: "read_file", Hash: "def-1"}
+	p.Listed("ident-1", true, []*client.Tool{tool})
+	if h, ok := p.Get("ident-1", "read_file"); h != UnreadablePin || !ok {
+		t.Fatalf("with the store down: pin %q %v, want %q", h, ok, UnreadablePin)
+	}
+	g := &Gate{o: GateOptions{Pins: p}}
+	if f := g.changedFields("s", tool, UnreadablePin, true); len(f) != 1 || f[0] != UnreadablePinField {
+		t.Fatalf("the changed fields of an unreadable pin: %v, want [%s]", f, UnreadablePinField)
+	}
+	if note := ChangeNote("s", "read_file", []string{UnreadablePinField}); !strings.Contains(note, "could not be read") {
+		t.Fatalf("the note for an unreadable pin: %q", note)
+	}
+	store.mu.Lock()
+	store.down = false
+	store.mu.Unlock()
+	p.Listed("ident-1", true, []*client.Tool{tool})
+	if pinned, changed := p.Check("ident-1", tool, true); pinned != "def-1" || changed {
+		t.Fatalf("the first listing with the store up: pin %q changed %v, want def-1 pinned as first seen", pinned, changed)
+	}
+	if h, ok := store.Pin("ident-1", "read_file"); !ok || h != "def-1" {
+		t.Fatalf("the store holds %q %v, want def-1", h, ok)
 	}
 }

@@ -93,6 +93,25 @@ type PinStore interface {
 	HasPins(identity string) bool
 }
 
+// PinLookup is implemented by a Store (or PinStore) whose pins can fail
+// to be read — a database out of reach. LookupPin tells a tool with no pin
+// (ok false, err nil) from pins it could not read (err set); Pins then
+// counts the definition as changed rather than as first seen, which would
+// let a rug pull made while the store is down run unasked.
+type PinLookup interface {
+	LookupPin(identity, tool string) (hash string, ok bool, err error)
+}
+
+// lookupPin is s's LookupPin, or its Pin with no error for a store that
+// cannot fail to be read.
+func lookupPin(s PinStore, identity, tool string) (string, bool, error) {
+	if l, ok := s.(PinLookup); ok {
+		return l.LookupPin(identity, tool)
+	}
+	h, ok := s.Pin(identity, tool)
+	return h, ok, nil
+}
+
 // GrantStore is the "always" grants part of a Store.
 type GrantStore interface {
 	AlwaysGrants() []decide.Grant
@@ -127,6 +146,9 @@ type SharedPins struct {
 func (s SharedPins) LiveGrants() bool { return liveGrants(s.Grants) }
 
 func (s SharedPins) Pin(identity, tool string) (string, bool) { return s.Pins.Pin(identity, tool) }
+func (s SharedPins) LookupPin(identity, tool string) (string, bool, error) {
+	return lookupPin(s.Pins, identity, tool)
+}
 func (s SharedPins) SetPin(identity, tool, hash string) error {
 	return s.Pins.SetPin(identity, tool, hash)
 }

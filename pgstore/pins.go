@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"errors"
+
 	"github.com/jackc/pgx/v5"
 )
 
@@ -9,8 +11,10 @@ import (
 // one every replica compares with: a changed definition one replica saw is
 // a change for all. Like the state file's pins, a pin is never removed,
 // first sight (PinNew) never moves one, and only SetPin (a person) does.
-// When the database cannot be read a tool has no pin, and a write that
-// fails returns its error (the caller then pins in memory).
+// When the database cannot be read, LookupPin says so (host.Pins then
+// counts the definition as changed, never as first seen), Pin reports no
+// pin, and a write that fails returns its error (the caller then pins in
+// memory).
 type Pins struct{ s *Store }
 
 // Pins returns the store's pins.
@@ -19,11 +23,23 @@ func (s *Store) Pins() *Pins { return &Pins{s: s} }
 // Pin returns the definition hash pinned for a tool of the server with
 // this identity.
 func (p *Pins) Pin(identity, tool string) (string, bool) {
+	h, ok, _ := p.LookupPin(identity, tool)
+	return h, ok
+}
+
+// LookupPin is Pin that tells a tool with no pin (ok false, err nil) from
+// a database it could not read (err set).
+func (p *Pins) LookupPin(identity, tool string) (hash string, ok bool, err error) {
 	ctx, cancel := opCtx()
 	defer cancel()
-	var h string
-	err := p.s.pool.QueryRow(ctx, `SELECT hash FROM mcphost_pins WHERE identity = $1 AND tool = $2`, []byte(identity), []byte(tool)).Scan(&h)
-	return h, err == nil
+	err = p.s.pool.QueryRow(ctx, `SELECT hash FROM mcphost_pins WHERE identity = $1 AND tool = $2`, []byte(identity), []byte(tool)).Scan(&hash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	return hash, true, nil
 }
 
 // SetPin pins a tool to a definition hash, replacing any earlier pin; an

@@ -38,3 +38,22 @@ func TestPinsFirstSightNeverMovesAPin(t *testing.T) {
 		t.Fatalf("after SetPin through B, A has %q; want h2", h)
 	}
 }
+
+// LookupPin tells a tool with no pin from a database it cannot read.
+func TestLookupPinTellsNoPinFromAnUnreadableStore(t *testing.T) {
+	s := open(t, pgtest.DB(t))
+	p := s.Pins()
+	if err := p.SetPin("ident", "tool", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok, err := p.LookupPin("ident", "tool"); !ok || err != nil || h != "h1" {
+		t.Fatalf("a pinned tool: %q %v %v, want h1", h, ok, err)
+	}
+	if h, ok, err := p.LookupPin("ident", "never"); ok || err != nil || h != "" {
+		t.Fatalf("a tool never pinned: %q %v %v, want no pin and no error", h, ok, err)
+	}
+	s.Close()
+	if h, ok, err := p.LookupPin("ident", "tool"); ok || err == nil {
+		t.Fatalf("with the database gone: %q %v %v, want an error", h, ok, err)
+	}
+}
