@@ -3,11 +3,11 @@ package deploy
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,14 +16,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/serve"
 )
 
 // cancelWait is how long serve, once the drain is over, waits for the calls
-// it cancelled to record their outcomes (drainWait in cmd/mcphost/serve.go)
-// plus the two seconds it gives their answers: a grace period must cover
-// the drain and this.
-const cancelWait = 32 * time.Second
+// it cancelled to record their outcomes, plus the moment it gives their
+// answers: a grace period must cover the drain and this.
+const cancelWait = serve.CancelledWait + serve.AnswerGrace
 
 // docs reads every YAML document of path, refusing duplicate keys and
 // anything that is not YAML.
@@ -219,20 +219,41 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 }
 
-// checkConfig: config.json is JSON and names the issuer and audience of
-// serve's OAuth and at least one server.
+// composeVar is a variable compose interpolates: ${NAME}, ${NAME:-default}
+// or ${NAME:?error}.
+var composeVar = regexp.MustCompile(`\$\{([A-Z_][A-Z0-9_]*)(?::([-?])([^}]*))?\}`)
+
+// interpolate replaces the variables in text as compose does when .env
+// gives them the values in env: a variable env lacks takes its default,
+// and one with neither fails the test, naming it.
+func interpolate(t *testing.T, text string, env map[string]string) string {
+	t.Helper()
+	return composeVar.ReplaceAllStringFunc(text, func(v string) string {
+		m := composeVar.FindStringSubmatch(v)
+		if val, ok := env[m[1]]; ok {
+			return val
+		}
+		if m[2] == "-" {
+			return m[3]
+		}
+		t.Fatalf("the compose file needs %s, which the test gives no value", m[1])
+		return ""
+	})
+}
+
+// checkConfig: config.json is a config mcphost loads as the user's own,
+// with no warning, and names the issuer and audience of serve's OAuth and
+// at least one server.
 func checkConfig(t *testing.T, what, text string) {
 	t.Helper()
-	var cfg struct {
-		Serve struct {
-			Auth struct{ Issuer, Audience string }
-		}
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	cfg, warns, err := config.Parse(what, []byte(text), config.SourceUser)
+	if err != nil {
+		t.Fatalf("%s does not load: %v", what, err)
 	}
-	if err := json.Unmarshal([]byte(text), &cfg); err != nil {
-		t.Fatalf("%s is not JSON: %v", what, err)
+	if len(warns) > 0 {
+		t.Errorf("%s loads with warnings: %v", what, warns)
 	}
-	if cfg.Serve.Auth.Issuer == "" || cfg.Serve.Auth.Audience == "" || len(cfg.MCPServers) == 0 {
+	if cfg.Serve == nil || cfg.Serve.Auth == nil || cfg.Serve.Auth.Issuer == "" || cfg.Serve.Auth.Audience == "" || len(cfg.Servers) == 0 {
 		t.Errorf("%s lacks serve.auth's issuer or audience, or a server: %s", what, text)
 	}
 }
@@ -271,7 +292,10 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 	cfg := str(t, "compose", d, "configs", "mcphost-config", "content")
-	checkConfig(t, "the compose file's config.json", cfg)
+	checkConfig(t, "the compose file's config.json", interpolate(t, cfg, map[string]string{
+		"OIDC_ISSUER":      "https://login.example.com/realms/team",
+		"TASKS_SERVER_URL": "https://tasks.example.com/mcp",
+	}))
 
 	// HAProxy: its health check asks serve's readiness path, and its
 	// servers are the replicas on the port they listen on.

@@ -388,6 +388,18 @@ func (s *Server) waitForList(next mcp.MethodHandler) mcp.MethodHandler {
 // servers' start.
 const callWait = 30 * time.Second
 
+// CancelledWait bounds how long mcphost serve waits, once it stops and its
+// drain is over, for the calls it cancelled to end and their outcomes to
+// be recorded. A cancelled call ends as soon as its server's client gives
+// up on it, so this is only reached by a call that does not. AnswerGrace
+// is the moment after it for the answers (a cancelled call's "outcome
+// unknown") to reach their clients. A deployment's stop grace period must
+// cover the drain and both.
+const (
+	CancelledWait = 30 * time.Second
+	AnswerGrace   = 2 * time.Second
+)
+
 // waitReady waits until every server has started, or d passed (counted
 // from Start when sinceStart, else from now), or ctx ended.
 func (s *Server) waitReady(ctx context.Context, d time.Duration, sinceStart bool) {

@@ -347,10 +347,8 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 }
 
 // drainWait bounds how long serve waits, once it stops, for the calls it
-// cancelled to end and their outcomes to be recorded. A cancelled call
-// ends as soon as its server's client gives up on it, so this is only
-// reached by a call that does not.
-var drainWait = 30 * time.Second
+// cancelled to end and their outcomes to be recorded (serve.CancelledWait).
+const drainWait = serve.CancelledWait
 
 // drainCalls cancels every call that still runs and waits, bounded, for
 // each to record its outcome; the audit log is closed only after it (the
@@ -492,7 +490,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	// "outcome unknown") a moment to reach their clients before the
 	// connections still open (a client's listening stream) are closed.
 	shut := make(chan struct{})
-	sctx, cancel := context.WithTimeout(context.Background(), drainWait+2*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), drainWait+serve.AnswerGrace)
 	defer cancel()
 	go func() {
 		_ = hs.Shutdown(sctx)
