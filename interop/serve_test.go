@@ -371,8 +371,8 @@ func TestServeDrivenByTheTypeScriptClientOverHTTP(t *testing.T) {
 	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file mode %v (%v), want 0600", fi.Mode().Perm(), err)
 	}
-	if !strings.Contains(printed, "new bearer token") || !strings.HasSuffix(printed, token) {
-		t.Errorf("stderr line after the address %q, want the new token printed once", printed)
+	if !strings.Contains(printed, "new bearer token") || !strings.Contains(printed, tokenFile) || strings.Contains(printed, token) {
+		t.Errorf("stderr line after the address %q, want the new token's file named and the token itself not printed to a pipe", printed)
 	}
 
 	res := w.runTS(map[string]any{"transport": "http", "url": url, "token": token,

@@ -447,8 +447,12 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	if o.NoToken {
 		fmt.Fprintln(s.Err, "mcphost: warning: --insecure-no-token: no bearer token is asked, so any process on this machine can call these tools through the gate")
 	}
-	if created {
+	switch {
+	case created && s.ErrTerminal:
 		fmt.Fprintf(s.Err, "mcphost: a new bearer token was saved in %s (shown only now): %s\n", path, token)
+	case created:
+		// A log (a container's, a service manager's) would keep it.
+		fmt.Fprintf(s.Err, "mcphost: a new bearer token was saved in %s; it is not printed, since standard error is not a terminal: give clients the file's content\n", path)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", handler)

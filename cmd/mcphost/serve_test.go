@@ -95,3 +95,45 @@ func TestServeWithoutTokenOnLoopback(t *testing.T) {
 		t.Errorf("serve exited %d", code)
 	}
 }
+
+// A new bearer token is printed once where a person reads standard error
+// (a terminal), and never where a log would keep it: there the line names
+// only the file.
+func TestServePrintsANewTokenOnlyToATerminal(t *testing.T) {
+	for _, terminal := range []bool{true, false} {
+		dir := t.TempDir()
+		env := map[string]string{"XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CONFIG_HOME": filepath.Join(dir, "config"), "NO_COLOR": "1"}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		errR, errW := io.Pipe()
+		done := make(chan int, 1)
+		go func() {
+			s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: errW, ErrTerminal: terminal, Getenv: func(k string) string { return env[k] }, WorkDir: dir}
+			done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0"}, s)
+			errW.Close()
+		}()
+		sc := bufio.NewScanner(errR)
+		var line string
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "new bearer token") {
+				line = sc.Text()
+				break
+			}
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		tok, err := os.ReadFile(filepath.Join(dir, "state", "mcphost", "serve-token"))
+		token := strings.TrimSpace(string(tok))
+		if err != nil || token == "" {
+			t.Fatalf("terminal %v: no token file (%v)", terminal, err)
+		}
+		if printed := strings.Contains(line, token); printed != terminal || !strings.Contains(line, "serve-token") {
+			t.Errorf("terminal %v: the new-token line %q, want the file named and the token printed only to a terminal", terminal, line)
+		}
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("terminal %v: serve exited %d", terminal, code)
+		}
+	}
+}

@@ -21,6 +21,9 @@ type streams struct {
 	// InTerminal reports whether stdin is a terminal. Such an input is
 	// never read as data: run reads standard input only when it is piped.
 	InTerminal bool
+	// ErrTerminal reports whether Err is a terminal: a person reads it now,
+	// rather than a log that keeps it.
+	ErrTerminal bool
 	// Width is Out's width in columns when it is a terminal, else 0.
 	Width int
 	// Color reports whether colour may be used on Out.
@@ -50,9 +53,10 @@ func systemStreams() *streams {
 	return &streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Terminal: tty, InTerminal: inTTY, Width: width,
-		Color:   tty && os.Getenv("NO_COLOR") == "",
-		Getenv:  os.Getenv,
-		WorkDir: wd,
+		ErrTerminal: term.IsTerminal(os.Stderr.Fd()),
+		Color:       tty && os.Getenv("NO_COLOR") == "",
+		Getenv:      os.Getenv,
+		WorkDir:     wd,
 	}
 }
 
