@@ -346,6 +346,20 @@ func Tail(path string, n int) ([]Record, error) {
 // session, oldest first: its intents and its outcome. Like Tail it skips
 // lines that are not records and checks no hash.
 func CallRecords(path, callID string) ([]Record, error) {
+	return records(path, func(r *Record) bool { return r.CallID == callID })
+}
+
+// ApprovalRecords returns the records about the held call with approval id
+// id, oldest first: the approval records of its holding, its answer and
+// its use, and the intent and outcome of the retry that ran under it. Like
+// Tail it skips lines that are not records and checks no hash.
+func ApprovalRecords(path, id string) ([]Record, error) {
+	return records(path, func(r *Record) bool { return r.ApprovalID == id })
+}
+
+// records returns the records of the log at path that keep accepts, oldest
+// first.
+func records(path string, keep func(*Record) bool) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
@@ -357,7 +371,7 @@ func CallRecords(path, callID string) ([]Record, error) {
 	}
 	var out []Record
 	err = scanBack(f, fi.Size(), func(line []byte, _ bool) bool {
-		if rec, _, err := parseLine(line); err == nil && rec.CallID == callID {
+		if rec, _, err := parseLine(line); err == nil && keep(&rec) {
 			out = append(out, rec)
 		}
 		return true

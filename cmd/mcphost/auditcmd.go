@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,21 +71,31 @@ the PostgreSQL store that --store or the config's "store" names.`,
 		Use:   "show CALL",
 		Short: "Show every record of one call, and who approved it through what",
 		Long: `Print the records of the call with id CALL (as audit tail and mcphost's JSON
-name it): its intent and outcome, the decision, who or what decided it (BY) and
+name it), or of the held call with approval id CALL (as a refusal names it):
+its intent and outcome, the approval records of a call held for later
+approval (held, approved or denied and by whom, used), the decision, who or
+what decided it (BY) and
 the way the decision came (VIA): the chat's dialog, mcphost approve, the web
 page (with or without a passkey), the client's form (elicitation), a rule, a
 grant (with the way the grant was given and the call it was given for), --yes,
 or headless. Records written before the channel was kept have no VIA.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, recs, err := readAuditRecords(cmd.Context(), g, s, storeFlag,
-				func(db *pgstore.Store) ([]audit.Record, error) { return db.CallRecords(cmd.Context(), args[0]) },
-				func(path string) ([]audit.Record, error) { return audit.CallRecords(path, args[0]) })
+			ctx := cmd.Context()
+			path, recs, err := readAuditRecords(ctx, g, s, storeFlag,
+				func(db *pgstore.Store) ([]audit.Record, error) {
+					return withApprovals(args[0], func(id string) ([]audit.Record, error) { return db.CallRecords(ctx, id) },
+						func(id string) ([]audit.Record, error) { return db.ApprovalRecords(ctx, id) })
+				},
+				func(path string) ([]audit.Record, error) {
+					return withApprovals(args[0], func(id string) ([]audit.Record, error) { return audit.CallRecords(path, id) },
+						func(id string) ([]audit.Record, error) { return audit.ApprovalRecords(path, id) })
+				})
 			if err != nil {
 				return err
 			}
 			if len(recs) == 0 {
-				return fmt.Errorf("no records of call %q in %s; audit tail lists the recent calls' ids", sanitize.Line(args[0]), path)
+				return fmt.Errorf("no records of call or approval %q in %s; audit tail lists the recent calls' ids", sanitize.Line(args[0]), path)
 			}
 			if showJSON {
 				return writeJSON(s, recs)
@@ -438,11 +450,7 @@ func showRecord(s *streams, r *audit.Record) {
 		}
 		line("client", client)
 		if p := c.Person; p != nil {
-			who := p.Subject + " of " + p.Issuer
-			if d := strings.TrimSpace(p.Name + " " + angle(p.Email)); d != "" {
-				who = d + ": " + who
-			}
-			line("person", who)
+			line("person", personWords(p))
 		}
 	}
 	line("tool", r.Server+"/"+r.Tool)
@@ -460,9 +468,59 @@ func showRecord(s *streams, r *audit.Record) {
 		}
 		line("via", via)
 	}
+	if r.ApprovalID != "" {
+		line("approval", strings.TrimSpace(r.ApprovalID+" "+r.ApprovalState))
+	}
+	if p := r.Approver; p != nil {
+		line("approver", personWords(p))
+	}
 	line("reasons", strings.Join(r.Reasons, ", "))
 	line("status", string(r.Status))
 	line("argsHash", r.ArgsHash)
+}
+
+// personWords names a person as a record does: subject and issuer, after
+// the name and email they go by.
+func personWords(p *audit.Person) string {
+	who := p.Subject + " of " + p.Issuer
+	if d := strings.TrimSpace(p.Name + " " + angle(p.Email)); d != "" {
+		who = d + ": " + who
+	}
+	return who
+}
+
+// withApprovals returns the records of the call with id id (byCall) and,
+// for each held call they ran under, that approval's records (byApproval):
+// its holding, who answered it and through what, its use. An id no call
+// has is taken as an approval id. Records are in the chain's order, each
+// once.
+func withApprovals(id string, byCall, byApproval func(string) ([]audit.Record, error)) ([]audit.Record, error) {
+	recs, err := byCall(id)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range recs {
+		if r.ApprovalID != "" && !slices.Contains(ids, r.ApprovalID) {
+			ids = append(ids, r.ApprovalID)
+		}
+	}
+	if len(recs) == 0 {
+		ids = []string{id}
+	}
+	for _, ap := range ids {
+		more, err := byApproval(ap)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range more {
+			if !slices.ContainsFunc(recs, func(x audit.Record) bool { return x.Seq == r.Seq }) {
+				recs = append(recs, r)
+			}
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b audit.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return recs, nil
 }
 
 // readAuditRecords reads records from the store --store or the config names,

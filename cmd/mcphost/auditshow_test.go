@@ -134,3 +134,47 @@ func TestAuditShowNamesThePerson(t *testing.T) {
 		t.Errorf("audit verify of a log with and without persons: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestAuditShowFollowsTheApproval: a call that ran on a later approval is
+// shown with that approval's records — held, approved by whom and through
+// what, used — and the approval id shows the same; another approval's
+// records are not.
+func TestAuditShowFollowsTheApproval(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := &audit.Person{Issuer: "https://login.example", Subject: "bob", Name: "Bob", Email: "bob@example.com"}
+	for _, r := range []*audit.Record{
+		{Kind: audit.Approval, Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", ApprovalState: audit.ApprovalHeld},
+		{Kind: audit.Approval, Server: "tasks", Tool: "delete_task", ApprovalID: "ap-other", ApprovalState: audit.ApprovalHeld},
+		{Kind: audit.Approval, Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", ApprovalState: audit.ApprovalApproved, DecidedBy: "user:once", Via: audit.ChannelWeb, Approver: bob},
+		{Kind: audit.Approval, Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", ApprovalState: audit.ApprovalUsed},
+		{Kind: audit.Intent, CallID: "c-2", Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", DecidedBy: "user:once", Via: audit.ChannelWeb},
+		{Kind: audit.Outcome, CallID: "c-2", Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", DecidedBy: "user:once", Via: audit.ChannelWeb, Status: audit.StatusSuccess},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c-2", "ap-1"} {
+		code, out, errOut := showRun(t, dir, "--audit", path, "audit", "show", id)
+		if code != exitOK {
+			t.Fatalf("audit show %s: exit %d: %s", id, code, errOut)
+		}
+		for _, want := range []string{"record 1 (approval)", "approval:  ap-1 held", "approval:  ap-1 approved", "approver:  Bob <bob@example.com>: bob of https://login.example",
+			"approval:  ap-1 used", "record 5 (intent)", "record 6 (outcome)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("audit show %s lacks %q:\n%s", id, want, out)
+			}
+		}
+		if strings.Contains(out, "ap-other") || strings.Index(out, "record 1 ") > strings.Index(out, "record 3 ") {
+			t.Errorf("audit show %s shows another approval, or out of order:\n%s", id, out)
+		}
+	}
+}
