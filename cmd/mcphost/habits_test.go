@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ func TestTrustListsInstructionsConsent(t *testing.T) {
 	list := func() string {
 		t.Helper()
 		var out bytes.Buffer
-		if err := st.listTrust(true, &streams{Out: &out, Err: &out, WorkDir: work}); err != nil {
+		if err := st.listTrust(context.Background(), true, &streams{Out: &out, Err: &out, WorkDir: work}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

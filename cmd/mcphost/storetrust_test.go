@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -73,6 +74,24 @@ func TestRememberedTrustIsTheStoresForServe(t *testing.T) {
 	}
 	if a("notes") {
 		t.Fatal(`remembered trust in the store outvoted "trust": false in the person's config`)
+	}
+	// mcp trust lists both: this machine's state file and the store.
+	code, out, errOut := showRun(t, dir, "mcp", "trust", "--json")
+	var list trustListJSON
+	if err := json.Unmarshal([]byte(out), &list); code != exitOK || err != nil {
+		t.Fatalf("mcp trust --json: exit %d (%v):\n%s%s", code, err, out, errOut)
+	}
+	var in []string
+	for _, e := range list.Trust {
+		in = append(in, e.Name+"@"+e.In)
+	}
+	slices.Sort(in)
+	if want := []string{"fs@state", "fs@store", "notes@store"}; !slices.Equal(in, want) {
+		t.Fatalf("mcp trust --json lists %v, want %v", in, want)
+	}
+	if code, out, _ := showRun(t, dir, "mcp", "trust"); code != exitOK || !regexp.MustCompile(`(?m)^  fs +store +\S+ +in force$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  notes +store +\S+ +overridden`).MatchString(out) {
+		t.Fatalf("mcp trust: exit %d, want the store's fs in force and notes overridden:\n%s", code, out)
 	}
 	if code, out, errOut := showRun(t, other, "mcp", "untrust", "fs"); code != exitOK || !strings.Contains(out, "no longer remembers trust in fs") {
 		t.Fatalf("mcp untrust fs on the other machine: exit %d:\n%s%s", code, out, errOut)
@@ -342,4 +361,19 @@ func shortDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// TestTrustListSaysWhenTheStoreCannotBeRead: mcp trust lists what this
+// machine's state file remembers and fails, naming the store, when the
+// store the config names cannot be read: the person must not take the
+// list for what serve's replicas read.
+func TestTrustListSaysWhenTheStoreCannotBeRead(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := json.Marshal(map[string]any{"store": "postgres://mcphost@127.0.0.1:1/none?connect_timeout=5", "mcpServers": map[string]any{
+		"fs": map[string]any{"command": "fs-server"}}})
+	writeConfig(t, dir, string(cfg))
+	code, out, errOut := showRun(t, dir, "mcp", "trust")
+	if code != exitError || !strings.Contains(out, "remembered trust") || !strings.Contains(errOut, "the trust remembered in the store, which serve's replicas read, could not be listed") {
+		t.Fatalf("mcp trust with the store out of reach: exit %d, want %d after the list and a word about the store:\n%s%s", code, exitError, out, errOut)
+	}
 }

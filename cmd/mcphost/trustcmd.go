@@ -132,7 +132,7 @@ func runMCPTrust(ctx context.Context, g *globalOptions, o *mcpTrustOptions, s *s
 		return err
 	}
 	if o.Name == "" {
-		return st.listTrust(o.JSON, s)
+		return st.listTrust(ctx, o.JSON, s)
 	}
 	if o.JSON {
 		return usageError(errors.New("--json lists; it takes no NAME"))
@@ -291,6 +291,10 @@ type trustEntryJSON struct {
 	// Status: "in force", "overridden" (the config says "trust": false),
 	// or "not configured" (no server here has this command or URL).
 	Status string `json:"status"`
+	// In is where the trust is remembered: "state" (this machine's state
+	// file, read by the chat, run and call) or "store" (the store the
+	// config names, read by every serve on it).
+	In string `json:"in"`
 }
 
 type consentEntryJSON struct {
@@ -303,7 +307,7 @@ type consentEntryJSON struct {
 	Status string `json:"status"`
 }
 
-func (st *setup) listTrust(asJSON bool, s *streams) error {
+func (st *setup) listTrust(ctx context.Context, asJSON bool, s *streams) error {
 	ss, err := state.Load(st.statePath())
 	if err != nil {
 		return err
@@ -323,15 +327,25 @@ func (st *setup) listTrust(asJSON bool, s *streams) error {
 		}
 	}
 	out := trustListJSON{Trust: []trustEntryJSON{}, Consents: []consentEntryJSON{}}
-	for _, r := range ss.TrustRecords() {
-		e := trustEntryJSON{Name: r.Name, Identity: r.Identity, TrustedAt: stamp(r.TrustedAt), Status: "not configured"}
+	entry := func(r state.TrustRecord, in string) trustEntryJSON {
+		e := trustEntryJSON{Name: r.Name, Identity: r.Identity, TrustedAt: stamp(r.TrustedAt), Status: "not configured", In: in}
 		if srv, ok := byIdentity[r.Identity]; ok {
 			e.Status = "in force"
 			if srv.Distrusted() {
 				e.Status = "overridden"
 			}
 		}
-		out.Trust = append(out.Trust, e)
+		return e
+	}
+	for _, r := range ss.TrustRecords() {
+		out.Trust = append(out.Trust, entry(r, "state"))
+	}
+	// With a store, the trust serve's replicas read is the store's: list
+	// it too, and fail (after listing the rest) when it cannot be read.
+	var storeErr error
+	shown := ""
+	if st.storeURL != "" {
+		shown, storeErr = listStoreTrust(ctx, st.storeURL, func(r state.TrustRecord) { out.Trust = append(out.Trust, entry(r, "store")) })
 	}
 	// An unreadable instructions file is warned about where it would be
 	// sent, not here.
@@ -350,15 +364,55 @@ func (st *setup) listTrust(asJSON bool, s *streams) error {
 		}
 		out.Consents = append(out.Consents, e)
 	}
-	if asJSON {
-		return writeJSON(s, out)
+	if storeErr != nil {
+		storeErr = withCode(exitError, fmt.Errorf("the trust remembered in the store, which serve's replicas read, could not be listed: %w", storeErr))
 	}
+	if asJSON {
+		if err := writeJSON(s, out); err != nil {
+			return err
+		}
+		return storeErr
+	}
+	if err := printTrust(s, out, shown); err != nil {
+		return err
+	}
+	return storeErr
+}
+
+// listStoreTrust gives each trust record of the store at url to add, and
+// returns how the store is shown.
+func listStoreTrust(ctx context.Context, url string, add func(state.TrustRecord)) (string, error) {
+	shared, err := openStore(ctx, url)
+	if err != nil {
+		return "", err
+	}
+	defer shared.Close()
+	recs, err := shared.Trust().List(ctx)
+	if err != nil {
+		return shared.String(), err
+	}
+	for _, r := range recs {
+		add(r)
+	}
+	return shared.String(), nil
+}
+
+// printTrust prints the trust and consent lists; store names the store
+// whose trust is listed too ("" without one).
+func printTrust(s *streams, out trustListJSON, store string) error {
 	if len(out.Trust) == 0 {
 		fmt.Fprintln(s.Out, "remembered trust: none (mcphost mcp trust NAME or /trust NAME in the chat gives it)")
 	} else {
 		fmt.Fprintln(s.Out, "remembered trust (mcphost mcp untrust NAME takes it back):")
+		if store != "" {
+			fmt.Fprintf(s.Out, "  (IN: \"state\" is this machine's state file, read by the chat, run and call; \"store\" is %s, read by every serve on it)\n", sanitize.Line(store))
+		}
 		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tSINCE\tSTATUS")
+		if store != "" {
+			fmt.Fprintln(tw, "  NAME\tIN\tSINCE\tSTATUS")
+		} else {
+			fmt.Fprintln(tw, "  NAME\tSINCE\tSTATUS")
+		}
 		for _, e := range out.Trust {
 			status := e.Status
 			switch status {
@@ -367,7 +421,11 @@ func (st *setup) listTrust(asJSON bool, s *streams) error {
 			case "not configured":
 				status = "no server here has this command or URL"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", sanitize.Line(e.Name), dash(e.TrustedAt), status)
+			if store != "" {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", sanitize.Line(e.Name), e.In, dash(e.TrustedAt), status)
+			} else {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", sanitize.Line(e.Name), dash(e.TrustedAt), status)
+			}
 		}
 		if err := tw.Flush(); err != nil {
 			return err
