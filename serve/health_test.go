@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -210,5 +211,41 @@ func TestDrainTurnsNotReadyAndLetsTheCallInFlightFinish(t *testing.T) {
 	outs := w.outcomes("wait")
 	if len(outs) != 1 || outs[0].Status != audit.StatusSuccess {
 		t.Fatalf("outcomes of the drained call: %+v; want one success", outs)
+	}
+}
+
+// TestHealthAnswersOnlyGetAndHead: the endpoints need no token, so they
+// answer only reads: any other method, at either path, is 405 with the
+// methods allowed and says nothing of serve's state; HEAD is the status
+// alone.
+func TestHealthAnswersOnlyGetAndHead(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	ts := healthServer(t, w)
+	waitReady(t, w.srv)
+	for _, path := range []string{LivePath, ReadyPath} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions} {
+			req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" || strings.Contains(string(body), "status") {
+				t.Errorf("%s %s: %s, Allow %q, body %q; want 405, Allow: GET, HEAD, and no status", method, path, resp.Status, resp.Header.Get("Allow"), body)
+			}
+		}
+		resp, err := http.Head(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || len(body) != 0 {
+			t.Errorf("HEAD %s: %s with %d bytes, want 200 and no body", path, resp.Status, len(body))
+		}
 	}
 }

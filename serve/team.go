@@ -286,12 +286,6 @@ type TeamPage struct {
 	store TeamStore // logins under way (by state) and sessions (by cookie)
 }
 
-// teamLogin is a login the browser holding binding started.
-type teamLogin struct {
-	binding, nonce, verifier string
-	expires                  time.Time
-}
-
 // teamSession is a logged-in person's session on the page.
 type teamSession struct {
 	who     *teamApprover
@@ -406,19 +400,19 @@ type idClaims struct {
 func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
-	var l *teamLogin
+	var l *teamLoginRec
 	if b, ok, err := t.store.Take(teamKindLogin, state, time.Now()); err == nil && ok { // one use, whatever comes of it
 		var rec teamLoginRec
 		if json.Unmarshal(b, &rec) == nil {
-			l = &teamLogin{binding: rec.Binding, nonce: rec.Nonce, verifier: rec.Verifier, expires: rec.Expires}
+			l = &rec
 		}
 	}
 	c, err := r.Cookie(loginCookie)
 	switch {
-	case l == nil || time.Now().After(l.expires):
+	case l == nil || time.Now().After(l.Expires):
 		http.Error(w, "Forbidden: this login was not started here, was used already, or took too long; open "+TeamPath+" to log in again", http.StatusForbidden)
 		return
-	case err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(l.binding)) != 1:
+	case err != nil || subtle.ConstantTimeCompare([]byte(c.Value), []byte(l.Binding)) != 1:
 		http.Error(w, "Forbidden: this login was started in another browser; open "+TeamPath+" to log in here", http.StatusForbidden)
 		return
 	case q.Get("error") != "":
@@ -426,7 +420,7 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := oidc.ClientContext(r.Context(), t.hc)
-	tok, err := t.conf.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(l.verifier))
+	tok, err := t.conf.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(l.Verifier))
 	if err != nil {
 		http.Error(w, "Forbidden: the login's code could not be redeemed at the issuer", http.StatusForbidden)
 		return
@@ -439,7 +433,7 @@ func (t *TeamPage) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	var cl idClaims
 	if err := idt.Claims(&cl); err != nil || cl.Subject == "" ||
-		subtle.ConstantTimeCompare([]byte(cl.Nonce), []byte(l.nonce)) != 1 {
+		subtle.ConstantTimeCompare([]byte(cl.Nonce), []byte(l.Nonce)) != 1 {
 		http.Error(w, "Forbidden: the ID token was not issued for this login", http.StatusForbidden)
 		return
 	}

@@ -50,13 +50,21 @@ func newTeamWorld(t *testing.T) *teamWorld {
 // tokens without the person's profile and groups (read from userinfo).
 func newTeamWorldLean(t *testing.T, lean bool) *teamWorld {
 	t.Helper()
+	return newTeamWorldPage(t, oidctest.Client{LeanIDToken: lean})
+}
+
+// newTeamWorldPage is newTeamWorld whose page client at the provider is
+// page, its id, secret and redirect URI filled in.
+func newTeamWorldPage(t *testing.T, page oidctest.Client) *teamWorld {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
 	cfg := teamProviderConfig()
-	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{base + TeamPath + "callback"}, LeanIDToken: lean})
+	page.ID, page.Secret, page.RedirectURIs = "approve-page", "page-secret-0123456789", []string{base + TeamPath + "callback"}
+	cfg.Clients = append(cfg.Clients, page)
 	p := oidctest.Start(t, cfg)
 	store := later.New(later.Options{})
 	tw := buildTeamWorld(t, p, ln, "approve-page", store)
@@ -610,5 +618,29 @@ func TestTeamGroupsFromUserinfo(t *testing.T) {
 	_, ids, body := bb.page()
 	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "Logged in as Bob Example (groups: owners)") {
 		t.Fatalf("Bob's page with groups from userinfo shows %v:\n%s", ids, body)
+	}
+}
+
+// TestTeamUserinfoAboutAnotherSubjectIsIgnored: an issuer whose userinfo
+// answers about another person than the ID token's (here Bob, a member of
+// owners, for Alice's login) lends Alice neither his name nor his
+// groups: she stays herself on the page, a call routed to owners is not
+// shown to her, and her answer to it is refused.
+func TestTeamUserinfoAboutAnotherSubjectIsIgnored(t *testing.T) {
+	tw := newTeamWorldPage(t, oidctest.Client{LeanIDToken: true, UserinfoOf: "u-bob"})
+	carol := tw.client(t, "carol", "carol-pw", nil)
+	res := carol.call(t, "flaky__set_value", `{"key":"u","value":"1"}`)
+	id := teamHeldID(t, res)
+	ab := tw.newBrowser(t)
+	ab.login(tw.p, "alice", "alice-pw")
+	csrf, ids, body := ab.page()
+	if len(ids) != 0 || strings.Contains(body, "Bob") || strings.Contains(body, "owners") || !strings.Contains(body, "Logged in as u-alice.") {
+		t.Fatalf("Alice's page, with userinfo about Bob, shows %v:\n%s\nwant her as u-alice, without Bob's name, groups or the call routed to owners", ids, body)
+	}
+	if status, body := ab.answer(id, "approve", csrf, tw.base); status != http.StatusForbidden || !strings.Contains(body, "not a member") {
+		t.Fatalf("Alice's approval of the call routed to owners: %d %s, want 403 as a non-member", status, body)
+	}
+	if ap, _ := tw.store.Get(id); ap.State != later.Waiting {
+		t.Fatalf("after Alice's answer the routed call is %s, want waiting", ap.State)
 	}
 }

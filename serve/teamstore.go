@@ -32,8 +32,8 @@ const (
 	teamKindSession = "session"
 )
 
-// teamLoginRec and teamSessionRec are a login and a session as the store
-// keeps them.
+// teamLoginRec is a login the browser holding Binding started, as the
+// store keeps it; teamSessionRec a session.
 type teamLoginRec struct {
 	Binding  string    `json:"binding"`
 	Nonce    string    `json:"nonce"`

@@ -307,8 +307,12 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	// of a held call is the team page's once it runs (serveHTTP).
 	links := &teamLinks{local: heldLink(web.CurrentLink)}
 	var route func(server, tool string, tier decide.Tier) *serve.Route
+	// Read once: serveHTTP reports authErr after its checks of the address.
+	var authOpts *serve.AuthOptions
+	var authErr error
 	if o.HTTP != "" {
-		if a, err := serveAuth(st, o, s.Getenv); err == nil && a != nil {
+		authOpts, authErr = serveAuth(st, o, s.Getenv)
+		if authErr == nil && authOpts != nil {
 			route = managedRoute(st.managed)
 			if st.managed != nil && len(st.managed.Approvers) > 0 {
 				if id, _ := teamPageClient(st, s.Getenv); id == "" {
@@ -329,7 +333,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	})
 	defer srv.Close() // before the manager closes
 	if o.HTTP != "" {
-		return serveHTTP(ctx, st, o, srv, s, links)
+		return serveHTTP(ctx, st, o, srv, s, links, authOpts, authErr)
 	}
 	if s.Terminal {
 		fmt.Fprintln(s.Err, "mcphost: serve speaks MCP on standard input and output: add it to a host's MCP configuration ({\"command\": \"mcphost\", \"args\": [\"serve\"]}) rather than running it here; Ctrl-C ends it")
@@ -376,17 +380,18 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// serveHTTP serves streamable HTTP on o.HTTP until ctx ends.
-func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Server, s *streams, links *teamLinks) error {
+// serveHTTP serves streamable HTTP on o.HTTP until ctx ends. authOpts and
+// authErr are what serveAuth made of the options: the OAuth resource
+// server serve is (nil: none), or why the options do not make one.
+func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Server, s *streams, links *teamLinks, authOpts *serve.AuthOptions, authErr error) error {
 	if err := serve.CheckListen(o.HTTP, o.AllowRemote); err != nil {
 		return usageError(err)
 	}
 	if ms := st.managed.ServeRule(); !ms.AllowsHTTP(o.HTTP) {
 		return usageError(fmt.Errorf("--http %s: the managed policy (%s) does not let mcphost serve listen there", o.HTTP, st.managed.Where("serve")))
 	}
-	authOpts, err := serveAuth(st, o, s.Getenv)
-	if err != nil {
-		return usageError(err)
+	if authErr != nil {
+		return usageError(authErr)
 	}
 	if o.NoToken {
 		if authOpts != nil {
@@ -413,6 +418,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	var oauth *serve.Auth
 	switch {
 	case authOpts != nil:
+		var err error
 		oauth, err = serve.NewAuth(ctx, *authOpts)
 		if err != nil {
 			return err

@@ -53,6 +53,10 @@ type ClientConfig struct {
 	// groups) out of its ID tokens, as some issuers do: a client then
 	// reads them from userinfo.
 	LeanIDToken bool `json:"leanIDToken,omitempty"`
+	// UserinfoOf is a misbehaving mode: userinfo asked with this client's
+	// access tokens answers about the person with this id, not about the
+	// token's, as a broken or hostile issuer might. Empty: the token's.
+	UserinfoOf string `json:"userinfoOf,omitempty"`
 }
 
 // UserConfig is one person who can log in.

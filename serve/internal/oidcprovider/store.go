@@ -334,7 +334,11 @@ func (s *store) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, tok
 	if t == nil {
 		return errNotFound
 	}
-	return s.userinfo(info, t.subject, t.scopes)
+	subject := t.subject
+	if c := s.clients[t.clientID]; c != nil && c.cfg.UserinfoOf != "" {
+		subject = c.cfg.UserinfoOf
+	}
+	return s.userinfo(info, subject, t.scopes)
 }
 
 // live returns the token tokenID while it has not expired. s.mu is held.

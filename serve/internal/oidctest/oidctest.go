@@ -35,6 +35,9 @@ type Client struct {
 	Opaque          bool     `json:"opaque,omitempty"`
 	LifetimeSeconds int      `json:"lifetimeSeconds,omitempty"`
 	LeanIDToken     bool     `json:"leanIDToken,omitempty"`
+	// UserinfoOf makes the provider misbehave: its userinfo, asked with
+	// this client's tokens, answers about the person with this id.
+	UserinfoOf string `json:"userinfoOf,omitempty"`
 }
 
 // User is a person who can log in.
