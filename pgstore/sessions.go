@@ -1,9 +1,11 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,13 +76,13 @@ func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 	var grants []decide.Grant
 	for rows.Next() {
 		var raw []byte
-		var g decide.Grant
 		if err := rows.Scan(&raw); err != nil {
 			rows.Close()
 			return nil, false, false, err
 		}
-		if err := json.Unmarshal(raw, &g); err != nil {
-			continue // not a grant this mcphost reads: it allows nothing
+		g, err := decodeSessionGrant(raw)
+		if err != nil {
+			continue // not a grant "for this session" this mcphost gives: it allows nothing
 		}
 		grants = append(grants, g)
 	}
@@ -96,8 +98,12 @@ func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 }
 
 // AddGrant keeps g for the session until GrantLifetime passes, and forgets
-// every session's expired grants.
+// every session's expired grants. It refuses what Load would not hand
+// out (checkSessionGrant).
 func (s *Session) AddGrant(g decide.Grant) error {
+	if err := checkSessionGrant(g); err != nil {
+		return fmt.Errorf("a grant for this session: %w", err)
+	}
 	raw, err := json.Marshal(g)
 	if err != nil {
 		return err
@@ -112,6 +118,48 @@ func (s *Session) AddGrant(g decide.Grant) error {
 			VALUES ($1, $2, clock_timestamp() + $3::interval)`, s.key, raw, s.ss.o.GrantLifetime)
 		return err
 	})
+}
+
+// decodeSessionGrant reads a stored grant "for this session": the JSON
+// of a decide.Grant and nothing else, since a field this mcphost does not
+// know may be one that narrows the grant (written by a newer mcphost), and
+// reading the grant without it would widen it; and a grant that
+// checkSessionGrant accepts.
+func decodeSessionGrant(raw []byte) (decide.Grant, error) {
+	var g decide.Grant
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return decide.Grant{}, err
+	}
+	if dec.More() {
+		return decide.Grant{}, errors.New("more than one grant")
+	}
+	return g, checkSessionGrant(g)
+}
+
+// checkSessionGrant reports what makes g not a grant "for this session"
+// as a gate gives one (decide.NewGrant, kept by host's keepSessionGrant):
+// scope session or args, never once (which is used and gone) nor always
+// (which is kept in mcphost_always_grants, checked as the state file checks
+// it); bound to a server identity, a tool and a definition; an args grant
+// to the hash of its arguments, a session grant to no arguments.
+func checkSessionGrant(g decide.Grant) error {
+	switch {
+	case g.Scope != decide.ScopeSession && g.Scope != decide.ScopeArgs:
+		return fmt.Errorf("scope is %s; a session keeps only %s and %s grants", g.Scope, decide.ScopeSession, decide.ScopeArgs)
+	case g.Server == "":
+		return errors.New("server identity is empty")
+	case g.Tool == "":
+		return errors.New("tool is empty")
+	case g.DefinitionHash == "":
+		return errors.New("definition hash is empty")
+	case g.Scope == decide.ScopeArgs && g.ArgsHash == "":
+		return fmt.Errorf("an %s grant without argsHash", decide.ScopeArgs)
+	case g.Scope == decide.ScopeSession && g.ArgsHash != "":
+		return fmt.Errorf("a %s grant covers every argument and has no argsHash", decide.ScopeSession)
+	}
+	return nil
 }
 
 // Revoke removes every grant of the session equal to g, for every

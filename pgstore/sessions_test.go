@@ -94,3 +94,65 @@ func TestSessionGrantsAreSharedRevokedAndExpire(t *testing.T) {
 		t.Fatalf("carol's expired grant is still a row (%d, %v): the table would grow without end", rows, err)
 	}
 }
+
+// A row of a session's grants that is not a grant "for this session" as a
+// gate gives one — written into the table by something else, or by a
+// newer mcphost with a field this one does not know — is never handed to
+// the gate: not with another scope, without a server, tool or definition,
+// an args grant without its arguments' hash or a session grant with one,
+// a field unknown, a tier unknown, nor what is not a grant at all. The
+// good grants beside them still are, in order, and AddGrant refuses what
+// Load would skip.
+func TestStoredSessionGrantsThatAreNotSessionGrantsAreNotHandedOut(t *testing.T) {
+	url := pgtest.DB(t)
+	ss := open(t, url).Sessions(SessionOptions{})
+	good1 := decide.Grant{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value", DefinitionHash: "h", Tier: decide.T2, Via: "dialog", Call: "c1"}
+	good2 := decide.Grant{Scope: decide.ScopeArgs, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x", Tier: decide.T3, Tainted: true}
+	if err := ss.For("alice").AddGrant(good1); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{
+		`{"scope":"once","server":"id1","tool":"set_value","definitionHash":"h","argsHash":"x"}`,
+		`{"scope":"always","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":""}`,
+		`{"scope":"args","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","argsHash":"x"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","onlyIf":"path=notes/*"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","tier":"T9"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h"} {"scope":"session"}`,
+		`{"scope":"forever","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`not a grant`,
+	}
+	s := open(t, url)
+	for _, raw := range bad {
+		if _, err := s.pool.Exec(context.Background(), `INSERT INTO mcphost_session_grants (session, grant_json, expires)
+			VALUES ('alice', $1, clock_timestamp() + interval '1 hour')`, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ss.For("alice").AddGrant(good2); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _, err := open(t, url).Sessions(SessionOptions{}).For("alice").Load()
+	if err != nil || len(got) != 2 || got[0] != good1 || got[1] != good2 {
+		t.Fatalf("alice's grants read back: %+v (%v), want the two good ones alone, in order", got, err)
+	}
+	for _, g := range []decide.Grant{
+		{Scope: decide.ScopeOnce, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x"},
+		{Scope: decide.ScopeAlways, Server: "id1", Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value"},
+		{Scope: decide.ScopeArgs, Server: "id1", Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x"},
+	} {
+		if err := ss.For("bob").AddGrant(g); err == nil {
+			t.Errorf("kept %+v for a session", g)
+		}
+	}
+	if got, _, _, _ := ss.For("bob").Load(); len(got) != 0 {
+		t.Fatalf("bob's grants: %+v, want none kept", got)
+	}
+}
