@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -159,8 +160,8 @@ func decodeSessionGrant(raw []byte) (decide.Grant, error) {
 	if err := dec.Decode(&g); err != nil {
 		return decide.Grant{}, err
 	}
-	if dec.More() {
-		return decide.Grant{}, errors.New("more than one grant")
+	if _, err := dec.Token(); err != io.EOF {
+		return decide.Grant{}, errors.New("data after the grant")
 	}
 	return g, checkSessionGrant(g)
 }

@@ -122,6 +122,7 @@ func TestStoredSessionGrantsThatAreNotSessionGrantsAreNotHandedOut(t *testing.T)
 		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","onlyIf":"path=notes/*"}`,
 		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","tier":"T9"}`,
 		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h"} {"scope":"session"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h"}}`,
 		`{"scope":"forever","server":"id1","tool":"set_value","definitionHash":"h"}`,
 		`not a grant`,
 	}
