@@ -9,7 +9,10 @@ import "github.com/mcphost/mcphost/decide"
 // of them. Implementations are safe for concurrent use, also by several
 // processes updating the same session at once.
 type SessionState interface {
-	// Load returns the session's grants, oldest first, and its taint.
+	// Load returns the session's grants, oldest first, and its taint. The
+	// grants are only ones a gate keeps for a session (scope ScopeSession
+	// or ScopeArgs, bound to a server, tool and definition): what a store
+	// holds that is not one is left out, never handed to the decision.
 	Load() (grants []decide.Grant, openWorld, privateRead bool, err error)
 	// AddGrant keeps a grant for the session.
 	AddGrant(g decide.Grant) error

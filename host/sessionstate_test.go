@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/pgstore"
@@ -184,5 +185,45 @@ func TestTaintThatCouldNotBeWrittenIsWrittenAgain(t *testing.T) {
 	}
 	if _, priv := b.gate.Taint(); !priv {
 		t.Fatal("after A's next decision, B has still not seen A's private read")
+	}
+}
+
+// A grant in the session's store that is not a grant "for this session" —
+// here the session grant a person gave, rewritten in the database as an
+// "always" one, or with a field this mcphost does not know — never
+// reaches the decision: the call it would cover asks again.
+func TestAStoredGrantThatIsNotASessionGrantIsNotInForce(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx := context.Background()
+	asker := &answersAsker{answers: []Answer{{Approve: true, Scope: decide.ScopeSession}}}
+	o := worldOpts{fixture: "tasks", trusted: true, auto: "none", rules: allowReads, asker: asker}
+	a, _ := sharedSession(t, url, "alice", o)
+	o.asker = HeadlessAsker{}
+	b, _ := sharedSession(t, url, "alice", o)
+	const args = `{"title":"t"}`
+	if r := a.call("create_task", args); r.Status != StatusSuccess {
+		t.Fatalf("through A: %s, want run on the person's approval", r.Status)
+	}
+	if r := b.call("create_task", args); r.Status != StatusSuccess {
+		t.Fatalf("through B: %s, want run on the session grant given through A", r.Status)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	for _, edit := range []string{
+		`replace(convert_from(grant_json, 'UTF8'), '"scope":"session"', '"scope":"always"')`,
+		`replace(convert_from(grant_json, 'UTF8'), '"scope":"always"', '"scope":"session","onlyIf":"title=t"')`,
+	} {
+		if _, err := conn.Exec(ctx, `UPDATE mcphost_session_grants SET grant_json = convert_to(`+edit+`, 'UTF8')`); err != nil {
+			t.Fatal(err)
+		}
+		if r := b.call("create_task", args); r.Status == StatusSuccess {
+			t.Fatalf("after %s: through B the call ran by %s, want it asked (and refused)", edit, r.DecidedBy)
+		}
+		if g := b.gate.Grants(); len(g) != 0 {
+			t.Fatalf("after %s: B's grants %+v, want none", edit, g)
+		}
 	}
 }

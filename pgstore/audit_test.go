@@ -323,3 +323,62 @@ func TestMigrationUpgradesAnOlderDatabase(t *testing.T) {
 		t.Fatalf("the chain after the upgrade: %+v (%v), want its one record", rep, err)
 	}
 }
+
+// An append whose record is not the one after the chain's head is refused
+// and leaves the chain as it was: a record built on a head read before
+// another replica appended, one built on the head of another chain of the
+// same length (its prev is not this chain's last hash), and one that
+// skips a seq. Without the check the first would fail on its seq alone,
+// and the others would be stored as a broken chain.
+func TestAnAppendThatDoesNotFollowTheHeadIsRefused(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	a, b := open(t, url), open(t, pgtest.DB(t))
+	for _, s := range []*Store{a, b} {
+		if err := audit.OpenChain(s, audit.Options{}).Append(intent("first")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, err := a.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.OpenChain(open(t, url), audit.Options{}).Append(intent("second")); err != nil {
+		t.Fatal(err)
+	}
+	other, err := b.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		build func(head audit.Head) (audit.Link, error)
+	}{
+		{"built on a stale head", func(audit.Head) (audit.Link, error) { return encodeAfter(intent("stale"), stale) }},
+		{"built on another chain's head", func(head audit.Head) (audit.Link, error) {
+			return encodeAfter(intent("other"), audit.Head{Seq: head.Seq, Hash: other.Hash})
+		}},
+		{"skipping a seq", func(head audit.Head) (audit.Link, error) {
+			l, err := encodeAfter(intent("skip"), head)
+			l.Seq++
+			return l, err
+		}},
+	} {
+		before, err := a.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = a.Append(ctx, c.build)
+		if err == nil || !strings.Contains(err.Error(), "does not follow the head") {
+			t.Errorf("an append %s: %v, want it refused as not following the head", c.name, err)
+		}
+		after, err := a.Head(ctx)
+		if err != nil || after != before {
+			t.Errorf("after the append %s the head is %s (%v), want %s", c.name, after, err, before)
+		}
+		rep, err := a.Verify(ctx)
+		if err != nil || !rep.OK() || rep.Records != 2 {
+			t.Errorf("after the append %s: %d records, problems %v (%v); want the 2 before it and none", c.name, rep.Records, rep.Problems, err)
+		}
+	}
+}

@@ -23,14 +23,19 @@ type RequestStates struct {
 	key []byte
 }
 
-// requestStateKey is the name of the sealing key in mcphost_secrets.
-const requestStateKey = "request-state"
+// requestStateKey is the name of the sealing key in mcphost_secrets, and
+// requestStateKeySize its length: 32 random bytes, made by the first
+// replica.
+const (
+	requestStateKey     = "request-state"
+	requestStateKeySize = 32
+)
 
 // RequestStates returns the store's request states, with the sealing key
 // every replica shares: made by the first replica that asks, read by the
 // others.
 func (s *Store) RequestStates(ctx context.Context) (*RequestStates, error) {
-	fresh := make([]byte, 32)
+	fresh := make([]byte, requestStateKeySize)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, err
 	}
@@ -44,8 +49,10 @@ func (s *Store) RequestStates(ctx context.Context) (*RequestStates, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: the request-state key: %w", s.shown, err)
 	}
-	if len(key) < 32 {
-		return nil, fmt.Errorf("store %s: the request-state key in mcphost_secrets is %d bytes, want 32: delete its row and restart every replica", s.shown, len(key))
+	// A key of another length is not one a replica made: cut short, or
+	// put there by something else. Nothing is sealed with it.
+	if len(key) != requestStateKeySize {
+		return nil, fmt.Errorf("store %s: the request-state key in mcphost_secrets is %d bytes, want %d: delete its row (name %q) and restart every replica, and the first makes a new one", s.shown, len(key), requestStateKeySize, requestStateKey)
 	}
 	return &RequestStates{s: s, key: key}, nil
 }

@@ -3,6 +3,8 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -72,5 +74,35 @@ func TestRequestStatesAreSpentOnceAcrossReplicas(t *testing.T) {
 	}
 	if ok, err := rs[3].Spend("", expires); ok || err == nil {
 		t.Fatal("a state without a nonce was spent")
+	}
+}
+
+// A sealing key in the database of another length than the 32 bytes a
+// replica makes (cut short, empty, or put there by something else) is
+// never used: every replica refuses to start on it, saying which row to
+// delete, and once it is deleted the next replica makes a key of its own.
+func TestARequestStateKeyOfTheWrongLengthIsNotUsed(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	s := open(t, url)
+	for _, n := range []int{0, 16, 31, 33, 64} {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO mcphost_secrets (name, value) VALUES ('request-state', $1)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value`, bytes.Repeat([]byte{'k'}, n)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := open(t, url).RequestStates(ctx)
+		if err == nil || r != nil {
+			t.Fatalf("a %d-byte key: request states %v (%v), want them refused", n, r, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("is %d bytes, want 32", n)) || !strings.Contains(msg, "delete its row") {
+			t.Errorf("a %d-byte key: %q, want the length and the fix", n, msg)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM mcphost_secrets WHERE name = 'request-state'`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := open(t, url).RequestStates(ctx)
+	if err != nil || len(r.Key()) != 32 || bytes.Equal(r.Key(), bytes.Repeat([]byte{'k'}, 32)) {
+		t.Fatalf("after the row was deleted: %v, want a new 32-byte key", err)
 	}
 }

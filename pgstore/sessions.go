@@ -1,9 +1,12 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,12 +17,35 @@ import (
 // database lasts when SessionOptions.GrantLifetime is not set.
 const DefaultGrantLifetime = 24 * time.Hour
 
+// TaintIdle is how long a session's taint is kept after no replica has
+// read or written it: 30 days, and never less than thirty grant lifetimes.
+// A session is read at every call decided for it, so a row unseen that
+// long belongs to a client gone for a month, whose every grant ended long
+// before (a grant lasts GrantLifetime) — none that is still at work. Taint
+// is only ever deleted whole, by this bound: a session seen within it
+// keeps all of its taint.
+const TaintIdle = 30 * DefaultGrantLifetime
+
+// taintFactor is how many grant lifetimes taint outlasts, at the least.
+const taintFactor = 30
+
+// seenEvery is how stale a taint row's seen time may be before a read
+// writes it again: a write at most once an hour per session, not at
+// every decision, and a rounding TaintIdle dwarfs.
+const seenEvery = time.Hour
+
+// pruneBatch bounds the rows of unseen taint one write deletes, so that a
+// write never pays for a backlog at once; the next writes take the rest.
+const pruneBatch = 500
+
 // SessionOptions configure Sessions.
 type SessionOptions struct {
 	// GrantLifetime is how long a grant "for this session" lasts once
 	// given, on the database's clock (default DefaultGrantLifetime): a
 	// session that no replica's restart ends must end somehow, and the
-	// table must not grow without end. Taint does not expire.
+	// table must not grow without end. Taint does not expire while its
+	// session is seen; unseen for TaintIdle (or thirty GrantLifetimes,
+	// if longer) it is deleted.
 	GrantLifetime time.Duration
 }
 
@@ -28,8 +54,9 @@ type SessionOptions struct {
 // every replica serves one client as one session: the grants "for this
 // session" given through any replica, and the taint taken in through any.
 type Sessions struct {
-	s *Store
-	o SessionOptions
+	s         *Store
+	o         SessionOptions
+	taintIdle time.Duration // TaintIdle, or taintFactor grant lifetimes if longer
 }
 
 // Sessions returns the store's session state.
@@ -37,7 +64,7 @@ func (s *Store) Sessions(o SessionOptions) *Sessions {
 	if o.GrantLifetime <= 0 {
 		o.GrantLifetime = DefaultGrantLifetime
 	}
-	return &Sessions{s: s, o: o}
+	return &Sessions{s: s, o: o, taintIdle: max(TaintIdle, taintFactor*o.GrantLifetime)}
 }
 
 // For returns the state of the session key, a host.SessionState. The key
@@ -58,13 +85,16 @@ func opCtx() (context.Context, context.CancelFunc) {
 }
 
 // Load returns the session's unexpired grants, oldest first, and its
-// taint, read in one round trip.
+// taint, read in one round trip. Reading the taint marks the session seen
+// (at most once in seenEvery), so that it is not deleted as unseen while
+// calls are decided for it.
 func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	b := &pgx.Batch{}
 	b.Queue(`SELECT grant_json FROM mcphost_session_grants WHERE session = $1 AND expires > clock_timestamp() ORDER BY id`, s.key)
-	b.Queue(`SELECT open_world, private_read FROM mcphost_session_taint WHERE session = $1`, s.key)
+	b.Queue(`WITH touched AS (UPDATE mcphost_session_taint SET seen = clock_timestamp() WHERE session = $1 AND seen < clock_timestamp() - $2::interval RETURNING 1)
+		SELECT open_world, private_read FROM mcphost_session_taint WHERE session = $1`, s.key, seenEvery)
 	br := s.ss.s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	rows, err := br.Query()
@@ -74,13 +104,13 @@ func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 	var grants []decide.Grant
 	for rows.Next() {
 		var raw []byte
-		var g decide.Grant
 		if err := rows.Scan(&raw); err != nil {
 			rows.Close()
 			return nil, false, false, err
 		}
-		if err := json.Unmarshal(raw, &g); err != nil {
-			continue // not a grant this mcphost reads: it allows nothing
+		g, err := decodeSessionGrant(raw)
+		if err != nil {
+			continue // not a grant "for this session" this mcphost gives: it allows nothing
 		}
 		grants = append(grants, g)
 	}
@@ -96,8 +126,12 @@ func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 }
 
 // AddGrant keeps g for the session until GrantLifetime passes, and forgets
-// every session's expired grants.
+// every session's expired grants. It refuses what Load would not hand
+// out (checkSessionGrant).
 func (s *Session) AddGrant(g decide.Grant) error {
+	if err := checkSessionGrant(g); err != nil {
+		return fmt.Errorf("a grant for this session: %w", err)
+	}
 	raw, err := json.Marshal(g)
 	if err != nil {
 		return err
@@ -112,6 +146,48 @@ func (s *Session) AddGrant(g decide.Grant) error {
 			VALUES ($1, $2, clock_timestamp() + $3::interval)`, s.key, raw, s.ss.o.GrantLifetime)
 		return err
 	})
+}
+
+// decodeSessionGrant reads a stored grant "for this session": the JSON
+// of a decide.Grant and nothing else, since a field this mcphost does not
+// know may be one that narrows the grant (written by a newer mcphost), and
+// reading the grant without it would widen it; and a grant that
+// checkSessionGrant accepts.
+func decodeSessionGrant(raw []byte) (decide.Grant, error) {
+	var g decide.Grant
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return decide.Grant{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return decide.Grant{}, errors.New("data after the grant")
+	}
+	return g, checkSessionGrant(g)
+}
+
+// checkSessionGrant reports what makes g not a grant "for this session"
+// as a gate gives one (decide.NewGrant, kept by host's keepSessionGrant):
+// scope session or args, never once (which is used and gone) nor always
+// (which is kept in mcphost_always_grants, checked as the state file checks
+// it); bound to a server identity, a tool and a definition; an args grant
+// to the hash of its arguments, a session grant to no arguments.
+func checkSessionGrant(g decide.Grant) error {
+	switch {
+	case g.Scope != decide.ScopeSession && g.Scope != decide.ScopeArgs:
+		return fmt.Errorf("scope is %s; a session keeps only %s and %s grants", g.Scope, decide.ScopeSession, decide.ScopeArgs)
+	case g.Server == "":
+		return errors.New("server identity is empty")
+	case g.Tool == "":
+		return errors.New("tool is empty")
+	case g.DefinitionHash == "":
+		return errors.New("definition hash is empty")
+	case g.Scope == decide.ScopeArgs && g.ArgsHash == "":
+		return fmt.Errorf("an %s grant without argsHash", decide.ScopeArgs)
+	case g.Scope == decide.ScopeSession && g.ArgsHash != "":
+		return fmt.Errorf("a %s grant covers every argument and has no argsHash", decide.ScopeSession)
+	}
+	return nil
 }
 
 // Revoke removes every grant of the session equal to g, for every
@@ -131,15 +207,28 @@ func (s *Session) Revoke(g decide.Grant) (int, error) {
 }
 
 // AddTaint adds to the session's taint in one statement: whatever other
-// replicas add at the same time, the row ends with the union of all.
+// replicas add at the same time, the row ends with the union of all. It
+// also deletes the taint of up to pruneBatch sessions no replica has seen
+// for the taint lifetime (TaintIdle), so the table cannot grow without
+// end; the session written is seen now, so it is never one of them.
 func (s *Session) AddTaint(openWorld, privateRead bool) error {
 	if !openWorld && !privateRead {
 		return nil
 	}
 	ctx, cancel := opCtx()
 	defer cancel()
-	_, err := s.ss.s.pool.Exec(ctx, `INSERT INTO mcphost_session_taint AS t (session, open_world, private_read) VALUES ($1, $2, $3)
+	return pgx.BeginFunc(ctx, s.ss.s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO mcphost_session_taint AS t (session, open_world, private_read) VALUES ($1, $2, $3)
 		ON CONFLICT (session) DO UPDATE SET open_world = t.open_world OR excluded.open_world,
-			private_read = t.private_read OR excluded.private_read, updated = clock_timestamp()`, s.key, openWorld, privateRead)
-	return err
+			private_read = t.private_read OR excluded.private_read, updated = clock_timestamp(), seen = clock_timestamp()`, s.key, openWorld, privateRead); err != nil {
+			return err
+		}
+		// The rows to delete are locked skipping those another write holds,
+		// so that no write waits on another's pruning (nor two deadlock);
+		// the lock rereads seen, so a row a replica read meanwhile is kept.
+		_, err := tx.Exec(ctx, `DELETE FROM mcphost_session_taint WHERE session IN (SELECT session FROM mcphost_session_taint
+			WHERE seen < clock_timestamp() - $1::interval ORDER BY seen LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+			s.ss.taintIdle, pruneBatch)
+		return err
+	})
 }

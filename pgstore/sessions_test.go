@@ -94,3 +94,132 @@ func TestSessionGrantsAreSharedRevokedAndExpire(t *testing.T) {
 		t.Fatalf("carol's expired grant is still a row (%d, %v): the table would grow without end", rows, err)
 	}
 }
+
+// A row of a session's grants that is not a grant "for this session" as a
+// gate gives one — written into the table by something else, or by a
+// newer mcphost with a field this one does not know — is never handed to
+// the gate: not with another scope, without a server, tool or definition,
+// an args grant without its arguments' hash or a session grant with one,
+// a field unknown, a tier unknown, nor what is not a grant at all. The
+// good grants beside them still are, in order, and AddGrant refuses what
+// Load would skip.
+func TestStoredSessionGrantsThatAreNotSessionGrantsAreNotHandedOut(t *testing.T) {
+	url := pgtest.DB(t)
+	ss := open(t, url).Sessions(SessionOptions{})
+	good1 := decide.Grant{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value", DefinitionHash: "h", Tier: decide.T2, Via: "dialog", Call: "c1"}
+	good2 := decide.Grant{Scope: decide.ScopeArgs, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x", Tier: decide.T3, Tainted: true}
+	if err := ss.For("alice").AddGrant(good1); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{
+		`{"scope":"once","server":"id1","tool":"set_value","definitionHash":"h","argsHash":"x"}`,
+		`{"scope":"always","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":""}`,
+		`{"scope":"args","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","argsHash":"x"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","onlyIf":"path=notes/*"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h","tier":"T9"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h"} {"scope":"session"}`,
+		`{"scope":"session","server":"id1","tool":"set_value","definitionHash":"h"}}`,
+		`{"scope":"forever","server":"id1","tool":"set_value","definitionHash":"h"}`,
+		`not a grant`,
+	}
+	s := open(t, url)
+	for _, raw := range bad {
+		if _, err := s.pool.Exec(context.Background(), `INSERT INTO mcphost_session_grants (session, grant_json, expires)
+			VALUES ('alice', $1, clock_timestamp() + interval '1 hour')`, []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ss.For("alice").AddGrant(good2); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _, err := open(t, url).Sessions(SessionOptions{}).For("alice").Load()
+	if err != nil || len(got) != 2 || got[0] != good1 || got[1] != good2 {
+		t.Fatalf("alice's grants read back: %+v (%v), want the two good ones alone, in order", got, err)
+	}
+	for _, g := range []decide.Grant{
+		{Scope: decide.ScopeOnce, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x"},
+		{Scope: decide.ScopeAlways, Server: "id1", Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value"},
+		{Scope: decide.ScopeArgs, Server: "id1", Tool: "set_value", DefinitionHash: "h"},
+		{Scope: decide.ScopeSession, Server: "id1", Tool: "set_value", DefinitionHash: "h", ArgsHash: "x"},
+	} {
+		if err := ss.For("bob").AddGrant(g); err == nil {
+			t.Errorf("kept %+v for a session", g)
+		}
+	}
+	if got, _, _, _ := ss.For("bob").Load(); len(got) != 0 {
+		t.Fatalf("bob's grants: %+v, want none kept", got)
+	}
+}
+
+// The taint of a session no replica has read or written for TaintIdle is
+// deleted at a later write of taint, a bounded batch at a time; a session
+// read since (a call decided for it) keeps its taint however long ago the
+// taint was taken in, and so does one unseen for less than TaintIdle, or
+// one whose own taint is being written. TaintIdle outlasts every grant.
+func TestTaintOfSessionsUnseenForLongIsDeleted(t *testing.T) {
+	url := pgtest.DB(t)
+	ctx := context.Background()
+	s := open(t, url)
+	ss := open(t, url).Sessions(SessionOptions{})
+	if ss.taintIdle < 30*DefaultGrantLifetime || open(t, url).Sessions(SessionOptions{GrantLifetime: 40 * 24 * time.Hour}).taintIdle < 30*40*24*time.Hour {
+		t.Fatalf("taint is kept %v unseen, want at least thirty grant lifetimes", ss.taintIdle)
+	}
+	for _, key := range []string{"gone", "read", "recent", "self"} {
+		if err := ss.For(key).AddTaint(true, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Time passes on the database's clock: every row was taken in long
+	// ago, "recent" was last seen just within the bound.
+	age := func(key string, d time.Duration) {
+		t.Helper()
+		if _, err := s.pool.Exec(ctx, `UPDATE mcphost_session_taint SET updated = clock_timestamp() - $2::interval, seen = clock_timestamp() - $2::interval WHERE session = $1`, []byte(key), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range []string{"gone", "read", "self"} {
+		age(key, TaintIdle+time.Hour)
+	}
+	age("recent", TaintIdle-time.Hour)
+	// "read" has a call decided for it through another replica.
+	if _, open, _, err := open(t, url).Sessions(SessionOptions{}).For("read").Load(); err != nil || !open {
+		t.Fatalf("the session read: open %v (%v), want its taint", open, err)
+	}
+	if err := ss.For("self").AddTaint(false, true); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string][2]bool{"gone": {false, false}, "read": {true, false}, "recent": {true, false}, "self": {true, true}} {
+		if _, open, priv, err := ss.For(key).Load(); err != nil || open != want[0] || priv != want[1] {
+			t.Errorf("session %q: taint open %v private %v (%v), want %v", key, open, priv, err, want)
+		}
+	}
+
+	// A backlog is deleted a batch per write.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO mcphost_session_taint (session, open_world, seen)
+		SELECT convert_to('old-' || i, 'UTF8'), true, clock_timestamp() - $1::interval FROM generate_series(1, $2) i`, TaintIdle+time.Hour, pruneBatch+100); err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		t.Helper()
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM mcphost_session_taint WHERE substring(session from 1 for 4) = 'old-'::bytea`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i, want := range []int{100, 0} {
+		if err := ss.For("writer").AddTaint(true, false); err != nil {
+			t.Fatal(err)
+		}
+		if n := left(); n != want {
+			t.Fatalf("after write %d, %d rows of the backlog left, want %d", i+1, n, want)
+		}
+	}
+}

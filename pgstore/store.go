@@ -256,6 +256,11 @@ var migrations = []string{
 		PRIMARY KEY (kind, key)
 	);
 	CREATE INDEX mcphost_team_expires ON mcphost_team (kind, expires);`,
+	// 7: when a replica last read or wrote each session's taint, so that
+	// the taint of sessions no replica has seen for long is deleted (rows
+	// there now count as seen at the upgrade).
+	`ALTER TABLE mcphost_session_taint ADD COLUMN seen timestamptz NOT NULL DEFAULT clock_timestamp();
+	CREATE INDEX mcphost_session_taint_seen ON mcphost_session_taint (seen);`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

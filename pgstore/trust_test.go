@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -121,5 +123,37 @@ func TestTrustAndGrantsFailClosed(t *testing.T) {
 	s.Close()
 	if s.Trust().Trusted("ident-fs") || len(s.Grants().AlwaysGrants()) != 0 {
 		t.Fatal("a closed store still trusts, or still grants")
+	}
+}
+
+// An always grant row that is not one the state file keeps, written into
+// the table by hand (or by another program), is never handed out: not
+// with another scope, bound to arguments, without a server, tool or
+// definition, nor when it is not a grant at all; the rows beside it that
+// are grants still are.
+func TestStoredAlwaysGrantsTheStateFileRefusesAreNotHandedOut(t *testing.T) {
+	url := pgtest.DB(t)
+	s := open(t, url)
+	good := decide.Grant{Scope: decide.ScopeAlways, Server: "id1", Tool: "write", DefinitionHash: "h", Tier: decide.T2}
+	if err := s.Grants().AddAlwaysGrant(good, "fs"); err != nil {
+		t.Fatal(err)
+	}
+	for i, raw := range []string{
+		`{"scope":"session","server":"id1","tool":"t1","definitionHash":"h"}`,
+		`{"scope":"once","server":"id1","tool":"t2","definitionHash":"h","argsHash":"a"}`,
+		`{"scope":"always","server":"id1","tool":"t3","definitionHash":"h","argsHash":"a"}`,
+		`{"scope":"always","server":"","tool":"t4","definitionHash":"h"}`,
+		`{"scope":"always","server":"id1","tool":"","definitionHash":"h"}`,
+		`{"scope":"always","server":"id1","tool":"t6","definitionHash":""}`,
+		`{"scope":"forever","server":"id1","tool":"t7","definitionHash":"h"}`,
+		`not a grant`,
+	} {
+		if _, err := s.pool.Exec(context.Background(), `INSERT INTO mcphost_always_grants (identity, tool, name, grant_json) VALUES ('id1', $1, 'fs', $2)`,
+			[]byte(fmt.Sprint("bad-", i)), []byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := open(t, url).Grants().AlwaysGrants(); len(got) != 1 || got[0] != good {
+		t.Fatalf("always grants read back: %+v, want the one good grant alone", got)
 	}
 }
