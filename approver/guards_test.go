@@ -3,6 +3,7 @@ package approver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,41 @@ func TestAHeldCallPostedTwiceIsShownOnce(t *testing.T) {
 	}
 	if by := <-got; by != "first" || len(got) != 0 {
 		t.Fatalf("the answer went to the %s post's gate (%d more), want the first's only", by, len(got))
+	}
+}
+
+// TestAHeldCallThatCannotBeShownIsNotPosted: Post refuses, saying why, a
+// held call no approver could be shown as it is, and any call once the
+// broker stops; none of them reaches an approver.
+func TestAHeldCallThatCannotBeShownIsNotPosted(t *testing.T) {
+	b, err := Listen(SocketPath(t.TempDir()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	w := &world{t: t, b: b}
+	c := w.approver()
+	question := func(args string) *host.Question {
+		return &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(args),
+			Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2}, Scopes: []decide.Scope{decide.ScopeOnce}}
+	}
+	never := func(host.Answer) error { t.Error("an answer reached a call that was never posted"); return nil }
+	for _, tc := range []struct{ name, args, want string }{
+		{"too large", `{"key":"` + strings.Repeat("x", MaxArguments) + `"}`, "are larger than an approver shows"},
+		{"invalid UTF-8", "{\"k\":\"\xff\"}", "not valid UTF-8"},
+	} {
+		if err := b.Post("held-"+tc.name, question(tc.args), time.Now().Add(time.Minute), never); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("Post with arguments %s: %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	if err := b.Post("held-ok", question(`{"key":"k"}`), time.Now().Add(time.Minute), func(host.Answer) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if q := next[*Question](t, c); q.ID != "held-ok" {
+		t.Fatalf("the approver was shown %s first, want held-ok (the refused posts shown to no one)", q.ID)
+	}
+	b.Close()
+	if err := b.Post("held-late", question(`{"key":"k"}`), time.Now().Add(time.Minute), never); !errors.Is(err, ErrStopping) {
+		t.Fatalf("Post after Close: %v, want ErrStopping", err)
 	}
 }
