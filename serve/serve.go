@@ -819,9 +819,15 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	if link != "" {
 		where = append(where, "open "+link)
 	}
-	if tc := s.localTeamCall(ap.ID); tc != nil && tc.notShown != "" {
+	switch tc := s.localTeamCall(ap.ID); {
+	case tc != nil && tc.notShown != "":
 		b.WriteString(sanitize.Line(tc.notShown) + ".\n")
-	} else if s.o.Approver != nil {
+	case tc == nil && s.o.Approver != nil:
+		// Held through another replica on the store, or by this serve
+		// before it restarted: this serve never showed it to its
+		// approvers (the store keeps no arguments to show them).
+		b.WriteString("`mcphost approve` on this serve does not list it: another mcphost serve on the store, or this one before it restarted, held it.\n")
+	case s.o.Approver != nil:
 		where = append(where, "run `mcphost approve` in a terminal")
 	}
 	if len(where) == 0 {

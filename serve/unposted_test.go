@@ -1,15 +1,24 @@
 package serve
 
 import (
+	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	approve "github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
+	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/serve/internal/oidctest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestAHeldCallTheApproversCannotBeShownIsWithdrawn: a call serve would
@@ -91,5 +100,54 @@ func TestAHeldCallTheApproversCannotBeShownWaitsForTheTeamPage(t *testing.T) {
 	ab.login(tw.p, "alice", "alice-pw")
 	if _, ids, _ := ab.page(); len(ids) != 1 || ids[0] != id {
 		t.Fatalf("Alice's team page shows %v, want her call %s", ids, id)
+	}
+}
+
+// TestARetryOfACallAnotherServeHeldNeverAdvisesApprove: a 2026-07-28
+// client's call held through replica A, retried through B (as after a
+// restart on the store), is refused under its approval id; B never showed
+// it to its approvers, so B's refusal does not send the person to
+// `mcphost approve` and says why.
+func TestARetryOfACallAnotherServeHeldNeverAdvisesApprove(t *testing.T) {
+	db := pgtest.DB(t)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	lb := &balancer{next: tr}
+	var ws []*world
+	for range 2 {
+		st, err := pgstore.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		sessions := st.Sessions(pgstore.SessionOptions{})
+		w, _, _ := laterWorld(t, nil, func(o *Options) {
+			o.Later, o.Audit = st.Later(later.Options{}), audit.OpenChain(st, audit.Options{})
+			o.SessionState = func(key string) host.SessionState { return sessions.For(key) }
+		})
+		ts := httptest.NewServer(w.srv.Handler("tok"))
+		t.Cleanup(ts.Close)
+		u, _ := url.Parse(ts.URL)
+		lb.replicas = append(lb.replicas, u)
+		ws = append(ws, w)
+	}
+	cs := connectVia(t, lb, "desk", nil)
+	call := func() string {
+		return text(callArgs(t, cs, &mcp.CallToolParams{Name: "rogue__set_value", Arguments: map[string]any{"key": "k", "value": "v"}}))
+	}
+	lb.to.Store(0)
+	first := call()
+	m := approvalID.FindStringSubmatch(first)
+	if m == nil || !strings.Contains(first, "run `mcphost approve`") {
+		t.Fatalf("through A, which shows it to its approvers: %s; want the approval id and `mcphost approve`", first)
+	}
+	lb.to.Store(1)
+	again := call()
+	if !strings.Contains(again, "approval id "+m[1]) || strings.Contains(again, "run `mcphost approve`") ||
+		!strings.Contains(again, "`mcphost approve` on this serve does not list it") {
+		t.Fatalf("the retry through B, whose approvers were never shown it:\n%s\nwant the approval id %s, no advice to run `mcphost approve`, and why", again, m[1])
+	}
+	if ws[0].execs("rogue", "set_value")+ws[1].execs("rogue", "set_value") != 0 {
+		t.Fatal("the held call ran")
 	}
 }
