@@ -203,13 +203,8 @@ func (b *Broker) Close() error {
 // not offered becomes ScopeOnce, and with no scope offered at all the
 // answer is a denial.
 func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) {
-	if len(q.Args) > MaxArguments {
-		return host.Answer{}, fmt.Errorf("%w: the arguments (%d bytes) are larger than an approver shows (%d bytes)", host.ErrNoPerson, len(q.Args), MaxArguments)
-	}
-	if !utf8.Valid(q.Args) {
-		// JSON would carry them with replacement characters: the person
-		// would approve a text that is not what runs.
-		return host.Answer{}, fmt.Errorf("%w: the arguments are not valid UTF-8, so an approver cannot be shown them as they are", host.ErrNoPerson)
+	if err := showable(q.Args); err != nil {
+		return host.Answer{}, fmt.Errorf("%w: %w", host.ErrNoPerson, err)
 	}
 	b.mu.Lock()
 	select {
@@ -258,16 +253,25 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 	}
 }
 
+// ErrStopping is Post's error once the broker is closing: nothing posted
+// then would be shown.
+var ErrStopping = errors.New("the approver socket is closing (mcphost is stopping)")
+
 // Post shows q to every approver, those connected now and those that
 // connect later, as a call held for a person's later approval under id
 // (host.GateOptions.Later) until expires. No one waits for its answer: the
 // first answer bound to it goes to answer (the gate's AnswerLater, with
 // the channel audit.ChannelApprove), and when answer refuses it the approver
 // hears why. It stays when the approvers disconnect, and is withdrawn
-// when it expires or is answered.
+// when it expires or is answered. Posting an id that is shown already
+// changes nothing.
+//
+// Its error says why no approver will ever see the call: arguments an
+// approver cannot be shown as they are (as Ask refuses them), or
+// ErrStopping.
 func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer func(host.Answer) error) error {
-	if len(q.Args) > MaxArguments || !utf8.Valid(q.Args) {
-		return fmt.Errorf("the arguments cannot be shown to an approver as they are")
+	if err := showable(q.Args); err != nil {
+		return err
 	}
 	msg, nonce := questionFor(id, q)
 	msg.Later, msg.Expires = true, expires.UTC().Format(time.RFC3339)
@@ -279,7 +283,7 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 	defer b.mu.Unlock()
 	select {
 	case <-b.done:
-		return errors.New("mcphost serve is stopping")
+		return ErrStopping
 	default:
 	}
 	if _, dup := b.pending[id]; dup {
@@ -301,6 +305,20 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 			b.withdraw(id, "its approval expired", nil)
 		}
 	})
+	return nil
+}
+
+// showable says why arguments cannot be put to an approver as they are,
+// or returns nil.
+func showable(args json.RawMessage) error {
+	if len(args) > MaxArguments {
+		return fmt.Errorf("the arguments (%d bytes) are larger than an approver shows (%d bytes)", len(args), MaxArguments)
+	}
+	if !utf8.Valid(args) {
+		// JSON would carry them with replacement characters: the person
+		// would approve a text that is not what runs.
+		return errors.New("the arguments are not valid UTF-8, so an approver cannot be shown them as they are")
+	}
 	return nil
 }
 

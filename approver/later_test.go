@@ -30,12 +30,14 @@ func TestHeldCallIsShownToApproversAndApprovedLater(t *testing.T) {
 	posted, answered := make(chan error, 1), make(chan error, 1)
 	g, stop, err := newGateOpts(dir, execLog, false, b, nil, func(o *host.GateOptions) {
 		o.Later = later.New(later.Options{})
-		o.OnHold = func(a later.Approval, q *host.Question) {
-			posted <- b.Post(a.ID, q, a.Expires, func(ans host.Answer) error {
+		o.OnHold = func(a later.Approval, q *host.Question) error {
+			err := b.Post(a.ID, q, a.Expires, func(ans host.Answer) error {
 				err := g.AnswerLater(a.ID, ans)
 				answered <- err
 				return err
 			})
+			posted <- err
+			return err
 		}
 	})
 	if err != nil {

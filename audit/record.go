@@ -38,6 +38,11 @@ const (
 	ApprovalApproved = "approved" // a person approved it; the retry may run once
 	ApprovalDenied   = "denied"   // a person denied it
 	ApprovalUsed     = "used"     // the retry ran under the approval: it is spent
+	// ApprovalWithdrawn: the call was withdrawn as soon as it was held,
+	// before anyone could answer, because it could not be shown where a
+	// person approves it (its arguments too large to show, say); the call
+	// was refused saying why.
+	ApprovalWithdrawn = "withdrawn"
 )
 
 // Status is how a call ended, in an outcome record; in an Attempt it is how
@@ -166,7 +171,7 @@ type Record struct {
 
 	// ApprovalID names the held call an approval record is about (and an
 	// intent or outcome of a call that ran under it); ApprovalState is
-	// one of ApprovalHeld … ApprovalUsed, in approval records only.
+	// one of ApprovalHeld … ApprovalWithdrawn, in approval records only.
 	ApprovalID    string `json:"approvalId,omitempty"`
 	ApprovalState string `json:"approvalState,omitempty"`
 	// Approver is the person who answered a held call, as the issuer of

@@ -87,9 +87,10 @@ func TrustFix(server string) string {
 
 // BlockedMessage is Message for a call blocked for approval, with once
 // (ApproveInteractively, ApproveWithYes) as the way to approve the one
-// call where it was made.
+// call where it was made, and why it was not held for a later approval
+// when it could not be (NotHeld).
 func (r *Result) BlockedMessage(once string) string {
-	return r.Server + "/" + r.Tool + " needs approval and no one could be asked (headless): " + r.Approval(once).String()
+	return r.Server + "/" + r.Tool + " needs approval and no one could be asked (headless): " + r.Approval(once).String() + r.notHeldNote()
 }
 
 // ApprovalFor returns what would let a call of server/tool that was

@@ -136,7 +136,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 			r.Status, r.DecidedBy = refusedBy(d)
 			r.Via = refusedVia(r.DecidedBy)
 			if r.Status == StatusBlocked {
-				r.Held = g.hold(a, q)
+				r.Held = g.hold(r, a, q)
 			}
 			g.record(a, nil)
 			return r
@@ -145,7 +145,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 		case decide.Ask:
 			if g.o.Later != nil {
 				q.Hold = func() later.Approval {
-					if ap := g.hold(a, q); ap != nil {
+					if ap := g.hold(r, a, q); ap != nil {
 						return *ap
 					}
 					return later.Approval{} // not held: no id to name
@@ -191,7 +191,7 @@ func (g *Gate) pass(ctx context.Context, op *operation) *Result {
 				}
 				r.DenyReason = ans.Reason
 				if r.Status == StatusBlocked || errors.Is(err, ErrNoAnswer) {
-					r.Held = g.hold(a, q)
+					r.Held = g.hold(r, a, q)
 				}
 				g.record(a, nil)
 				return r

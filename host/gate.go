@@ -145,7 +145,12 @@ type GateOptions struct {
 	// with its approval and the question about it: to show it to
 	// approvers and tell the person a call waits. It is called on the
 	// calling goroutine, outside the gate's locks, and must not block.
-	OnHold func(a later.Approval, q *Question)
+	// Its error says why the call cannot be shown anywhere a person could
+	// approve it: the gate then withdraws it (it is dropped from Later and
+	// an approval record says it was withdrawn), so that no call waits
+	// under an id no one sees, and the call is refused with that reason
+	// (Result.NotHeld) and no approval id.
+	OnHold func(a later.Approval, q *Question) error
 }
 
 // Gate is the only way mcphost runs a tool: it decides, asks, executes,
@@ -347,6 +352,10 @@ type Result struct {
 	// nothing (it comes through a channel that may not approve the call's
 	// tier), and where a person may approve it.
 	Refused string
+	// NotHeld, for a blocked call that Later would have held, says why it
+	// was not: it could not be shown where a person would approve it
+	// (GateOptions.OnHold's error), so it was withdrawn at once.
+	NotHeld string
 }
 
 // staleAdvice says what a stale server means and how to restart it, in the
@@ -367,6 +376,15 @@ func (r *Result) HeldNote() string {
 	}
 	return "it is held for a person's approval under approval id " + h.ID + " until " + h.Expires.UTC().Format("15:04:05 UTC") +
 		" (`mcphost approve` shows it): once they have approved it, make exactly the same call again (the same tool and arguments), and it runs once"
+}
+
+// notHeldNote says why a blocked call was not held for a later approval,
+// or "" when nothing withdrew it.
+func (r *Result) notHeldNote() string {
+	if r.NotHeld == "" {
+		return ""
+	}
+	return "; it could not be held for a person's later approval (" + r.NotHeld + "), so nothing waits for one"
 }
 
 // Message says in one sentence how the call ended, for a person or a model.
@@ -395,7 +413,7 @@ func (r *Result) Message() string {
 		if r.Refused != "" {
 			// A person was there, through a channel that may not approve
 			// it: where one may is what the refusal says.
-			return ref + " needs an approval that cannot be given here: " + r.Refused
+			return ref + " needs an approval that cannot be given here: " + r.Refused + r.notHeldNote()
 		}
 		// What would approve it: the allow rule that matches, or what can
 		// when no rule can (see ApprovalFor).

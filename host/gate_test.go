@@ -56,7 +56,7 @@ type worldOpts struct {
 	// MayApprove, OnHold and Client (later_test.go).
 	later      Later
 	mayApprove func(decide.Tier, audit.Channel) bool
-	onHold     func(later.Approval, *Question)
+	onHold     func(later.Approval, *Question) error
 	client     *audit.Client
 	// state is GateOptions.State (sessionstate_test.go).
 	state SessionState

@@ -104,8 +104,10 @@ func (g *Gate) deniedLater(a *account) (reason string, ok bool) {
 }
 
 // hold keeps the call for a person's later approval (GateOptions.Later),
-// writes the approval record of a newly held call, and tells OnHold.
-func (g *Gate) hold(a *account, q *Question) *later.Approval {
+// writes the approval record of a newly held call, and tells OnHold. A
+// call OnHold cannot show anywhere is withdrawn at once, and r.NotHeld
+// says why.
+func (g *Gate) hold(r *Result, a *account, q *Question) *later.Approval {
 	if g.o.Later == nil {
 		return nil
 	}
@@ -127,7 +129,16 @@ func (g *Gate) hold(a *account, q *Question) *later.Approval {
 			// nothing, and an approver would have had only a denial.
 			hq := *q
 			hq.Scopes = []decide.Scope{decide.ScopeOnce}
-			g.o.OnHold(ap, &hq)
+			if err := g.o.OnHold(ap, &hq); err != nil {
+				// Shown to no one who could approve it, it would wait
+				// under an id no one sees: withdrawn, and the log says so
+				// (a failed record leaves the held one, and the call
+				// expires unanswered: nothing runs either way).
+				g.o.Later.Drop(ap.ID)
+				_ = g.approvalRecord(a, ap, audit.ApprovalWithdrawn)
+				r.NotHeld = err.Error()
+				return nil
+			}
 		}
 	}
 	return &ap

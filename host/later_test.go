@@ -44,12 +44,13 @@ func laterWorld(t *testing.T, asker Asker, held *[]later.Approval) (*world, *lat
 		later:      later.New(later.Options{Now: c.now}),
 		mayApprove: defaultAskVia,
 		client:     &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"},
-		onHold: func(a later.Approval, q *Question) {
+		onHold: func(a later.Approval, q *Question) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if held != nil {
 				*held = append(*held, a)
 			}
+			return nil
 		}})
 	return w, c
 }
@@ -297,11 +298,12 @@ func approvalStates(t *testing.T, w *world) []string {
 func TestLoopToldTheHeldCallAndItsRetryRuns(t *testing.T) {
 	var w *world
 	w = newWorld(t, worldOpts{fixture: "tasks", trusted: true, headless: true, later: later.New(later.Options{}),
-		onHold: func(a later.Approval, q *Question) {
+		onHold: func(a later.Approval, q *Question) error {
 			// The person answers at once, in `mcphost approve`.
 			if err := w.gate.AnswerLater(a.ID, Answer{Approve: true, Via: audit.ChannelApprove}); err != nil {
 				t.Errorf("AnswerLater: %v", err)
 			}
+			return nil
 		}})
 	l := newLoop(w, []llm.ScriptTurn{
 		{ToolCalls: []llm.ScriptCall{call("f__delete_task", `{"id":"T-1"}`)}},

@@ -37,7 +37,7 @@ func TestDialogThatMayNotApproveIsNotShown(t *testing.T) {
 	var held []later.Approval
 	w := newWorld(t, worldOpts{fixture: "flaky", asker: mustNotAsk{t, audit.ChannelDialog},
 		later: later.New(later.Options{}), mayApprove: noChatAtT3,
-		onHold: func(a later.Approval, _ *Question) { held = append(held, a) }})
+		onHold: func(a later.Approval, _ *Question) error { held = append(held, a); return nil }})
 	r := w.call("set_value", laterArgs)
 	if r.Status != StatusBlocked || r.Held == nil || r.Decision.Tier != decide.T3 {
 		t.Fatalf("a tier-3 call the chat may not approve: %s at %s held %+v, want blocked and held", r.Status, r.Decision.Tier, r.Held)

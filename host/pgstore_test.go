@@ -69,7 +69,7 @@ func TestCallTheStoreCannotHoldIsRefusedUnheld(t *testing.T) {
 	var held []later.Approval
 	w := newWorld(t, worldOpts{fixture: "flaky", headless: true, later: s.Later(later.Options{}), mayApprove: defaultAskVia,
 		client: &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"},
-		onHold: func(a later.Approval, q *Question) { held = append(held, a) }})
+		onHold: func(a later.Approval, q *Question) error { held = append(held, a); return nil }})
 	s.Close()
 	r := w.call("set_value", laterArgs)
 	if r.Status != StatusBlocked || r.Held != nil || len(held) != 0 {

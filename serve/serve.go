@@ -214,6 +214,9 @@ type Server struct {
 	answers *host.Gate
 	// team keeps whose each held call is and where it is routed (team.go).
 	team teamHeld
+	// teamPage is set once NewTeamPage made the team approval page, where
+	// a caller with a token answers their own held calls.
+	teamPage atomic.Bool
 
 	runMu    sync.Mutex
 	inflight map[string][]*running // upstream server → the calls running there (relay.go)
@@ -708,6 +711,16 @@ func (s *Server) refusal(r *host.Result) string {
 		s.heldNote(&b, r.Held)
 		return b.String()
 	}
+	if r.NotHeld != "" {
+		// Nothing waits: advising `mcphost approve` would send the person
+		// to look for a call it cannot show.
+		b.WriteString("It could not be held for a person's approval, and no one can approve it from here: " + sanitize.Line(r.NotHeld))
+		if rule != "" {
+			b.WriteString("; to let it run, " + rule)
+		}
+		b.WriteString(". Do not retry it unchanged.")
+		return b.String()
+	}
 	switch via {
 	case AskDeny:
 		b.WriteString("mcphost serve runs with --ask-via deny, so it asks no one")
@@ -818,7 +831,15 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	if link != "" {
 		where = append(where, "open "+link)
 	}
-	if s.o.Approver != nil {
+	switch tc := s.localTeamCall(ap.ID); {
+	case tc != nil && tc.notShown != "":
+		b.WriteString(sanitize.Line(tc.notShown) + ".\n")
+	case tc == nil && s.o.Approver != nil:
+		// Held through another replica on the store, or by this serve
+		// before it restarted: this serve never showed it to its
+		// approvers (the store keeps no arguments to show them).
+		b.WriteString("`mcphost approve` on this serve does not list it: another mcphost serve on the store, or this one before it restarted, held it.\n")
+	case s.o.Approver != nil:
 		where = append(where, "run `mcphost approve` in a terminal")
 	}
 	if len(where) == 0 {
@@ -930,7 +951,7 @@ func (s *Server) newGate(c *audit.Client, caller *Caller, a host.Asker, canAsk f
 		SessionID: c.Session, Client: c, CallOptions: s.o.CallOptions,
 		Observer: s.observer(c), Backoff: s.o.Backoff, Sleep: s.o.Sleep,
 		MayApprove: s.o.MayApprove, Later: s.o.Later,
-		OnHold: func(ap later.Approval, q *host.Question) { s.held(g, caller, ap, q) },
+		OnHold: func(ap later.Approval, q *host.Question) error { return s.held(g, caller, ap, q) },
 		State:  state,
 	})
 	return g
@@ -970,17 +991,33 @@ func (s *Server) pruneHeld() {
 // `mcphost approve` (and the approval page) can answer it, and tells the
 // person a call waits. A call routed to an approver group goes to the
 // team page only: the approvers and the loopback page are the caller's.
-func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Question) {
+//
+// A call the approvers cannot be shown (arguments too large to show, a
+// socket that is closing) still waits when its caller may answer it on
+// the team page, and the refusal says why `mcphost approve` does not show
+// it; with no such way, held returns why, and the gate withdraws it.
+func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Question) error {
 	s.pruneHeld()
 	s.mu.Lock()
 	s.heldBy[ap.ID] = g
 	s.mu.Unlock()
 	s.keepTeam(ap, q, caller)
 	if s.questionRoute(q) != nil {
-		return
+		return nil
 	}
 	if p, ok := s.o.Approver.(laterPoster); ok {
-		_ = p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+		if err := p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) }); err != nil {
+			why := "`mcphost approve` and the approval page cannot be shown it: " + err.Error()
+			if !s.teamAnswers(caller, q.Decision.Tier) {
+				s.forgetHeld(ap.ID)
+				return errors.New(why)
+			}
+			s.team.mu.Lock()
+			if tc := s.team.m[ap.ID]; tc != nil {
+				tc.notShown = why
+			}
+			s.team.mu.Unlock()
+		}
 	}
 	if s.o.OnHeld != nil {
 		s.o.OnHeld(ap, q)
@@ -988,6 +1025,25 @@ func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Q
 	if s.o.Notify != nil {
 		s.o.Notify(q.Server, q.Tool.Name)
 	}
+	return nil
+}
+
+// teamAnswers reports whether the caller may answer its own held call of
+// tier on the team approval page: one runs, the caller is a person with a
+// token, and an answer there (audit.ChannelWeb) may approve the tier.
+func (s *Server) teamAnswers(caller *Caller, tier decide.Tier) bool {
+	return s.teamPage.Load() && caller != nil && (s.o.MayApprove == nil || s.o.MayApprove(tier, audit.ChannelWeb))
+}
+
+// forgetHeld forgets the gate and team view of a held call the gate
+// withdraws.
+func (s *Server) forgetHeld(id string) {
+	s.mu.Lock()
+	delete(s.heldBy, id)
+	s.mu.Unlock()
+	s.team.mu.Lock()
+	delete(s.team.m, id)
+	s.team.mu.Unlock()
 }
 
 // identity is who a stateless client is: the person and client of its

@@ -64,6 +64,9 @@ type teamCall struct {
 	route                     *Route  // nil: the caller answers it
 	server, tool, tier, class string
 	text                      string // the question as the form would say it (escaped)
+	// notShown says why the approvers were not shown the call (it waits
+	// for the team page only); "" when they were, or were not asked to.
+	notShown string
 }
 
 // teamHeld keeps the held calls' teamCall by approval id. Its mutex is a
@@ -333,6 +336,7 @@ func (s *Server) NewTeamPage(ctx context.Context, o TeamOptions) (*TeamPage, err
 	if t.store == nil {
 		t.store = newMemTeamStore()
 	}
+	s.teamPage.Store(true) // a caller's held call may wait for this page alone
 	return t, nil
 }
 

@@ -89,6 +89,13 @@ func teamProviderConfig() oidctest.Config {
 // calls in held and routing them by teamPolicy.
 func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageClient string, held Later, more ...func(*TeamOptions)) *teamWorld {
 	t.Helper()
+	return buildTeamWorldWith(t, p, ln, pageClient, held, nil, more...)
+}
+
+// buildTeamWorldWith is buildTeamWorld whose serve has the approver
+// socket approver (nil: none).
+func buildTeamWorldWith(t *testing.T, p *oidctest.Provider, ln net.Listener, pageClient string, held Later, approver Approver, more ...func(*TeamOptions)) *teamWorld {
+	t.Helper()
 	base := "http://" + ln.Addr().String()
 	a := newAuth(t, p, AuthOptions{})
 	m, err := config.ParseManaged("managed.json", []byte(teamPolicy))
@@ -96,7 +103,7 @@ func buildTeamWorld(t *testing.T, p *oidctest.Provider, ln net.Listener, pageCli
 		t.Fatal(err)
 	}
 	var page *TeamPage
-	w := newWorld(t, worldOpts{tweak: func(o *Options) {
+	w := newWorld(t, worldOpts{approver: approver, tweak: func(o *Options) {
 		o.MayApprove, o.Later = defaultAskVia, held
 		o.Link = func(id string) string { return page.Link(id) }
 		o.Route = func(server, tool string, tier decide.Tier) *Route {

@@ -51,8 +51,9 @@ type Config struct {
 	// answer), to show it where a person may approve it: the chat's own
 	// approver socket, which `mcphost approve` and the web page reach. The
 	// TUI rings the person itself. It is called on the calling goroutine
-	// and must not block.
-	PostHeld func(g *host.Gate, a later.Approval, q *host.Question)
+	// and must not block. Its error (the call cannot be shown there) has
+	// the gate withdraw the call, as GateOptions.OnHold says.
+	PostHeld func(g *host.Gate, a later.Approval, q *host.Question) error
 	// MayTrust, when set, says whether the person may trust a server at
 	// all (the managed policy's "trust"); a server it refuses is never
 	// trusted, whatever /trust, a consent or Gate.Trusted says. Nil:

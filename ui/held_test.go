@@ -53,10 +53,12 @@ func newHeldChat(t *testing.T, turns []llm.ScriptTurn) *heldChat {
 	hc.h = newHarness(t, Config{
 		Servers: []client.Spec{spec}, Model: llm.NewScript(turns),
 		Gate: host.GateOptions{Policy: policy(t), Audit: hc.audit, MayApprove: noChat, Later: hc.store},
-		PostHeld: func(g *host.Gate, a later.Approval, q *host.Question) {
-			if err := b.Post(a.ID, q, a.Expires, func(ans host.Answer) error { return g.AnswerLater(a.ID, ans) }); err != nil {
+		PostHeld: func(g *host.Gate, a later.Approval, q *host.Question) error {
+			err := b.Post(a.ID, q, a.Expires, func(ans host.Answer) error { return g.AnswerLater(a.ID, ans) })
+			if err != nil {
 				t.Errorf("post the held call: %v", err)
 			}
+			return err
 		},
 		Dark:   dark(true),
 		Notify: notify.New(notify.Both, notify.Terminal{Desktop: notify.OSC9}),

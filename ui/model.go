@@ -363,14 +363,19 @@ func (m *Model) startServers() tea.Cmd {
 	}
 	var g *host.Gate
 	onHold := o.OnHold
-	o.OnHold = func(a later.Approval, q *host.Question) {
+	o.OnHold = func(a later.Approval, q *host.Question) error {
 		if onHold != nil {
-			onHold(a, q)
+			if err := onHold(a, q); err != nil {
+				return err
+			}
 		}
 		if m.cfg.PostHeld != nil {
-			m.cfg.PostHeld(g, a, q)
+			if err := m.cfg.PostHeld(g, a, q); err != nil {
+				return err // the gate withdraws it: nothing waits to ring about
+			}
 		}
 		m.post(heldMsg{subject: notify.Subject(q.Server, q.Tool.Name)})
+		return nil
 	}
 	g = host.NewGate(o)
 	m.gate = g

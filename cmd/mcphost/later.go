@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -93,9 +94,12 @@ func (st *setup) holdFor(s *streams, label string, lifetime time.Duration, gate 
 	}
 	st.later = func(o *host.GateOptions) {
 		o.Later, o.MayApprove = h.store, h.may
-		o.OnHold = func(ap later.Approval, q *host.Question) {
-			h.post(*gate, ap, q)
+		o.OnHold = func(ap later.Approval, q *host.Question) error {
+			if err := h.post(*gate, ap, q); err != nil {
+				return err // withdrawn by the gate: nothing to notify of
+			}
 			desktopNotify(q.Server, q.Tool.Name)
+			return nil
 		}
 	}
 	return h
@@ -107,7 +111,7 @@ func (st *setup) holdFor(s *streams, label string, lifetime time.Duration, gate 
 // the approvers (ui.Config.PostHeld; nil when no socket could be made) and
 // what closes the socket, to be called when the chat ends (before a
 // /resume starts the next).
-func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gate, later.Approval, *host.Question), close func()) {
+func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gate, later.Approval, *host.Question) error, close func()) {
 	o.MayApprove = st.mayApprove()
 	h := st.heldCalls(s, "mcphost chat in "+s.WorkDir, 0)
 	if h == nil {
@@ -118,9 +122,14 @@ func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gat
 }
 
 // post shows the call held under ap to the approvers; their answer goes to
-// g, which holds it.
-func (h *heldCalls) post(g *host.Gate, ap later.Approval, q *host.Question) {
-	_ = h.b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
+// g, which holds it. Its error says why they cannot be shown it: the
+// approvers are the only ones who could answer a call this process holds,
+// so the gate then withdraws it and the refusal says why.
+func (h *heldCalls) post(g *host.Gate, ap later.Approval, q *host.Question) error {
+	if err := h.b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) }); err != nil {
+		return fmt.Errorf("`mcphost approve` and the approval page cannot be shown it: %w", err)
+	}
+	return nil
 }
 
 // close closes the approver socket: what was held is forgotten with the

@@ -1,0 +1,66 @@
+package host
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/fixtures"
+	"github.com/mcphost/mcphost/later"
+)
+
+// TestAHeldCallNoOneCanSeeIsWithdrawn: when OnHold cannot show a newly
+// held call anywhere a person would approve it, the call does not wait
+// under an id no one sees: it is dropped from the store, the audit log
+// says it was withdrawn after it was held, and the refusal gives no
+// approval id but says why nothing waits.
+func TestAHeldCallNoOneCanSeeIsWithdrawn(t *testing.T) {
+	store := later.New(later.Options{})
+	var told []string
+	w := newWorld(t, worldOpts{fixture: "flaky", headless: true, later: store, mayApprove: defaultAskVia,
+		onHold: func(a later.Approval, _ *Question) error {
+			told = append(told, a.ID)
+			return errors.New("the arguments are larger than an approver shows")
+		}})
+	for i := range 2 {
+		r := w.call("set_value", laterArgs)
+		if r.Status != StatusBlocked || r.Held != nil || r.HeldNote() != "" {
+			t.Fatalf("call %d: %s held %+v, want blocked and not held", i+1, r.Status, r.Held)
+		}
+		if !strings.Contains(r.NotHeld, "larger than an approver shows") {
+			t.Fatalf("call %d: NotHeld = %q, want OnHold's reason", i+1, r.NotHeld)
+		}
+		if msg := r.Message(); !strings.Contains(msg, "could not be held for a person's later approval (the arguments are larger than an approver shows), so nothing waits for one") {
+			t.Fatalf("call %d: the refusal %q does not say why nothing waits", i+1, msg)
+		}
+		if len(told) != i+1 {
+			t.Fatalf("call %d: OnHold told %d times, want %d", i+1, len(told), i+1)
+		}
+		if _, ok := store.Get(told[i]); ok {
+			t.Fatalf("call %d: %s is still held after OnHold refused it", i+1, told[i])
+		}
+	}
+	if n := len(store.Waiting()); n != 0 {
+		t.Fatalf("%d calls wait, want none", n)
+	}
+	if got := strings.Join(approvalStates(t, w), ","); got != "held,withdrawn,held,withdrawn" {
+		t.Fatalf("approval records %s, want held,withdrawn twice (each call was withdrawn as it was held)", got)
+	}
+	recs, err := audit.Tail(w.audit, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, rec := range recs {
+		if rec.Kind == audit.Approval {
+			ids = append(ids, rec.ApprovalID)
+		}
+	}
+	if want := told[0] + "," + told[0] + "," + told[1] + "," + told[1]; strings.Join(ids, ",") != want {
+		t.Fatalf("approval records name %v, want each held id held then withdrawn (%s)", ids, want)
+	}
+	if n := w.count(fixtures.EventExec, "set_value"); n != 0 {
+		t.Fatalf("set_value ran %d times, want never", n)
+	}
+}
