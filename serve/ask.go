@@ -95,7 +95,7 @@ func (a *asker) elicits() bool {
 
 func (a *asker) route() route {
 	approver := a.s.o.Approver != nil && a.s.o.Approver.Waiting()
-	switch a.s.o.AskVia {
+	switch a.s.o.AskRoute {
 	case AskElicit:
 		if a.elicits() {
 			return routeElicit
@@ -167,7 +167,7 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 			// A read, prompts/get or subscription has no round of its
 			// own to ask in: the approver, when one waits, else no one
 			// (the refusal says how to approve it).
-			if a.s.o.AskVia != AskElicit && a.s.o.Approver != nil && a.s.o.Approver.Waiting() {
+			if a.s.o.AskRoute != AskElicit && a.s.o.Approver != nil && a.s.o.Approver.Waiting() {
 				return viaApprover(a.s.o.Approver.Ask(ctx, q))
 			}
 			return host.Answer{}, host.ErrNoPerson
@@ -228,7 +228,7 @@ var errFormMayNot = fmt.Errorf("%w: the host's form may not approve this call (a
 // it, and the refusal names where to approve it.
 func (a *asker) outOfBand(ctx context.Context, q *host.Question) (host.Answer, error) {
 	o := a.s.o
-	if o.AskVia != AskElicit && o.Approver != nil && o.Approver.Waiting() {
+	if o.AskRoute != AskElicit && o.Approver != nil && o.Approver.Waiting() {
 		return viaApprover(o.Approver.Ask(ctx, q))
 	}
 	if !a.elicitsURL() || a.multiRoundTrip() && a.page == nil || q.Hold == nil || o.Later == nil ||

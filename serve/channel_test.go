@@ -18,7 +18,7 @@ func TestTheAuditNamesTheWayTheAnswerCame(t *testing.T) {
 		name     string
 		co       *connOpts // nil: no elicitation declared
 		approver *approver
-		askVia   AskVia
+		askVia   AskRoute
 		ran      bool
 		want     audit.Channel
 	}{

@@ -39,19 +39,21 @@ type Approver interface {
 	Waiting() bool
 }
 
-// AskVia forces the way questions go; the zero value tries each in order.
-type AskVia string
+// AskRoute (serve's --ask-via) forces where serve's questions go; the zero
+// value tries each in order. Which of the channels a question reaches may
+// approve the call is config.AskVia's to say (Options.MayApprove).
+type AskRoute string
 
 const (
-	AskAuto     AskVia = ""         // elicitation, else a waiting approver, else refuse
-	AskElicit   AskVia = "elicit"   // the client's elicitation only
-	AskApprover AskVia = "approver" // the approver only
-	AskDeny     AskVia = "deny"     // ask no one: refuse every call that needs a person
+	AskAuto     AskRoute = ""         // elicitation, else a waiting approver, else refuse
+	AskElicit   AskRoute = "elicit"   // the client's elicitation only
+	AskApprover AskRoute = "approver" // the approver only
+	AskDeny     AskRoute = "deny"     // ask no one: refuse every call that needs a person
 )
 
-// ParseAskVia reads the --ask-via flag.
-func ParseAskVia(s string) (AskVia, error) {
-	switch v := AskVia(s); v {
+// ParseAskRoute reads the --ask-via flag.
+func ParseAskRoute(s string) (AskRoute, error) {
+	switch v := AskRoute(s); v {
 	case AskAuto, AskElicit, AskApprover, AskDeny:
 		return v, nil
 	case "auto":
@@ -70,9 +72,9 @@ type Options struct {
 	Store   host.Store
 	Pins    *host.Pins // shared with the manager's listing hook
 	// Approver, if set, is asked when the client has no elicitation (or
-	// AskVia says so) and it is waiting.
+	// AskRoute says so) and it is waiting.
 	Approver Approver
-	AskVia   AskVia
+	AskRoute AskRoute
 	// NoPrefix exports raw tool and prompt names; the caller allows it
 	// only when one server is served (names could collide otherwise).
 	NoPrefix bool
@@ -671,7 +673,7 @@ func errorResult(text string) *mcp.CallToolResult {
 // approval from here: `mcphost approve` only when this serve has an
 // approver socket it could reach.
 func (s *Server) refusal(r *host.Result) string {
-	via := s.o.AskVia
+	via := s.o.AskRoute
 	if r.Status != host.StatusBlocked {
 		return "mcphost: " + sanitize.Text(r.Message())
 	}
@@ -1099,7 +1101,7 @@ func (s *Server) statelessSession(ss *mcp.ServerSession, c *Caller) (*session, e
 // request: a request that cannot ask anyone still gets host.ErrNoPerson
 // from its asker, and its call is blocked as needs-approval.
 func (s *Server) anyRequestCanAsk() bool {
-	switch s.o.AskVia {
+	switch s.o.AskRoute {
 	case AskDeny:
 		return false
 	case AskApprover:

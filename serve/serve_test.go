@@ -44,7 +44,7 @@ type world struct {
 }
 
 type worldOpts struct {
-	askVia   AskVia
+	askVia   AskRoute
 	approver Approver
 	// slow, if set, holds the start of an extra server "slow" (tasks)
 	// until it is closed.
@@ -191,7 +191,7 @@ func newWorld(t *testing.T, o worldOpts) *world {
 	ctx, cancel := context.WithCancel(context.Background())
 	so := Options{
 		Catalog: w.m, Policy: p, Trusted: func(s string) bool { return trusted[s] },
-		Audit: log, Store: o.store, Pins: pins, AskVia: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
+		Audit: log, Store: o.store, Pins: pins, AskRoute: o.askVia, NoPrefix: o.only != "", Approver: o.approver, ListWait: o.listWait,
 		AskTimeout: 5 * time.Second, CallOptions: client.CallOptions{Timeout: 5 * time.Second},
 	}
 	if o.tweak != nil {
@@ -820,9 +820,9 @@ func TestRefusalAdvisesOnlyWhatCanReachThisServe(t *testing.T) {
 	}
 }
 
-func TestAskViaForcesOnePath(t *testing.T) {
+func TestAskRouteForcesOnePath(t *testing.T) {
 	for _, c := range []struct {
-		via              AskVia
+		via              AskRoute
 		elicited, approv int
 	}{
 		{AskDeny, 0, 0},

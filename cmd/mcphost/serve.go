@@ -31,7 +31,7 @@ import (
 
 // serveOptions are the flags of `mcphost serve`.
 type serveOptions struct {
-	AskVia   string
+	AskRoute string
 	NoPrefix bool
 	HTTP     string
 	// AllowRemote lets --http listen on an address that is not loopback.
@@ -124,7 +124,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.AskVia, "ask-via", "auto", "ask through `WAY`: auto (the client's form, else an approver, else refuse), elicit, approver or deny")
+	f.StringVar(&o.AskRoute, "ask-via", "auto", "ask through `WAY`: auto (the client's form, else an approver, else refuse), elicit, approver or deny")
 	f.BoolVar(&o.NoPrefix, "no-prefix", false, "export raw tool and prompt names (only when one server is served)")
 	f.StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8765) at /mcp instead of stdio")
 	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --http listen on an address that is not loopback")
@@ -150,7 +150,7 @@ nothing pinned holds the host's tools/list for up to a second, and up to
 }
 
 func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams) error {
-	via, err := serve.ParseAskVia(o.AskVia)
+	via, err := serve.ParseAskRoute(o.AskRoute)
 	if err != nil {
 		return usageError(err)
 	}
@@ -326,7 +326,7 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	srv = serve.New(serve.Options{
 		Catalog: m, Policy: policy, Trusted: trusted, MayTrust: st.mayTrust,
 		Audit: log, Store: pinStore, Pins: st.pins, Observer: tel.observer(),
-		Approver: approve, AskVia: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
+		Approver: approve, AskRoute: via, NoPrefix: o.NoPrefix, ToolSearch: search, MaxTools: o.MaxTools, ListWait: o.ListWait,
 		Instructions: serveInstructions(st), Version: version,
 		MayApprove: st.mayApprove(), Later: held, SessionState: sessionState, RequestStates: requestStates,
 		Notify: desktopNotify, Link: links.link, Route: route,
