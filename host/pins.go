@@ -129,11 +129,14 @@ func (p *Pins) Listed(ident string, trusted bool, tools []*client.Tool) {
 	p.mu.Lock()
 	seen := p.listed[ident]
 	p.mu.Unlock()
-	if !seen && p.store != nil && p.store.HasPins(ident) {
-		seen = true // pinned in an earlier run: this is not first sight
+	unreadable := false
+	if !seen && p.store != nil {
+		has, err := lookupHasPins(p.store, ident)
+		// Pinned in an earlier run, or perhaps (the store cannot be read):
+		// this is not first sight.
+		seen, unreadable = has || err != nil, err != nil
 	}
 	fresh := map[string]string{}
-	unreadable := false
 	for _, t := range tools {
 		if t == nil || t.Name == "" || t.Hash == "" {
 			continue

@@ -393,9 +393,10 @@ func TestListingNeverMovesAPin(t *testing.T) {
 // downPins is a PinStore kept in a map that can be made unreadable, as a
 // database out of reach is.
 type downPins struct {
-	mu   sync.Mutex
-	pins map[string]string
-	down bool
+	mu      sync.Mutex
+	pins    map[string]string
+	down    bool
+	hasDown bool // only HasPins cannot be read
 }
 
 func (d *downPins) LookupPin(identity, tool string) (string, bool, error) {
@@ -431,14 +432,21 @@ func (d *downPins) PinNew(identity string, tools map[string]string) error {
 	return nil
 }
 func (d *downPins) HasPins(identity string) bool {
+	ok, err := d.LookupHasPins(identity)
+	return ok && err == nil
+}
+func (d *downPins) LookupHasPins(identity string) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.down || d.hasDown {
+		return false, errors.New("the store is down")
+	}
 	for k := range d.pins {
 		if strings.HasPrefix(k, identity+"\x00") {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // A listing taken while the store is down pins nothing and is not the
@@ -469,5 +477,23 @@ func TestAListingWhileTheStoreIsDownIsNotFirstSight(t *testing.T) {
 	}
 	if h, ok := store.Pin("ident-1", "read_file"); !ok || h != "def-1" {
 		t.Fatalf("the store holds %q %v, want def-1", h, ok)
+	}
+}
+
+// A server whose store cannot say whether it holds pins for it is not at
+// its first listing: a tool the store has no pin for is held as new, not
+// pinned as first seen (a server pinned in an earlier run that grew a tool
+// would otherwise have it accepted unasked).
+func TestAListingWhoseStoreCannotSayItHasPinsIsNotFirstSight(t *testing.T) {
+	store := &downPins{pins: map[string]string{"ident-1\x00read_file": "def-1"}, hasDown: true}
+	p := NewPins(SharedPins{Pins: store})
+	known := &client.Tool{Name: "read_file", Hash: "def-1"}
+	grown := &client.Tool{Name: "write_file", Hash: "def-w"}
+	p.Listed("ident-1", true, []*client.Tool{known, grown})
+	if pinned, changed := p.Check("ident-1", grown, true); pinned != NewToolPin || !changed {
+		t.Fatalf("a tool listed while the store could not say it holds pins: pin %q changed %v, want it held as new", pinned, changed)
+	}
+	if pinned, changed := p.Check("ident-1", known, true); pinned != "def-1" || changed {
+		t.Fatalf("the pinned tool: %q changed %v, want def-1 unchanged", pinned, changed)
 	}
 }

@@ -95,11 +95,13 @@ type PinStore interface {
 
 // PinLookup is implemented by a Store (or PinStore) whose pins can fail
 // to be read — a database out of reach. LookupPin tells a tool with no pin
-// (ok false, err nil) from pins it could not read (err set); Pins then
-// counts the definition as changed rather than as first seen, which would
-// let a rug pull made while the store is down run unasked.
+// (ok false, err nil) from pins it could not read (err set), and
+// LookupHasPins a server with no pin from the same; Pins then counts the
+// definition as changed rather than as first seen, which would let a rug
+// pull made while the store is down run unasked.
 type PinLookup interface {
 	LookupPin(identity, tool string) (hash string, ok bool, err error)
+	LookupHasPins(identity string) (bool, error)
 }
 
 // lookupPin is s's LookupPin, or its Pin with no error for a store that
@@ -110,6 +112,15 @@ func lookupPin(s PinStore, identity, tool string) (string, bool, error) {
 	}
 	h, ok := s.Pin(identity, tool)
 	return h, ok, nil
+}
+
+// lookupHasPins is s's LookupHasPins, or its HasPins with no error for a
+// store that cannot fail to be read.
+func lookupHasPins(s PinStore, identity string) (bool, error) {
+	if l, ok := s.(PinLookup); ok {
+		return l.LookupHasPins(identity)
+	}
+	return s.HasPins(identity), nil
 }
 
 // GrantStore is the "always" grants part of a Store.
@@ -148,6 +159,9 @@ func (s SharedPins) LiveGrants() bool { return liveGrants(s.Grants) }
 func (s SharedPins) Pin(identity, tool string) (string, bool) { return s.Pins.Pin(identity, tool) }
 func (s SharedPins) LookupPin(identity, tool string) (string, bool, error) {
 	return lookupPin(s.Pins, identity, tool)
+}
+func (s SharedPins) LookupHasPins(identity string) (bool, error) {
+	return lookupHasPins(s.Pins, identity)
 }
 func (s SharedPins) SetPin(identity, tool, hash string) error {
 	return s.Pins.SetPin(identity, tool, hash)

@@ -11,7 +11,7 @@ import (
 // one every replica compares with: a changed definition one replica saw is
 // a change for all. Like the state file's pins, a pin is never removed,
 // first sight (PinNew) never moves one, and only SetPin (a person) does.
-// When the database cannot be read, LookupPin says so (host.Pins then
+// When the database cannot be read, LookupPin and LookupHasPins say so (host.Pins then
 // counts the definition as changed, never as first seen), Pin reports no
 // pin, and a write that fails returns its error (the caller then pins in
 // memory).
@@ -81,9 +81,16 @@ func (p *Pins) PinNew(identity string, tools map[string]string) error {
 // HasPins reports whether any tool of the server with this identity is
 // pinned.
 func (p *Pins) HasPins(identity string) bool {
+	ok, err := p.LookupHasPins(identity)
+	return err == nil && ok
+}
+
+// LookupHasPins is HasPins that tells a server with no pin from a
+// database it could not read (err set).
+func (p *Pins) LookupHasPins(identity string) (bool, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	var ok bool
 	err := p.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM mcphost_pins WHERE identity = $1)`, []byte(identity)).Scan(&ok)
-	return err == nil && ok
+	return ok, err
 }
