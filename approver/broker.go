@@ -257,6 +257,11 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 // then would be shown.
 var ErrStopping = errors.New("the approver socket is closing (mcphost is stopping)")
 
+// notShown is Post's error: why the approvers cannot be shown a held call.
+func notShown(err error) error {
+	return fmt.Errorf("`mcphost approve` and the approval page cannot be shown it: %w", err)
+}
+
 // Post shows q to every approver, those connected now and those that
 // connect later, as a call held for a person's later approval under id
 // (host.GateOptions.Later) until expires. No one waits for its answer: the
@@ -266,24 +271,24 @@ var ErrStopping = errors.New("the approver socket is closing (mcphost is stoppin
 // when it expires or is answered. Posting an id that is shown already
 // changes nothing.
 //
-// Its error says why no approver will ever see the call: arguments an
-// approver cannot be shown as they are (as Ask refuses them), or
-// ErrStopping.
+// Its error says that no approver will ever see the call, and why:
+// arguments an approver cannot be shown as they are (as Ask refuses them),
+// or ErrStopping.
 func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer func(host.Answer) error) error {
 	if err := showable(q.Args); err != nil {
-		return err
+		return notShown(err)
 	}
 	msg, nonce := questionFor(id, q)
 	msg.Later, msg.Expires = true, expires.UTC().Format(time.RFC3339)
 	line, err := encodeLine(msg)
 	if err != nil {
-		return err
+		return notShown(err)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	select {
 	case <-b.done:
-		return ErrStopping
+		return notShown(ErrStopping)
 	default:
 	}
 	if _, dup := b.pending[id]; dup {

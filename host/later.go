@@ -108,8 +108,8 @@ func (g *Gate) deniedLater(a *account) (reason string, ok bool) {
 // call OnHold cannot show anywhere is withdrawn at once, and r.NotHeld
 // says why.
 func (g *Gate) hold(r *Result, a *account, q *Question) *later.Approval {
-	if g.o.Later == nil {
-		return nil
+	if g.o.Later == nil || r.NotHeld != "" {
+		return nil // withdrawn already: an asker that held it (Question.Hold) was told why
 	}
 	ap, held := g.o.Later.Hold(g.laterCall(a))
 	if ap.ID == "" {

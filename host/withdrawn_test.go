@@ -64,3 +64,26 @@ func TestAHeldCallNoOneCanSeeIsWithdrawn(t *testing.T) {
 		t.Fatalf("set_value ran %d times, want never", n)
 	}
 }
+
+// TestAWithdrawnHoldIsNotHeldAgain: an asker that holds the call itself
+// (Question.Hold, as serve's URL elicitation does) and hears it withdrawn
+// leaves the call withdrawn: the gate does not hold it a second time when
+// the asker then says no person answered.
+func TestAWithdrawnHoldIsNotHeldAgain(t *testing.T) {
+	store := later.New(later.Options{})
+	told := 0
+	h := holdingAsker{got: make(chan later.Approval, 2)}
+	w := newWorld(t, worldOpts{fixture: "flaky", asker: h, later: store, mayApprove: defaultAskVia,
+		client: &audit.Client{Name: "autopilot", Version: "1", Session: "serve-s1"},
+		onHold: func(later.Approval, *Question) error {
+			told++
+			return errors.New("the approvers cannot be shown it")
+		}})
+	r := w.call("set_value", laterArgs)
+	if r.Status != StatusBlocked || r.Held != nil || told != 1 {
+		t.Fatalf("the call: %s held %+v, OnHold told %d times; want blocked, not held, told once", r.Status, r.Held, told)
+	}
+	if got := strings.Join(approvalStates(t, w), ","); got != "held,withdrawn" {
+		t.Fatalf("approval records %s, want held,withdrawn once", got)
+	}
+}

@@ -844,9 +844,12 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	case s.o.Approver != nil:
 		where = append(where, "run `mcphost approve` in a terminal")
 	}
-	if len(where) == 0 {
+	switch {
+	case len(where) == 0 && s.o.Approver != nil:
+		b.WriteString("No approval page runs and this serve's approvers do not show it, so no one can approve it through this serve: `mcphost approve` of the serve that held it can, while that serve runs, or an allow rule in mcphost's configuration.\n")
+	case len(where) == 0:
 		b.WriteString("No approval page runs and this mcphost serve has no approver socket, so no one can approve it from here; an allow rule in mcphost's configuration can.\n")
-	} else {
+	default:
 		b.WriteString("The person can approve it: " + strings.Join(where, ", or ") + ".\n")
 	}
 	b.WriteString("Tell the person it waits, and once they have approved it, make exactly the same call again (the same tool and arguments): it then runs once. Until then, calling it again runs nothing.")
@@ -1009,7 +1012,7 @@ func (s *Server) held(g *host.Gate, caller *Caller, ap later.Approval, q *host.Q
 	}
 	if p, ok := s.o.Approver.(laterPoster); ok {
 		if err := p.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) }); err != nil {
-			why := "`mcphost approve` and the approval page cannot be shown it: " + err.Error()
+			why := err.Error()
 			if !s.teamAnswers(caller, q.Decision.Tier) {
 				s.forgetHeld(ap.ID)
 				return errors.New(why)

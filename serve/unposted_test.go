@@ -13,6 +13,7 @@ import (
 
 	approve "github.com/mcphost/mcphost/approver"
 	"github.com/mcphost/mcphost/audit"
+	"github.com/mcphost/mcphost/config"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
@@ -65,6 +66,48 @@ func TestAHeldCallTheApproversCannotBeShownIsWithdrawn(t *testing.T) {
 // the approvers cannot be shown still waits there; its refusal names the
 // page and says why `mcphost approve` does not show it, never advising it.
 func TestAHeldCallTheApproversCannotBeShownWaitsForTheTeamPage(t *testing.T) {
+	tw, store := teamWorldWithApprover(t)
+	alice := tw.client(t, "alice", "alice-pw", nil)
+	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"`+strings.Repeat("x", approve.MaxArguments)+`"}`)
+	txt := text(res)
+	id := teamHeldID(t, res)
+	if !strings.Contains(txt, "`mcphost approve` and the approval page cannot be shown it: the arguments") ||
+		strings.Contains(txt, "run `mcphost approve`") || !strings.Contains(txt, TeamPath+"#call-"+id) {
+		t.Fatalf("the refusal of a call only the team page shows does not say so:\n%s", txt)
+	}
+	if ap, ok := store.Get(id); !ok || ap.State != later.Waiting {
+		t.Fatalf("the call %s is %+v (%v), want it waiting for the team page", id, ap, ok)
+	}
+	ab := tw.newBrowser(t)
+	ab.login(tw.p, "alice", "alice-pw")
+	if _, ids, _ := ab.page(); len(ids) != 1 || ids[0] != id {
+		t.Fatalf("Alice's team page shows %v, want her call %s", ids, id)
+	}
+}
+
+// TestAHeldCallTheTeamPageMayNotApproveIsWithdrawn: the team page is no
+// way to wait when askVia lets no answer there approve the call's tier: a
+// call the approvers cannot be shown is then withdrawn, as with no team
+// page, rather than left waiting on a page whose answers approve nothing.
+func TestAHeldCallTheTeamPageMayNotApproveIsWithdrawn(t *testing.T) {
+	tw, store := teamWorldWithApprover(t)
+	only := []string{config.ChannelApprove}
+	tw.srv.o.MayApprove = host.AskViaPolicy(config.AskVia{"T1": only, "T2": only, "T3": only})
+	alice := tw.client(t, "alice", "alice-pw", nil)
+	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"`+strings.Repeat("x", approve.MaxArguments)+`"}`)
+	if txt := text(res); !res.IsError || approvalID.MatchString(txt) || !strings.Contains(txt, "could not be held for a person's approval") {
+		t.Fatalf("the refusal of a call neither the approvers nor the team page may approve:\n%s", txt)
+	}
+	if n := len(store.Waiting()); n != 0 {
+		t.Fatalf("%d calls wait on a page whose answers approve nothing, want none", n)
+	}
+}
+
+// teamWorldWithApprover is a team world (the team page's login client
+// "approve-page") whose serve also has an approver socket, and its store
+// of held calls.
+func teamWorldWithApprover(t *testing.T) (*teamWorld, *later.Store) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -84,23 +127,7 @@ func TestAHeldCallTheApproversCannotBeShownWaitsForTheTeamPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	tw := buildTeamWorldWith(t, p, ln, "approve-page", store, b)
-	alice := tw.client(t, "alice", "alice-pw", nil)
-	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"`+strings.Repeat("x", approve.MaxArguments)+`"}`)
-	txt := text(res)
-	id := teamHeldID(t, res)
-	if !strings.Contains(txt, "`mcphost approve` and the approval page cannot be shown it: the arguments") ||
-		strings.Contains(txt, "run `mcphost approve`") || !strings.Contains(txt, TeamPath+"#call-"+id) {
-		t.Fatalf("the refusal of a call only the team page shows does not say so:\n%s", txt)
-	}
-	if ap, ok := store.Get(id); !ok || ap.State != later.Waiting {
-		t.Fatalf("the call %s is %+v (%v), want it waiting for the team page", id, ap, ok)
-	}
-	ab := tw.newBrowser(t)
-	ab.login(tw.p, "alice", "alice-pw")
-	if _, ids, _ := ab.page(); len(ids) != 1 || ids[0] != id {
-		t.Fatalf("Alice's team page shows %v, want her call %s", ids, id)
-	}
+	return buildTeamWorldWith(t, p, ln, "approve-page", store, b), store
 }
 
 // TestARetryOfACallAnotherServeHeldNeverAdvisesApprove: a 2026-07-28
@@ -144,8 +171,9 @@ func TestARetryOfACallAnotherServeHeldNeverAdvisesApprove(t *testing.T) {
 	lb.to.Store(1)
 	again := call()
 	if !strings.Contains(again, "approval id "+m[1]) || strings.Contains(again, "run `mcphost approve`") ||
-		!strings.Contains(again, "`mcphost approve` on this serve does not list it") {
-		t.Fatalf("the retry through B, whose approvers were never shown it:\n%s\nwant the approval id %s, no advice to run `mcphost approve`, and why", again, m[1])
+		!strings.Contains(again, "`mcphost approve` on this serve does not list it") || strings.Contains(again, "has no approver socket") ||
+		!strings.Contains(again, "`mcphost approve` of the serve that held it can") {
+		t.Fatalf("the retry through B, whose approvers were never shown it:\n%s\nwant the approval id %s, no advice to run `mcphost approve`, why, and who can approve it", again, m[1])
 	}
 	if ws[0].execs("rogue", "set_value")+ws[1].execs("rogue", "set_value") != 0 {
 		t.Fatal("the held call ran")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -126,10 +125,7 @@ func (st *setup) chatHolds(s *streams, o *host.GateOptions) (post func(*host.Gat
 // approvers are the only ones who could answer a call this process holds,
 // so the gate then withdraws it and the refusal says why.
 func (h *heldCalls) post(g *host.Gate, ap later.Approval, q *host.Question) error {
-	if err := h.b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) }); err != nil {
-		return fmt.Errorf("`mcphost approve` and the approval page cannot be shown it: %w", err)
-	}
-	return nil
+	return h.b.Post(ap.ID, q, ap.Expires, func(ans host.Answer) error { return g.AnswerLater(ap.ID, ans) })
 }
 
 // close closes the approver socket: what was held is forgotten with the

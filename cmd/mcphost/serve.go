@@ -350,18 +350,14 @@ func runServe(ctx context.Context, g *globalOptions, o *serveOptions, s *streams
 	return nil
 }
 
-// drainWait bounds how long serve waits, once it stops, for the calls it
-// cancelled to end and their outcomes to be recorded (serve.CancelledWait).
-const drainWait = serve.CancelledWait
-
 // drainCalls cancels every call that still runs and waits, bounded, for
 // each to record its outcome; the audit log is closed only after it (the
 // defers of runServe run in that order).
 func drainCalls(srv *serve.Server, s *streams) {
-	ctx, cancel := context.WithTimeout(context.Background(), drainWait)
+	ctx, cancel := context.WithTimeout(context.Background(), serve.CancelledWait)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		fmt.Fprintf(s.Err, "mcphost: warning: %v (waited %s); `mcphost audit verify` lists them as open intents\n", err, drainWait)
+		fmt.Fprintf(s.Err, "mcphost: warning: %v (waited %s); `mcphost audit verify` lists them as open intents\n", err, serve.CancelledWait)
 	}
 }
 
@@ -500,7 +496,7 @@ func serveHTTP(ctx context.Context, st *setup, o *serveOptions, srv *serve.Serve
 	// "outcome unknown") a moment to reach their clients before the
 	// connections still open (a client's listening stream) are closed.
 	shut := make(chan struct{})
-	sctx, cancel := context.WithTimeout(context.Background(), drainWait+serve.AnswerGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), serve.CancelledWait+serve.AnswerGrace)
 	defer cancel()
 	go func() {
 		_ = hs.Shutdown(sctx)
