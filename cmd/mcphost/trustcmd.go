@@ -345,7 +345,11 @@ func (st *setup) listTrust(ctx context.Context, asJSON bool, s *streams) error {
 	var storeErr error
 	shown := ""
 	if st.storeURL != "" {
-		shown, storeErr = listStoreTrust(ctx, st.storeURL, func(r state.TrustRecord) { out.Trust = append(out.Trust, entry(r, "store")) })
+		var recs []state.TrustRecord
+		recs, shown, storeErr = listStoreTrust(ctx, st.storeURL)
+		for _, r := range recs {
+			out.Trust = append(out.Trust, entry(r, "store"))
+		}
 	}
 	// An unreadable instructions file is warned about where it would be
 	// sent, not here.
@@ -379,22 +383,16 @@ func (st *setup) listTrust(ctx context.Context, asJSON bool, s *streams) error {
 	return storeErr
 }
 
-// listStoreTrust gives each trust record of the store at url to add, and
-// returns how the store is shown.
-func listStoreTrust(ctx context.Context, url string, add func(state.TrustRecord)) (string, error) {
+// listStoreTrust returns the trust remembered in the store at url, and
+// how the store is shown.
+func listStoreTrust(ctx context.Context, url string) ([]state.TrustRecord, string, error) {
 	shared, err := openStore(ctx, url)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	defer shared.Close()
 	recs, err := shared.Trust().List(ctx)
-	if err != nil {
-		return shared.String(), err
-	}
-	for _, r := range recs {
-		add(r)
-	}
-	return shared.String(), nil
+	return recs, shared.String(), err
 }
 
 // printTrust prints the trust and consent lists; store names the store
@@ -407,12 +405,15 @@ func printTrust(s *streams, out trustListJSON, store string) error {
 		if store != "" {
 			fmt.Fprintf(s.Out, "  (IN: \"state\" is this machine's state file, read by the chat, run and call; \"store\" is %s, read by every serve on it)\n", sanitize.Line(store))
 		}
-		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
-		if store != "" {
-			fmt.Fprintln(tw, "  NAME\tIN\tSINCE\tSTATUS")
-		} else {
-			fmt.Fprintln(tw, "  NAME\tSINCE\tSTATUS")
+		// in is the IN column, shown only beside a store.
+		in := func(v string) string {
+			if store == "" {
+				return ""
+			}
+			return v + "\t"
 		}
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NAME\t"+in("IN")+"SINCE\tSTATUS")
 		for _, e := range out.Trust {
 			status := e.Status
 			switch status {
@@ -421,11 +422,7 @@ func printTrust(s *streams, out trustListJSON, store string) error {
 			case "not configured":
 				status = "no server here has this command or URL"
 			}
-			if store != "" {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", sanitize.Line(e.Name), e.In, dash(e.TrustedAt), status)
-			} else {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", sanitize.Line(e.Name), dash(e.TrustedAt), status)
-			}
+			fmt.Fprintf(tw, "  %s\t%s%s\t%s\n", sanitize.Line(e.Name), in(e.In), dash(e.TrustedAt), status)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
