@@ -66,6 +66,11 @@ type Approval struct {
 	// Via is the channel the answer came through; Reason the person's
 	// words when they denied.
 	Via, Reason string
+	// Shown is what a person approving the call is shown of it, as the
+	// holder described it to a store that replicas share (pgstore), so a
+	// replica that did not hold it can show it too; nil when not kept.
+	// It comes from the store: the reader bounds and sanitizes it.
+	Shown []byte
 }
 
 // Errors of Answer.

@@ -303,7 +303,7 @@ func TestMigrationUpgradesAnOlderDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 1, as a database of the first release is.
-	if _, err := s.pool.Exec(ctx, `DROP TABLE mcphost_pins, mcphost_session_taint, mcphost_session_grants, mcphost_secrets, mcphost_spent, mcphost_trust, mcphost_always_grants, mcphost_team; DELETE FROM mcphost_schema WHERE version > 1`); err != nil {
+	if _, err := s.pool.Exec(ctx, `DROP TABLE mcphost_pins, mcphost_session_taint, mcphost_session_grants, mcphost_secrets, mcphost_spent, mcphost_trust, mcphost_always_grants, mcphost_team; ALTER TABLE mcphost_later DROP COLUMN shown; DELETE FROM mcphost_schema WHERE version > 1`); err != nil {
 		t.Fatal(err)
 	}
 	s2 := open(t, url)

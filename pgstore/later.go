@@ -65,7 +65,7 @@ func (l *Later) now() *time.Time {
 	return &t
 }
 
-const approvalColumns = `id, client, server, identity, tool, definition, args_hash, tier, created, expires, state, via, reason`
+const approvalColumns = `id, client, server, identity, tool, definition, args_hash, tier, created, expires, state, via, reason, shown`
 
 // sameCall is the condition that a row is the call $1…$7.
 const sameCall = `client = $1 AND server = $2 AND identity = $3 AND tool = $4 AND definition = $5 AND args_hash = $6 AND tier = $7`
@@ -82,7 +82,7 @@ func scanApproval(row pgx.Row, extra ...any) (later.Approval, error) {
 	var a later.Approval
 	var state int16
 	var f [9][]byte
-	dst := []any{&a.ID, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &a.Created, &a.Expires, &state, &f[7], &f[8]}
+	dst := []any{&a.ID, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &a.Created, &a.Expires, &state, &f[7], &f[8], &a.Shown}
 	err := row.Scan(append(dst, extra...)...)
 	a.Call = later.Call{Client: string(f[0]), Server: string(f[1]), Identity: string(f[2]), Tool: string(f[3]),
 		Definition: string(f[4]), ArgsHash: string(f[5]), Tier: string(f[6])}
@@ -239,6 +239,22 @@ func (l *Later) Denial(c later.Call) (later.Approval, bool) {
 		return later.Approval{}, false
 	}
 	return a, true
+}
+
+// MaxShown bounds what Describe keeps of a held call.
+const MaxShown = 64 << 10
+
+// Describe keeps, with the held call id while it waits, what a person
+// approving it is shown of it (later.Approval.Shown), so that a replica
+// that did not hold it shows it in full. More than MaxShown is refused.
+func (l *Later) Describe(id string, shown []byte) error {
+	if len(shown) > MaxShown {
+		return fmt.Errorf("the description of held call %s is %d bytes, more than the %d kept", id, len(shown), MaxShown)
+	}
+	ctx, cancel := l.ctx()
+	defer cancel()
+	_, err := l.s.pool.Exec(ctx, `UPDATE mcphost_later SET shown = $2 WHERE id = $1 AND state = 0`, id, shown)
+	return err
 }
 
 // Get returns the held call id, if it is there and has not expired.

@@ -251,3 +251,32 @@ func TestDropAndBound(t *testing.T) {
 		t.Fatal("Drop kept a call no one answered")
 	}
 }
+
+// What the replica that held a call describes of it is read back through
+// every replica while the call waits; a description larger than MaxShown
+// is refused, and an answered call's is not changed.
+func TestAHeldCallsDescriptionCrossesReplicas(t *testing.T) {
+	r := replicas(t, 2, nil)
+	a, _ := r[0].Hold(call)
+	if err := r[0].Describe(a.ID, []byte(`{"text":"delete_file /srv/x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := r[1].Get(a.ID); !ok || string(got.Shown) != `{"text":"delete_file /srv/x"}` {
+		t.Fatalf("through B: %q %v, want A's description", got.Shown, ok)
+	}
+	if w := r[1].Waiting(); len(w) != 1 || string(w[0].Shown) != `{"text":"delete_file /srv/x"}` {
+		t.Fatalf("B's waiting calls: %+v, want the one with A's description", w)
+	}
+	if err := r[0].Describe(a.ID, make([]byte, MaxShown+1)); err == nil {
+		t.Fatal("a description larger than MaxShown was kept")
+	}
+	if _, err := r[1].Answer(a.ID, true, "web", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := r[0].Describe(a.ID, []byte(`{"text":"changed"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r[1].Get(a.ID); string(got.Shown) != `{"text":"delete_file /srv/x"}` {
+		t.Fatalf("an answered call's description became %q", got.Shown)
+	}
+}

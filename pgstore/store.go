@@ -261,6 +261,9 @@ var migrations = []string{
 	// there now count as seen at the upgrade).
 	`ALTER TABLE mcphost_session_taint ADD COLUMN seen timestamptz NOT NULL DEFAULT clock_timestamp();
 	CREATE INDEX mcphost_session_taint_seen ON mcphost_session_taint (seen);`,
+	// 8: what a person approving a held call is shown of it, so that every
+	// replica's team page shows a call another replica holds in full.
+	`ALTER TABLE mcphost_later ADD COLUMN shown bytea NOT NULL DEFAULT ''::bytea;`,
 }
 
 // migrateLock is the advisory lock key under which migrations run: the

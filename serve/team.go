@@ -99,12 +99,36 @@ func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 	tc := &teamCall{caller: c, route: s.questionRoute(q), server: q.Server, tool: q.Tool.Name,
 		tier: q.Decision.Tier.String(), class: q.Decision.Class.String(), text: message(q)}
 	s.team.mu.Lock()
-	defer s.team.mu.Unlock()
 	if s.team.m == nil {
 		s.team.m = map[string]*teamCall{}
 	}
 	s.team.m[ap.ID] = tc
+	s.team.mu.Unlock()
+	if d, ok := s.o.Later.(describer); ok {
+		// Every replica's team page then shows the call as this one does;
+		// one the store cannot keep is shown elsewhere by its name only.
+		if b, err := json.Marshal(teamView{Class: tc.class, Text: sanitize.Truncate(tc.text, maxViewText)}); err == nil {
+			_ = d.Describe(ap.ID, b)
+		}
+	}
 }
+
+// describer is a Later that keeps, for every replica, what a person is
+// shown of a held call (pgstore.Later.Describe).
+type describer interface {
+	Describe(id string, shown []byte) error
+}
+
+// teamView is what a replica keeps in the store of a held call for the
+// team pages of the others (later.Approval.Shown).
+type teamView struct {
+	Class string `json:"class"`
+	Text  string `json:"text"`
+}
+
+// maxViewText bounds the question's text kept in the store: within
+// pgstore.MaxShown with room for the rest.
+const maxViewText = 48 << 10
 
 // teamCallOf returns what serve kept of the held call id, nil if none.
 // A call another replica holds on the store they share is rebuilt from
@@ -113,7 +137,7 @@ func (s *Server) teamCallOf(id string) *teamCall {
 	tc := s.localTeamCall(id)
 	if tc == nil && s.o.Later != nil {
 		if ap, ok := s.o.Later.Get(id); ok {
-			tc = s.storedTeamCall(ap.Call)
+			tc = s.storedTeamCall(ap)
 		}
 	}
 	return tc
@@ -129,8 +153,11 @@ func (s *Server) localTeamCall(id string) *teamCall {
 // storedTeamCall is the team page's view of a call held by another
 // replica: its caller from the person its approval is bound to (a call
 // of no person's is no one's here: nil), its route by the managed policy,
-// which every replica reads alike.
-func (s *Server) storedTeamCall(c later.Call) *teamCall {
+// which every replica reads alike, and what the replica that held it
+// described (teamView), bounded and sanitized again since it comes from
+// the store, or else its name only.
+func (s *Server) storedTeamCall(ap later.Approval) *teamCall {
+	c := ap.Call
 	key, clientID, ok := host.LaterCaller(c.Client)
 	if !ok {
 		return nil
@@ -145,8 +172,14 @@ func (s *Server) storedTeamCall(c later.Call) *teamCall {
 	}
 	caller := &Caller{Person: audit.Person{Issuer: bound(issuer, maxSubject), Subject: bound(subject, maxSubject)},
 		ClientID: bound(clientID, maxClientID), id: key}
-	return &teamCall{caller: caller, route: s.routeOf(c.Server, c.Tool, tier), server: c.Server, tool: c.Tool,
+	tc := &teamCall{caller: caller, route: s.routeOf(c.Server, c.Tool, tier), server: c.Server, tool: c.Tool,
 		tier: c.Tier, text: fmt.Sprintf("%s/%s, held by another replica of mcphost serve", sanitize.Name(c.Server), sanitize.Name(c.Tool))}
+	var v teamView
+	if len(ap.Shown) > 0 && json.Unmarshal(ap.Shown, &v) == nil && v.Text != "" {
+		tc.class = bound(v.Class, maxName)
+		tc.text = sanitize.Truncate(sanitize.Text(v.Text), maxViewText) + "\n(held by another replica of mcphost serve)"
+	}
+	return tc
 }
 
 // routedHeld reports whether the held call id is routed to a group.
@@ -510,7 +543,7 @@ func (t *TeamPage) visible(who *teamApprover) []shownCall {
 	for _, ap := range t.s.o.Later.Waiting() {
 		tc := t.s.localTeamCall(ap.ID)
 		if tc == nil {
-			tc = t.s.storedTeamCall(ap.Call) // held by another replica: no second look at the store
+			tc = t.s.storedTeamCall(ap) // held by another replica: no second look at the store
 		}
 		if tc == nil {
 			continue

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcphost/mcphost/internal/pgtest"
+	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/serve/internal/oidctest"
@@ -43,7 +44,7 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 	}
 	a, b := replica(lns[0], "approve-page-a"), replica(lns[1], "approve-page-b")
 
-	const args = `{"key":"k","value":"v"}`
+	const args = `{"key":"k","value":"v-shown-across-replicas"}`
 	res := a.client(t, "alice", "alice-pw", nil).call(t, "flaky__set_value", args)
 	if !res.IsError || !strings.Contains(text(res), "a member of owners") {
 		t.Fatalf("Alice's routed call through A: %s", text(res))
@@ -60,12 +61,13 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 		t.Fatalf("Alice's own answer to her routed call on B: %d, want refused", code)
 	}
 
-	// Bob, on B: sees the call A holds and approves it.
+	// Bob, on B: sees the call A holds, with its arguments, and approves
+	// it.
 	bb := b.newBrowser(t)
 	bb.login(p, "bob", "bob-pw")
 	csrf, ids, body := bb.page()
-	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "set_value") {
-		t.Fatalf("Bob's page on B shows %v, want the call A holds (%s):\n%s", ids, id, body)
+	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "set_value") || !strings.Contains(body, "v-shown-across-replicas") {
+		t.Fatalf("Bob's page on B shows %v, want the call A holds (%s) with its arguments:\n%s", ids, id, body)
 	}
 	if code, body := bb.answer(id, "approve", csrf, b.base); code != http.StatusSeeOther {
 		t.Fatalf("Bob's approval on B: %d %s", code, body)
@@ -149,5 +151,23 @@ func TestTeamLoginAcrossReplicas(t *testing.T) {
 	resp, _ := bb.get(b.base + TeamPath)
 	if resp.StatusCode != http.StatusFound {
 		t.Fatalf("after logging out through A, B answers %s, want a redirect to log in", resp.Status)
+	}
+}
+
+// A held call's description in the store is read as untrusted: bounded
+// and sanitized, and one that does not parse leaves the call's name.
+func TestStoredTeamCallViewIsSanitized(t *testing.T) {
+	s := &Server{}
+	call := later.Call{Client: host.PersonCallPrefix + "desk-app\x00desk\x00https://login.example\nalice", Server: "flaky", Tool: "set_value", Tier: "T3"}
+	if _, _, ok := host.LaterCaller(call.Client); !ok {
+		t.Fatalf("the test's caller key does not parse: %q", call.Client)
+	}
+	tc := s.storedTeamCall(later.Approval{Call: call, Shown: []byte(`{"class":"write\u001b[31m","text":"set_value \u202eevil\u001b]0;x\u0007 <b>"}`)})
+	if tc == nil || strings.ContainsAny(tc.text+tc.class, "\u202e\x1b\x07") || !strings.Contains(tc.text, "<b>") || !strings.Contains(tc.text, "held by another replica") {
+		t.Fatalf("the stored view %+v: want it shown as text with no control or bidi character", tc)
+	}
+	tc = s.storedTeamCall(later.Approval{Call: call, Shown: []byte(`not json`)})
+	if tc == nil || tc.text != "flaky/set_value, held by another replica of mcphost serve" {
+		t.Fatalf("a view that does not parse: %+v, want the call's name", tc)
 	}
 }
