@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
 	"github.com/mcphost/mcphost/pgstore"
 	"github.com/mcphost/mcphost/serve/internal/oidctest"
