@@ -3,6 +3,7 @@ package pgstore
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -152,6 +153,30 @@ func (s *Store) Tail(ctx context.Context, n int) ([]audit.Record, error) {
 // first, as audit.CallRecords does for a file.
 func (s *Store) CallRecords(ctx context.Context, callID string) ([]audit.Record, error) {
 	return s.records(ctx, `SELECT line FROM mcphost_audit WHERE call_id = $1 ORDER BY seq`, []byte(callID))
+}
+
+// ApprovalRecords returns the records of the chain about the held call with
+// approval id id, oldest first: the approval records of its holding, its
+// answer and its use, and the intent and outcome of the retry that ran
+// under it. No column holds the approval id, so this reads every line
+// that names it: a command a person runs, never the gate's path.
+func (s *Store) ApprovalRecords(ctx context.Context, id string) ([]audit.Record, error) {
+	if id == "" {
+		// No record of an approval has an empty approvalId (it is left
+		// out), but arguments may hold one, which the search below finds
+		// and the filter's comparison keeps.
+		return nil, nil
+	}
+	quoted, err := json.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.records(ctx, `SELECT line FROM mcphost_audit WHERE position($1::bytea in line) > 0 ORDER BY seq`,
+		append([]byte(`"approvalId":`), quoted...))
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(recs, func(r audit.Record) bool { return r.ApprovalID != id }), nil
 }
 
 func (s *Store) records(ctx context.Context, query string, arg any) ([]audit.Record, error) {

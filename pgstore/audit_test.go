@@ -382,3 +382,83 @@ func TestAnAppendThatDoesNotFollowTheHeadIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Migration 7, which adds when each session's taint was last seen, does
+// not rewrite the taint table (a rewrite holds an exclusive lock for as
+// long as the table takes to copy: every replica's calls would wait on
+// it), and the taint there before the upgrade counts as seen at the
+// upgrade, so none of it is deleted as unseen.
+func TestTaintSeenMigrationDoesNotRewriteTheTable(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	s := open(t, url)
+	if err := s.Sessions(SessionOptions{}).For("old").AddTaint(true, false); err != nil {
+		t.Fatal(err)
+	}
+	// Back to version 6, as a database of the release before is.
+	if _, err := s.pool.Exec(ctx, `DROP INDEX mcphost_session_taint_seen; ALTER TABLE mcphost_session_taint DROP COLUMN seen; DELETE FROM mcphost_schema WHERE version > 6`); err != nil {
+		t.Fatal(err)
+	}
+	var before, after uint32
+	if err := s.pool.QueryRow(ctx, `SELECT pg_relation_filenode('mcphost_session_taint')`).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, url)
+	if v, err := s2.Version(ctx); err != nil || v != len(migrations) {
+		t.Fatalf("after the upgrade: version %d (%v), want %d", v, err, len(migrations))
+	}
+	if err := s2.pool.QueryRow(ctx, `SELECT pg_relation_filenode('mcphost_session_taint')`).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("migration 7 rewrote the taint table (file node %d, now %d); want it altered in place", before, after)
+	}
+	var stale bool
+	if err := s2.pool.QueryRow(ctx, `SELECT seen < clock_timestamp() - interval '1 minute' FROM mcphost_session_taint WHERE session = 'old'`).Scan(&stale); err != nil || stale {
+		t.Fatalf("the old session's taint after the upgrade: stale %v (%v), want it kept and seen at the upgrade", stale, err)
+	}
+	if err := s2.Sessions(SessionOptions{}).For("new").AddTaint(false, true); err != nil {
+		t.Fatal(err)
+	}
+	_, openWorld, _, err := s2.Sessions(SessionOptions{}).For("old").Load()
+	if err != nil || !openWorld {
+		t.Fatalf("the old session's taint after a later write: open world %v (%v), want it kept", openWorld, err)
+	}
+}
+
+// ApprovalRecords reads back every record of one approval id, in the
+// chain's order, and no record of another whose id it contains, nor one
+// whose recorded arguments name it. No id reads no records: not the
+// records of no approval (which hold no approvalId), nor one whose
+// arguments name an empty approvalId, which the search for the id would
+// find and no approval id would tell apart.
+func TestApprovalRecordsReadOneApproval(t *testing.T) {
+	s := open(t, pgtest.DB(t))
+	l := audit.OpenChain(s, audit.Options{RecordData: true})
+	for _, r := range []*audit.Record{
+		{Kind: audit.Approval, ApprovalID: "ap-1", ApprovalState: audit.ApprovalHeld},
+		{Kind: audit.Approval, ApprovalID: "ap-10", ApprovalState: audit.ApprovalHeld},
+		{Kind: audit.Intent, CallID: "c1", SessionID: "s1", ApprovalID: "ap-1"},
+		{Kind: audit.Approval, ApprovalID: "ap-1", ApprovalState: audit.ApprovalUsed},
+		{Kind: audit.Intent, CallID: "c2", SessionID: "s1", Args: []byte(`{"approvalId":"ap-1"}`)},
+		{Kind: audit.Intent, CallID: "c3", SessionID: "s1", Args: []byte(`{"approvalId":""}`)},
+	} {
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.ApprovalRecords(context.Background(), "ap-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for _, r := range recs {
+		seqs = append(seqs, r.Seq)
+	}
+	if len(seqs) != 3 || seqs[0] != 1 || seqs[1] != 3 || seqs[2] != 4 {
+		t.Fatalf("ApprovalRecords(ap-1) read records %v, want 1, 3 and 4", seqs)
+	}
+	if recs, err := s.ApprovalRecords(context.Background(), ""); err != nil || len(recs) != 0 {
+		t.Fatalf("ApprovalRecords of no id: %+v %v, want none", recs, err)
+	}
+}

@@ -1,16 +1,15 @@
 package pgstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mcphost/mcphost/decide"
+	"github.com/mcphost/mcphost/state"
 )
 
 // DefaultGrantLifetime is how long a grant "for this session" kept in the
@@ -24,7 +23,7 @@ const DefaultGrantLifetime = 24 * time.Hour
 // before (a grant lasts GrantLifetime) — none that is still at work. Taint
 // is only ever deleted whole, by this bound: a session seen within it
 // keeps all of its taint.
-const TaintIdle = 30 * DefaultGrantLifetime
+const TaintIdle = taintFactor * DefaultGrantLifetime
 
 // taintFactor is how many grant lifetimes taint outlasts, at the least.
 const taintFactor = 30
@@ -108,7 +107,7 @@ func (s *Session) Load() ([]decide.Grant, bool, bool, error) {
 			rows.Close()
 			return nil, false, false, err
 		}
-		g, err := decodeSessionGrant(raw)
+		g, err := decodeGrant(raw, sessionScopes...)
 		if err != nil {
 			continue // not a grant "for this session" this mcphost gives: it allows nothing
 		}
@@ -148,47 +147,14 @@ func (s *Session) AddGrant(g decide.Grant) error {
 	})
 }
 
-// decodeSessionGrant reads a stored grant "for this session": the JSON
-// of a decide.Grant and nothing else, since a field this mcphost does not
-// know may be one that narrows the grant (written by a newer mcphost), and
-// reading the grant without it would widen it; and a grant that
-// checkSessionGrant accepts.
-func decodeSessionGrant(raw []byte) (decide.Grant, error) {
-	var g decide.Grant
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&g); err != nil {
-		return decide.Grant{}, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return decide.Grant{}, errors.New("data after the grant")
-	}
-	return g, checkSessionGrant(g)
-}
+// sessionScopes are the scopes of the grants "for this session" as a gate
+// gives them (decide.NewGrant, kept by host's keepSessionGrant): never once
+// (which is used and gone) nor always (which is kept in
+// mcphost_always_grants, checked as the state file checks it).
+var sessionScopes = []decide.Scope{decide.ScopeSession, decide.ScopeArgs}
 
-// checkSessionGrant reports what makes g not a grant "for this session"
-// as a gate gives one (decide.NewGrant, kept by host's keepSessionGrant):
-// scope session or args, never once (which is used and gone) nor always
-// (which is kept in mcphost_always_grants, checked as the state file checks
-// it); bound to a server identity, a tool and a definition; an args grant
-// to the hash of its arguments, a session grant to no arguments.
-func checkSessionGrant(g decide.Grant) error {
-	switch {
-	case g.Scope != decide.ScopeSession && g.Scope != decide.ScopeArgs:
-		return fmt.Errorf("scope is %s; a session keeps only %s and %s grants", g.Scope, decide.ScopeSession, decide.ScopeArgs)
-	case g.Server == "":
-		return errors.New("server identity is empty")
-	case g.Tool == "":
-		return errors.New("tool is empty")
-	case g.DefinitionHash == "":
-		return errors.New("definition hash is empty")
-	case g.Scope == decide.ScopeArgs && g.ArgsHash == "":
-		return fmt.Errorf("an %s grant without argsHash", decide.ScopeArgs)
-	case g.Scope == decide.ScopeSession && g.ArgsHash != "":
-		return fmt.Errorf("a %s grant covers every argument and has no argsHash", decide.ScopeSession)
-	}
-	return nil
-}
+// checkSessionGrant reports what makes g not a grant "for this session".
+func checkSessionGrant(g decide.Grant) error { return state.CheckGrantOf(g, sessionScopes...) }
 
 // Revoke removes every grant of the session equal to g, for every
 // replica, and reports how many there were.

@@ -258,8 +258,12 @@ var migrations = []string{
 	CREATE INDEX mcphost_team_expires ON mcphost_team (kind, expires);`,
 	// 7: when a replica last read or wrote each session's taint, so that
 	// the taint of sessions no replica has seen for long is deleted (rows
-	// there now count as seen at the upgrade).
-	`ALTER TABLE mcphost_session_taint ADD COLUMN seen timestamptz NOT NULL DEFAULT clock_timestamp();
+	// there now count as seen at the upgrade). The default is now(), the
+	// upgrade's time, not clock_timestamp(): a column added with a
+	// volatile default makes PostgreSQL rewrite the whole table under an
+	// exclusive lock, while with a stable one it only notes the value. A
+	// row written later is seen at the start of its writing transaction.
+	`ALTER TABLE mcphost_session_taint ADD COLUMN seen timestamptz NOT NULL DEFAULT now();
 	CREATE INDEX mcphost_session_taint_seen ON mcphost_session_taint (seen);`,
 	// 8: what a person approving a held call is shown of it, so that every
 	// replica's team page shows a call another replica holds in full.

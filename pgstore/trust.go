@@ -1,8 +1,13 @@
 package pgstore
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/state"
 )
@@ -64,6 +69,26 @@ func (t *Trust) Untrust(identity, name string) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
+// List returns the trust remembered in the database, by configuration
+// name, as the state file lists its own (state.State.TrustRecords).
+func (t *Trust) List(ctx context.Context) ([]state.TrustRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	rows, err := t.s.pool.Query(ctx, `SELECT identity, name, trusted FROM mcphost_trust ORDER BY name, identity`)
+	if err != nil {
+		return nil, err
+	}
+	var out []state.TrustRecord
+	var r state.TrustRecord
+	var identity, name []byte
+	_, err = pgx.ForEachRow(rows, []any{&identity, &name, &r.TrustedAt}, func() error {
+		r.Identity, r.Name = string(identity), string(name)
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
 // Grants keeps the "always" grants in the database, one per server
 // identity and tool as in the state file: a grant given through any
 // replica lets the same tool run unasked through every replica, and one
@@ -92,11 +117,11 @@ func (g *Grants) AlwaysGrants() []decide.Grant {
 	var grants []decide.Grant
 	for rows.Next() {
 		var raw []byte
-		var gr decide.Grant
 		if err := rows.Scan(&raw); err != nil {
 			return nil
 		}
-		if json.Unmarshal(raw, &gr) != nil || state.CheckGrant(gr) != nil {
+		gr, err := decodeGrant(raw, decide.ScopeAlways)
+		if err != nil {
 			continue // not a grant this mcphost keeps: it allows nothing
 		}
 		grants = append(grants, gr)
@@ -140,4 +165,23 @@ func (g *Grants) RevokeGrants(identity, tool string) (int, error) {
 		return 0, err
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// decodeGrant reads a stored grant: the JSON of a decide.Grant and nothing
+// else, since a field this mcphost does not know may be one that narrows
+// the grant (written by a newer mcphost, or by hand), and reading the grant
+// without it would widen it; and a grant of one of scopes that the state
+// file would keep as well (state.CheckGrantOf). Always grants and grants
+// "for this session" are both read through it.
+func decodeGrant(raw []byte, scopes ...decide.Scope) (decide.Grant, error) {
+	var g decide.Grant
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&g); err != nil {
+		return decide.Grant{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return decide.Grant{}, errors.New("data after the grant")
+	}
+	return g, state.CheckGrantOf(g, scopes...)
 }

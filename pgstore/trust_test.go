@@ -129,8 +129,9 @@ func TestTrustAndGrantsFailClosed(t *testing.T) {
 // An always grant row that is not one the state file keeps, written into
 // the table by hand (or by another program), is never handed out: not
 // with another scope, bound to arguments, without a server, tool or
-// definition, nor when it is not a grant at all; the rows beside it that
-// are grants still are.
+// definition, with a field this mcphost does not know (one that may narrow
+// the grant, written by a newer mcphost) or data after it, nor when it is
+// not a grant at all; the rows beside it that are grants still are.
 func TestStoredAlwaysGrantsTheStateFileRefusesAreNotHandedOut(t *testing.T) {
 	url := pgtest.DB(t)
 	s := open(t, url)
@@ -146,6 +147,8 @@ func TestStoredAlwaysGrantsTheStateFileRefusesAreNotHandedOut(t *testing.T) {
 		`{"scope":"always","server":"id1","tool":"","definitionHash":"h"}`,
 		`{"scope":"always","server":"id1","tool":"t6","definitionHash":""}`,
 		`{"scope":"forever","server":"id1","tool":"t7","definitionHash":"h"}`,
+		`{"scope":"always","server":"id1","tool":"t8","definitionHash":"h","onlyIf":"title=t"}`,
+		`{"scope":"always","server":"id1","tool":"t9","definitionHash":"h"} {"scope":"always"}`,
 		`not a grant`,
 	} {
 		if _, err := s.pool.Exec(context.Background(), `INSERT INTO mcphost_always_grants (identity, tool, name, grant_json) VALUES ('id1', $1, 'fs', $2)`,

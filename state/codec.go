@@ -262,7 +262,7 @@ func (g wireGrant) record() (GrantRecord, error) {
 		Grant: decide.Grant{Scope: scope, Server: g.Server, Tool: g.Tool, DefinitionHash: g.DefinitionHash, ArgsHash: g.ArgsHash, Via: g.Via},
 		Name:  g.Name,
 	}
-	if err := checkGrant(r.Grant); err != nil {
+	if err := CheckGrant(r.Grant); err != nil {
 		return GrantRecord{}, err
 	}
 	var err error

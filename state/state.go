@@ -2,6 +2,7 @@ package state
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,7 +130,7 @@ func (s *State) GrantRecords() []GrantRecord {
 // refuses a grant whose scope is not decide.ScopeAlways, that has an
 // ArgsHash, or whose Server, Tool or DefinitionHash is empty.
 func (s *State) AddGrant(g decide.Grant, name string) error {
-	if err := checkGrant(g); err != nil {
+	if err := CheckGrant(g); err != nil {
 		return fmt.Errorf("state: grant %s/%s: %s", g.Server, g.Tool, err)
 	}
 	r := GrantRecord{Grant: g, Name: name}
@@ -149,23 +150,43 @@ func (s *State) AddGrant(g decide.Grant, name string) error {
 
 // CheckGrant reports what makes g no grant to keep as an "always" grant,
 // as AddGrant refuses it: for every store of always grants, so that all
-// keep the same ones.
-func CheckGrant(g decide.Grant) error { return checkGrant(g) }
+// keep the same ones. It is CheckGrantOf(g, decide.ScopeAlways).
+func CheckGrant(g decide.Grant) error { return CheckGrantOf(g, decide.ScopeAlways) }
 
-func checkGrant(g decide.Grant) error {
+// CheckGrantOf reports what makes g no grant that a store keeping grants of
+// the scopes given may keep, as a gate gives one (decide.NewGrant): of one
+// of those scopes; bound to a server identity, a tool and a definition;
+// a once or args grant to the hash of its arguments, a session or always
+// grant (which covers every argument) to none. Every store of grants
+// checks with it, so that what one keeps another would keep too.
+func CheckGrantOf(g decide.Grant, scopes ...decide.Scope) error {
 	switch {
-	case g.Scope != decide.ScopeAlways:
-		return fmt.Errorf("scope is %s; only %s grants are kept", g.Scope, decide.ScopeAlways)
-	case g.ArgsHash != "":
-		return fmt.Errorf("an %s grant covers every argument and has no argsHash", decide.ScopeAlways)
+	case !slices.Contains(scopes, g.Scope):
+		return fmt.Errorf("scope is %s; only %s grants are kept", g.Scope, scopeList(scopes))
 	case g.Server == "":
-		return fmt.Errorf("server identity is empty")
+		return errors.New("server identity is empty")
 	case g.Tool == "":
-		return fmt.Errorf("tool is empty")
+		return errors.New("tool is empty")
 	case g.DefinitionHash == "":
-		return fmt.Errorf("definition hash is empty")
+		return errors.New("definition hash is empty")
+	case (g.Scope == decide.ScopeOnce || g.Scope == decide.ScopeArgs) && g.ArgsHash == "":
+		return fmt.Errorf("a grant of scope %s without argsHash", g.Scope)
+	case (g.Scope == decide.ScopeSession || g.Scope == decide.ScopeAlways) && g.ArgsHash != "":
+		return fmt.Errorf("a grant of scope %s covers every argument and has no argsHash", g.Scope)
 	}
 	return nil
+}
+
+// scopeList names scopes for a message: "always", "session and args".
+func scopeList(scopes []decide.Scope) string {
+	names := make([]string, len(scopes))
+	for i, s := range scopes {
+		names[i] = s.String()
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // findGrant returns the index of the grant for identity and tool (there is
