@@ -343,18 +343,19 @@ func Tail(path string, n int) ([]Record, error) {
 }
 
 // CallRecords returns the records of the call with id callID, of every
-// session, oldest first: its intents and its outcome. Like Tail it skips
-// lines that are not records and checks no hash.
+// session, oldest first: its intents and its outcome (none for no id).
+// Like Tail it skips lines that are not records and checks no hash.
 func CallRecords(path, callID string) ([]Record, error) {
-	return records(path, func(r *Record) bool { return r.CallID == callID })
+	return records(path, func(r *Record) bool { return callID != "" && r.CallID == callID })
 }
 
 // ApprovalRecords returns the records about the held call with approval id
 // id, oldest first: the approval records of its holding, its answer and
-// its use, and the intent and outcome of the retry that ran under it. Like
-// Tail it skips lines that are not records and checks no hash.
+// its use, and the intent and outcome of the retry that ran under it
+// (none for no id). Like Tail it skips lines that are not records and
+// checks no hash.
 func ApprovalRecords(path, id string) ([]Record, error) {
-	return records(path, func(r *Record) bool { return r.ApprovalID == id })
+	return records(path, func(r *Record) bool { return id != "" && r.ApprovalID == id })
 }
 
 // records returns the records of the log at path that keep accepts, oldest

@@ -396,7 +396,7 @@ func TestTaintSeenMigrationDoesNotRewriteTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Back to version 6, as a database of the release before is.
-	if _, err := s.pool.Exec(ctx, `DROP INDEX mcphost_session_taint_seen; ALTER TABLE mcphost_session_taint DROP COLUMN seen; DELETE FROM mcphost_schema WHERE version > 6`); err != nil {
+	if _, err := s.pool.Exec(ctx, `DROP INDEX mcphost_session_taint_seen; ALTER TABLE mcphost_session_taint DROP COLUMN seen; ALTER TABLE mcphost_later DROP COLUMN shown; DELETE FROM mcphost_schema WHERE version > 6`); err != nil {
 		t.Fatal(err)
 	}
 	var before, after uint32

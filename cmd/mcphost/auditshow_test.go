@@ -178,3 +178,26 @@ func TestAuditShowFollowsTheApproval(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditShowOfNoIDShowsNothing: an empty id is no call's and no
+// approval's, though records without a call id (approval records) exist.
+func TestAuditShowOfNoIDShowsNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(&audit.Record{Kind: audit.Approval, Server: "tasks", Tool: "delete_task", ApprovalID: "ap-1", ApprovalState: audit.ApprovalHeld}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(&audit.Record{Kind: audit.Outcome, CallID: "c-1", Server: "tasks", Tool: "list_tasks", Status: audit.StatusSuccess}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := showRun(t, dir, "--audit", path, "audit", "show", ""); code == exitOK || strings.Contains(out, "record ") {
+		t.Fatalf("audit show of no id: exit %d:\n%s%s", code, out, errOut)
+	}
+}
