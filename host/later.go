@@ -223,11 +223,8 @@ func (g *Gate) AnswerLater(id string, ans Answer) error {
 		return err
 	}
 	if g.o.Audit != nil {
-		c := ap.Call
-		rec := &audit.Record{Kind: audit.Approval, SessionID: g.o.SessionID, Client: g.o.Client,
-			Server: c.Server, ServerIdentity: c.Identity, Tool: c.Tool, DefHash: c.Definition, ArgsHash: c.ArgsHash,
-			Tier: c.Tier, ApprovalID: ap.ID, ApprovalState: audit.ApprovalDenied, DecidedBy: audit.ByPersonDenial,
-			Via: knownChannel(string(ans.Via)), Approver: ans.By}
+		rec := g.heldRecord(ap, audit.ApprovalDenied)
+		rec.DecidedBy, rec.Via, rec.Approver = audit.ByPersonDenial, knownChannel(string(ans.Via)), ans.By
 		if ans.Approve {
 			rec.ApprovalState, rec.DecidedBy = audit.ApprovalApproved, audit.ByPerson(decide.ScopeOnce.String())
 		}
@@ -238,6 +235,37 @@ func (g *Gate) AnswerLater(id string, ans Answer) error {
 		}
 	}
 	return nil
+}
+
+// WithdrawLater takes back the call held under id that no one has
+// answered yet — the one who made it stopped waiting — so no approver can
+// approve it any more, and records it withdrawn. A call already answered
+// is left as it is (ErrAnswered).
+func (g *Gate) WithdrawLater(id string) error {
+	if g.o.Later == nil {
+		return later.ErrUnknown
+	}
+	ap, ok := g.o.Later.Get(id)
+	if !ok {
+		return later.ErrUnknown
+	}
+	if ap.State != later.Waiting {
+		return later.ErrAnswered
+	}
+	g.o.Later.Drop(id)
+	if g.o.Audit == nil {
+		return nil
+	}
+	return g.o.Audit.Append(g.heldRecord(ap, audit.ApprovalWithdrawn))
+}
+
+// heldRecord is the approval record, in state, of the held call ap as the
+// store keeps it.
+func (g *Gate) heldRecord(ap later.Approval, state string) *audit.Record {
+	c := ap.Call
+	return &audit.Record{Kind: audit.Approval, SessionID: g.o.SessionID, Client: g.o.Client,
+		Server: c.Server, ServerIdentity: c.Identity, Tool: c.Tool, DefHash: c.Definition, ArgsHash: c.ArgsHash,
+		Tier: c.Tier, ApprovalID: ap.ID, ApprovalState: state}
 }
 
 // knownChannel is via as a channel of the audit log, or unknown when it is

@@ -87,3 +87,31 @@ func TestAWithdrawnHoldIsNotHeldAgain(t *testing.T) {
 		t.Fatalf("approval records %s, want held,withdrawn once", got)
 	}
 }
+
+// TestWithdrawLater: a held call its caller stops waiting for is taken
+// back — no answer approves it after — and recorded withdrawn; one a
+// person answered already is left as answered.
+func TestWithdrawLater(t *testing.T) {
+	store := later.New(later.Options{})
+	w := newWorld(t, worldOpts{fixture: "flaky", headless: true, later: store, mayApprove: defaultAskVia})
+	r := w.call("set_value", laterArgs)
+	if r.Held == nil {
+		t.Fatalf("the call was not held: %s", r.Status)
+	}
+	if err := w.gate.WithdrawLater(r.Held.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gate.AnswerLater(r.Held.ID, Answer{Approve: true, Via: audit.ChannelApprove}); !errors.Is(err, later.ErrUnknown) {
+		t.Fatalf("an approval after the withdrawal: %v, want ErrUnknown", err)
+	}
+	r = w.call("set_value", `{"key":"b","value":"2"}`)
+	if err := w.gate.AnswerLater(r.Held.ID, Answer{Approve: true, Via: audit.ChannelApprove}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gate.WithdrawLater(r.Held.ID); !errors.Is(err, later.ErrAnswered) {
+		t.Fatalf("withdrawing an approved call: %v, want ErrAnswered", err)
+	}
+	if got := strings.Join(approvalStates(t, w), ","); got != "held,withdrawn,held,approved" {
+		t.Fatalf("approval records %s, want held,withdrawn,held,approved", got)
+	}
+}

@@ -241,7 +241,14 @@ func waitHeld(ctx context.Context, s *streams, held *heldCalls, gate *host.Gate,
 	case <-held.store.Answered(ap.ID):
 		return gate.Call(ctx, call)
 	case <-ctx.Done():
-		held.store.Drop(ap.ID)
+		err := gate.WithdrawLater(ap.ID)
+		switch {
+		case errors.Is(err, later.ErrAnswered):
+			fmt.Fprintln(s.Err, "mcphost: interrupted: the call was answered just as it was withdrawn; it was not made again, so nothing ran")
+			return r
+		case err != nil && !errors.Is(err, later.ErrUnknown):
+			fmt.Fprintf(s.Err, "mcphost: warning: the withdrawal's audit record could not be written: %v\n", err)
+		}
 		fmt.Fprintln(s.Err, "mcphost: interrupted: the call was withdrawn before anyone answered; nothing ran")
 	case <-timer.C:
 		fmt.Fprintln(s.Err, "mcphost: no one answered before approval id "+ap.ID+" expired; nothing ran")

@@ -164,6 +164,9 @@ func TestCallHeldEndsWithoutAnAnswer(t *testing.T) {
 	if code, stderr := hc.exit(); code != exitBlocked || !strings.Contains(stderr, "withdrawn") {
 		t.Fatalf("interrupted: exit %d, stderr:\n%s\nwant exit %d, withdrawn", code, stderr, exitBlocked)
 	}
+	if states, intents := hc.approvalStates(t); states != "held,withdrawn" || intents != 0 {
+		t.Errorf("interrupted: approvals %s, %d intents; want held,withdrawn and nothing run", states, intents)
+	}
 
 	hc = startHeldCall(ctx, t, "--wait", "0", "tasks/delete_task", `{"id":"T-1"}`)
 	code, stderr := hc.exit()
