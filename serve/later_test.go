@@ -51,9 +51,9 @@ func (a *autopilot) count() int {
 
 var approvalID = regexp.MustCompile(`approval id ([0-9a-f]+)`)
 
-// laterWorld is a world whose serve holds what no one approved, with the
-// default askVia and an approver socket.
-func laterWorld(t *testing.T, link func(string) string, more ...func(*Options)) (*world, *approve.Broker, *later.Store) {
+// approverSocket is an approver socket of the test's own, in a short
+// directory (a socket's path is bounded), closed when the test ends.
+func approverSocket(t *testing.T) *approve.Broker {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "later")
 	if err != nil {
@@ -65,6 +65,14 @@ func laterWorld(t *testing.T, link func(string) string, more ...func(*Options)) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// laterWorld is a world whose serve holds what no one approved, with the
+// default askVia and an approver socket.
+func laterWorld(t *testing.T, link func(string) string, more ...func(*Options)) (*world, *approve.Broker, *later.Store) {
+	t.Helper()
+	b := approverSocket(t)
 	store := later.New(later.Options{})
 	w := newWorld(t, worldOpts{approver: b, tweak: func(o *Options) {
 		o.MayApprove, o.Later, o.Link = defaultAskVia, store, link

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,17 +115,7 @@ func teamWorldWithApprover(t *testing.T) (*teamWorld, *later.Store) {
 	cfg.Clients = append(cfg.Clients, oidctest.Client{ID: "approve-page", Secret: "page-secret-0123456789", RedirectURIs: []string{base + TeamPath + "callback"}})
 	p := oidctest.Start(t, cfg)
 	store := later.New(later.Options{})
-	dir, err := os.MkdirTemp("", "later") // short: a socket's path is bounded
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	b, err := approve.Listen(approve.SocketPath(filepath.Join(dir, "state")), approve.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return buildTeamWorldWith(t, p, ln, "approve-page", store, b), store
+	return buildTeamWorldWith(t, p, ln, "approve-page", store, approverSocket(t)), store
 }
 
 // TestARetryOfACallAnotherServeHeldNeverAdvisesApprove: a 2026-07-28
