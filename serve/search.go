@@ -77,8 +77,14 @@ func (s *Server) searching(all map[string]*export) bool {
 		return true
 	}
 	n, size := 0, 0
+	trusted := map[string]bool{} // per server: with a store, Trusted is a query
 	for _, e := range all {
-		if s.o.Trusted(e.server) {
+		t, ok := trusted[e.server]
+		if !ok {
+			t = s.o.Trusted(e.server)
+			trusted[e.server] = t
+		}
+		if t {
 			n++
 			size += len(e.sig)
 		}
