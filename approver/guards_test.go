@@ -124,3 +124,40 @@ func TestAHeldCallThatCannotBeShownIsNotPosted(t *testing.T) {
 		t.Fatalf("Post after Close: %v, want ErrStopping", err)
 	}
 }
+
+// TestTheLargestShownArgumentsReachAnApprover: arguments of MaxArguments
+// bytes, every one an angle bracket as a client's JSON may send them, are
+// held and shown to an approver exactly, answerable by their hash, not
+// refused as a line too long.
+func TestTheLargestShownArgumentsReachAnApprover(t *testing.T) {
+	b, err := Listen(SocketPath(t.TempDir()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	w := &world{t: t, b: b}
+	c := w.approver()
+	prefix, suffix := `{"html":"`, `"}`
+	args := prefix + strings.Repeat("<", MaxArguments-len(prefix)-len(suffix)) + suffix
+	taken := make(chan host.Answer, 1)
+	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "write_page", Hash: "h"}, Args: json.RawMessage(args),
+		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2}, Scopes: []decide.Scope{decide.ScopeOnce}}
+	if err := b.Post("held-big", q, time.Now().Add(time.Minute), func(a host.Answer) error { taken <- a; return nil }); err != nil {
+		t.Fatalf("Post of %d bytes of arguments: %v", len(args), err)
+	}
+	shown := next[*Question](t, c)
+	if shown.Arguments != args {
+		t.Fatalf("the approver was shown %d bytes of arguments, want the %d held", len(shown.Arguments), len(args))
+	}
+	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-taken:
+		if !a.Approve {
+			t.Fatalf("the gate was given %+v, want the approval", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the approval of the largest arguments never reached the gate")
+	}
+}

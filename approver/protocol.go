@@ -24,10 +24,15 @@ const Version = 1
 
 // Bounds of the protocol. A line longer than MaxLine is a protocol error;
 // a call whose arguments exceed MaxArguments is not sent to an approver at
-// all (the dialog shows arguments in full, or not at all).
+// all (the dialog shows arguments in full, or not at all). MaxArguments
+// takes a megabyte-long value even where a client's JSON escapes every
+// angle bracket (six bytes each), and MaxLine takes such arguments as the
+// string a question carries (each byte of them at most twice, since lines
+// leave HTML characters unescaped) beside the question's other bounded
+// fields.
 const (
-	MaxLine        = 1 << 20
-	MaxArguments   = 256 << 10
+	MaxLine        = 8 << 20
+	MaxArguments   = 2 << 20
 	maxTitle       = 1 << 10
 	maxDescription = 16 << 10 // the client's default bound of a description
 	maxReasons     = 64
@@ -111,11 +116,12 @@ type Question struct {
 // destructive).
 func (q Question) MarshalJSON() ([]byte, error) {
 	type plain Question
-	return json.Marshal(struct {
+	b, err := marshalUnescaped(struct {
 		plain
 		Tier  decide.Tier  `json:"tier"`
 		Class decide.Class `json:"class"`
 	}{plain(q), q.Tier, q.Class})
+	return bytes.TrimSuffix(b, []byte("\n")), err
 }
 
 // UnmarshalJSON decodes what MarshalJSON wrote; an unknown tier, class or
@@ -286,14 +292,28 @@ func decodeStrict(line []byte, v any) error {
 
 // encodeLine is v as one JSON line.
 func encodeLine(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := marshalUnescaped(v)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) >= MaxLine {
+	if len(b) > MaxLine {
 		return nil, ErrLineTooLong
 	}
-	return append(b, '\n'), nil
+	return b, nil
+}
+
+// marshalUnescaped is v in JSON and a newline, with <, > and & as they
+// are. A line is read by a program, never put into a page as it is (the
+// page escapes what it shows), and escaping them would make a question's
+// arguments up to six times longer on the line.
+func marshalUnescaped(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // bound cuts s to about n bytes (sanitize.Truncate: on a rune boundary,

@@ -38,6 +38,9 @@ const (
 	hostileName  = "purge<script>alert(1)</script>"
 	hostileTitle = "<img src=x onerror=alert(2)>\u202eTidy"
 	hostileDesc  = "<script>alert(3)</script>\u202e Tidies up."
+	// hostileBlobParts makes the hostile call's "blob" a megabyte of
+	// script tags and bidi overrides (28 bytes each).
+	hostileBlobParts = 1 << 20 / 28
 )
 
 func serveWebTools(effects string) {
@@ -269,7 +272,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	}
 
 	res = call(hostileName, map[string]any{"</script><script>alert(5)</script>": "x",
-		"path": "/home/\u202eexe.txt", "blob": strings.Repeat("<script>alert(6)</script>\u202e", 4000)})
+		"path": "/home/\u202eexe.txt", "blob": strings.Repeat("<script>alert(6)</script>\u202e", hostileBlobParts)})
 	tell("hostile")
 	expect("hostile shown as text")
 	if r := <-res; r == nil || !r.IsError {
