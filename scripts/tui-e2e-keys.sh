@@ -99,8 +99,10 @@ wait_for "resumed" "Run the slow tool."
 
 echo "$name: ctrl+g edits the message in \$VISUAL" >&2
 tm send-keys -t "$session" -l "a draft"
+wait_for "› a draft"
 tm send-keys -t "$session" C-g
 wait_for "› written in the editor" "message edited"
+[[ "$(screen)" != *"› a draft"* ]] || fail "the editor's words did not replace the draft"
 tm send-keys -t "$session" Enter
 wait_for "Edited message received."
 
