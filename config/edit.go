@@ -121,8 +121,8 @@ func ServerNames(file string, src Source, getenv func(string) string) ([]string,
 // the file's mode kept.
 func AddServers(file string, src Source, entries []NamedEntry, getenv func(string) string) (Written, error) {
 	for _, e := range entries {
-		if !ValidName(e.Name) {
-			return Written{}, &Error{Msg: fmt.Sprintf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(e.Name), maxNameLen)}
+		if why := NameProblem(e.Name); why != "" {
+			return Written{}, &Error{Msg: why}
 		}
 	}
 	return rewrite(file, src, getenv, nil, func(data []byte) ([]byte, error) {
@@ -141,8 +141,8 @@ func AddServers(file string, src Source, entries []NamedEntry, getenv func(strin
 // without writing anything: nil, or the error AddServers would return.
 func CheckAdd(file string, src Source, entries []NamedEntry, getenv func(string) string) error {
 	for _, e := range entries {
-		if !ValidName(e.Name) {
-			return &Error{Msg: fmt.Sprintf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(e.Name), maxNameLen)}
+		if why := NameProblem(e.Name); why != "" {
+			return &Error{Msg: why}
 		}
 	}
 	data, err := readFile(file)

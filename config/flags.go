@@ -25,8 +25,8 @@ func ParseServerFlag(s string) (Server, error) {
 	if !ok {
 		return Server{}, errors.New("expected NAME=COMMAND or NAME=URL")
 	}
-	if !ValidName(name) {
-		return Server{}, fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", name, maxNameLen)
+	if why := NameProblem(name); why != "" {
+		return Server{}, errors.New(why)
 	}
 	if why := reservedName(name); why != "" {
 		return Server{}, errors.New(why)

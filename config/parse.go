@@ -390,8 +390,8 @@ func (p *parser) skip(sm member, err error) {
 
 func (p *parser) server(m member) (Server, error) {
 	name, n := m.key, m.val
-	if !ValidName(name) {
-		return Server{}, p.errorf(m.keyOff, "invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(name), maxNameLen)
+	if why := NameProblem(name); why != "" {
+		return Server{}, p.errorf(m.keyOff, "%s", why)
 	}
 	if why := reservedName(name); why != "" {
 		return Server{}, p.errorf(m.keyOff, "%s", why)
@@ -865,6 +865,16 @@ func ValidName(name string) bool {
 		}
 	}
 	return true
+}
+
+// NameProblem says why name cannot name a server, in words that give the
+// rule, or returns "" when ValidName accepts it. The name is quoted and
+// cut, so any name may be given.
+func NameProblem(name string) string {
+	if ValidName(name) {
+		return ""
+	}
+	return fmt.Sprintf("invalid server name %q: use letters, digits, '-', '_' and '.', at most %d characters", short(name), maxNameLen)
 }
 
 // HostName is the name mcphost uses for itself where a server's name

@@ -136,8 +136,8 @@ func scopeFile(g *globalOptions, s *streams, scope string) (string, config.Sourc
 
 func runMCPAdd(_ context.Context, g *globalOptions, o *mcpAddOptions, s *streams) error {
 	name, command := o.Name, o.Command
-	if !config.ValidName(name) {
-		return usageError(fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most 64 characters", sanitize.Line(name)))
+	if why := config.NameProblem(name); why != "" {
+		return usageError(errors.New(why))
 	}
 	var e config.Entry
 	switch {

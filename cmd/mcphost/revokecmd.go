@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,8 +44,8 @@ func runMCPRevoke(ctx context.Context, g *globalOptions, o *mcpRevokeOptions, s 
 		return err
 	}
 	name := o.Name
-	if !config.ValidName(name) {
-		return usageError(fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most 64 characters", sanitize.Line(name)))
+	if why := config.NameProblem(name); why != "" {
+		return usageError(errors.New(why))
 	}
 	identity := ""
 	for _, spec := range st.specs {

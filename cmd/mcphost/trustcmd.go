@@ -182,8 +182,8 @@ func runMCPUntrust(ctx context.Context, g *globalOptions, o *mcpUntrustOptions, 
 		return err
 	}
 	name := o.Name
-	if !config.ValidName(name) {
-		return usageError(fmt.Errorf("invalid server name %q: use letters, digits, '-', '_' and '.', at most 64 characters", sanitize.Line(name)))
+	if why := config.NameProblem(name); why != "" {
+		return usageError(errors.New(why))
 	}
 	srv, configured := st.configured(name)
 	identity, key := "", ""
