@@ -1,6 +1,7 @@
 package approver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -54,6 +55,12 @@ type Options struct {
 	// before it is dropped (default 256).
 	HelloTimeout time.Duration
 	OutQueue     int
+	// MaxWaiting bounds the bytes of the questions waiting at once, asked
+	// and held (default DefaultMaxWaiting): a question that would pass it
+	// is not shown, as one whose arguments are too large is not, so a
+	// client cannot grow serve's memory without end through calls it
+	// leaves waiting.
+	MaxWaiting int
 	// Passkeys checks the passkey assertion an approval carries
 	// (Answer.Passkey) against the question's own nonce. Nil: an approval
 	// that carries one approves nothing, since it cannot be checked.
@@ -90,7 +97,13 @@ type Broker struct {
 	conns   map[*conn]struct{}
 	pending map[string]*pending
 	order   []string // pending ids, oldest first
+	waiting int      // the bytes of the pending questions' lines
 }
+
+// DefaultMaxWaiting is Options.MaxWaiting's default, 64 MiB: thousands of
+// questions of a few kilobytes, or a dozen with the largest arguments an
+// approver is shown.
+const DefaultMaxWaiting = 64 << 20
 
 // pending is one question waiting for its answer.
 type pending struct {
@@ -190,7 +203,7 @@ func (b *Broker) Close() error {
 		for _, p := range b.pending {
 			p.fail <- errors.New("mcphost serve stopped before the call was answered")
 		}
-		b.pending, b.order = map[string]*pending{}, nil
+		b.pending, b.order, b.waiting = map[string]*pending{}, nil, 0
 		b.mu.Unlock()
 		b.unlock()
 	})
@@ -225,10 +238,13 @@ func (b *Broker) Ask(ctx context.Context, q *host.Question) (host.Answer, error)
 		b.mu.Unlock()
 		return host.Answer{}, fmt.Errorf("%w: the question cannot be sent to an approver: %v", host.ErrNoPerson, err)
 	}
+	if err := b.room(len(line)); err != nil {
+		b.mu.Unlock()
+		return host.Answer{}, fmt.Errorf("%w: %w", host.ErrNoPerson, err)
+	}
 	p := &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments), msg: msg, nonce: nonce,
 		answer: make(chan host.Answer, 1), fail: make(chan error, 1)}
-	b.pending[id] = p
-	b.order = append(b.order, id)
+	b.add(p)
 	for c := range b.conns {
 		if c.ready {
 			c.send(line)
@@ -294,9 +310,11 @@ func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer fun
 	if _, dup := b.pending[id]; dup {
 		return nil
 	}
-	b.pending[id] = &pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments), msg: msg, nonce: nonce,
-		answer: make(chan host.Answer, 1), fail: make(chan error, 1), later: answer}
-	b.order = append(b.order, id)
+	if err := b.room(len(line)); err != nil {
+		return notShown(err)
+	}
+	b.add(&pending{id: id, q: q, line: line, hash: ArgsHash(msg.Arguments), msg: msg, nonce: nonce,
+		answer: make(chan host.Answer, 1), fail: make(chan error, 1), later: answer})
 	for c := range b.conns {
 		if !c.ready {
 			continue // it gets every waiting question when it says hello
@@ -373,12 +391,31 @@ func (b *Broker) anyReady() bool {
 	return false
 }
 
+// room says why a question of n bytes cannot wait beside those waiting
+// already, or returns nil. b.mu is held.
+func (b *Broker) room(n int) error {
+	limit := cmp.Or(b.o.MaxWaiting, DefaultMaxWaiting)
+	if b.waiting+n > limit {
+		return fmt.Errorf("the calls waiting for a person already take %d of the %d bytes an approver is shown at once: answer or let some expire first", b.waiting, limit)
+	}
+	return nil
+}
+
+// add puts p on the queue. b.mu is held.
+func (b *Broker) add(p *pending) {
+	b.pending[p.id] = p
+	b.order = append(b.order, p.id)
+	b.waiting += len(p.line)
+}
+
 // remove takes a question off the queue and reports whether it was there.
 // b.mu is held.
 func (b *Broker) remove(id string) bool {
-	if _, ok := b.pending[id]; !ok {
+	p, ok := b.pending[id]
+	if !ok {
 		return false
 	}
+	b.waiting -= len(p.line)
 	delete(b.pending, id)
 	b.order = slices.DeleteFunc(b.order, func(x string) bool { return x == id })
 	return true

@@ -161,3 +161,49 @@ func TestTheLargestShownArgumentsReachAnApprover(t *testing.T) {
 		t.Fatal("the approval of the largest arguments never reached the gate")
 	}
 }
+
+// TestWaitingQuestionsAreBoundedInBytes: once the questions waiting take
+// Options.MaxWaiting bytes, a further one is neither held nor asked, and
+// says why; when a waiting one is answered there is room again.
+func TestWaitingQuestionsAreBoundedInBytes(t *testing.T) {
+	args := `{"v":"` + strings.Repeat("x", 4000) + `"}`
+	b, err := Listen(SocketPath(t.TempDir()), Options{MaxWaiting: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	w := &world{t: t, b: b}
+	c := w.approver()
+	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(args),
+		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2}, Scopes: []decide.Scope{decide.ScopeOnce}}
+	took := func(host.Answer) error { return nil }
+	for _, id := range []string{"held-1", "held-2"} {
+		if err := b.Post(id, q, time.Now().Add(time.Minute), took); err != nil {
+			t.Fatalf("Post %s within the bound: %v", id, err)
+		}
+	}
+	if err := b.Post("held-3", q, time.Now().Add(time.Minute), took); err == nil || !strings.Contains(err.Error(), "already take") {
+		t.Fatalf("Post past the bound: %v, want a refusal saying the waiting calls take the room", err)
+	}
+	if _, err := b.Ask(context.Background(), q); !errors.Is(err, host.ErrNoPerson) || !strings.Contains(err.Error(), "already take") {
+		t.Fatalf("Ask past the bound: %v, want ErrNoPerson saying the waiting calls take the room", err)
+	}
+	first := next[*Question](t, c)
+	if second := next[*Question](t, c); second.ID != "held-2" {
+		t.Fatalf("the approver was shown %s second, want held-2 (not the call refused for want of room)", second.ID)
+	}
+	// A second approver hears the answered call withdrawn once the broker
+	// has taken it off the queue.
+	c2 := w.approver()
+	next[*Question](t, c2)
+	next[*Question](t, c2)
+	if err := c.Answer(first, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	if wd := next[*Withdrawn](t, c2); wd.ID != first.ID {
+		t.Fatalf("withdrawn %+v, want %s", wd, first.ID)
+	}
+	if err := b.Post("held-3", q, time.Now().Add(time.Minute), took); err != nil {
+		t.Fatalf("Post once an answer made room: %v", err)
+	}
+}
