@@ -289,6 +289,7 @@ func notShown(err error) error {
 //
 // Its error says that no approver will ever see the call, and why:
 // arguments an approver cannot be shown as they are (as Ask refuses them),
+// questions waiting already that leave no room for it (Options.MaxWaiting),
 // or ErrStopping.
 func (b *Broker) Post(id string, q *host.Question, expires time.Time, answer func(host.Answer) error) error {
 	if err := showable(q.Args); err != nil {
