@@ -186,7 +186,9 @@ func (a *asker) Ask(ctx context.Context, q *host.Question) (host.Answer, error) 
 	return host.Answer{}, host.ErrNoPerson
 }
 
-// elicit asks the client's person with a form bound to this one call.
+// elicit asks the client's person with a form bound to this one call. The
+// answer's channel is left to Ask, which names it for every answer of the
+// route, those that say no answer came too.
 func (a *asker) elicit(ctx context.Context, q *host.Question) (host.Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.s.o.AskTimeout)
 	defer cancel()
@@ -198,9 +200,7 @@ func (a *asker) elicit(ctx context.Context, q *host.Question) (host.Answer, erro
 		}
 		return host.Answer{Reason: "the question could not be asked: " + bound(err.Error(), 300)}, fmt.Errorf("ask through the client: %w", err)
 	}
-	ans := Judge(q, res)
-	ans.Via = audit.ChannelElicitation
-	return ans, nil
+	return Judge(q, res), nil
 }
 
 // formMay reports whether an answer of the host's form may approve q
