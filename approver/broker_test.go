@@ -58,6 +58,18 @@ func newWorld(t *testing.T, trusted bool, o Options) *world {
 	return w
 }
 
+// brokerOnly is a world of a broker listening with o and no gate: for
+// tests that post or ask themselves.
+func brokerOnly(t *testing.T, o Options) *world {
+	t.Helper()
+	b, err := Listen(SocketPath(filepath.Join(t.TempDir(), "state")), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return &world{t: t, b: b}
+}
+
 // newGate returns an interactive gate over the flaky fixture that asks a,
 // and what stops it.
 func newGate(dir, execLog string, trusted bool, a host.Asker) (*host.Gate, func(), error) {

@@ -49,11 +49,8 @@ func TestAPasskeyApprovalNeedsAValidExpiry(t *testing.T) {
 // shows it once — to the approvers connected and to those that connect
 // later — and its answer goes where the first post said.
 func TestAHeldCallPostedTwiceIsShownOnce(t *testing.T) {
-	b, err := Listen(SocketPath(t.TempDir()), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	w := brokerOnly(t, Options{})
+	b := w.b
 	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(`{"key":"k"}`),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2, Class: decide.Unknown}, Scopes: []decide.Scope{decide.ScopeOnce}}
 	got := make(chan string, 4)
@@ -63,7 +60,6 @@ func TestAHeldCallPostedTwiceIsShownOnce(t *testing.T) {
 			t.Fatalf("Post(%s) by %s: %v", id, by, err)
 		}
 	}
-	w := &world{t: t, b: b}
 	early := w.approver()
 	post("held-1", "first")
 	post("held-1", "second")
@@ -93,12 +89,8 @@ func TestAHeldCallPostedTwiceIsShownOnce(t *testing.T) {
 // held call no approver could be shown as it is, and any call once the
 // broker stops; none of them reaches an approver.
 func TestAHeldCallThatCannotBeShownIsNotPosted(t *testing.T) {
-	b, err := Listen(SocketPath(t.TempDir()), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	w := &world{t: t, b: b}
+	w := brokerOnly(t, Options{})
+	b := w.b
 	c := w.approver()
 	question := func(args string) *host.Question {
 		return &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(args),
@@ -130,12 +122,8 @@ func TestAHeldCallThatCannotBeShownIsNotPosted(t *testing.T) {
 // held and shown to an approver exactly, answerable by their hash, not
 // refused as a line too long.
 func TestTheLargestShownArgumentsReachAnApprover(t *testing.T) {
-	b, err := Listen(SocketPath(t.TempDir()), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	w := &world{t: t, b: b}
+	w := brokerOnly(t, Options{})
+	b := w.b
 	c := w.approver()
 	prefix, suffix := `{"html":"`, `"}`
 	args := prefix + strings.Repeat("<", MaxArguments-len(prefix)-len(suffix)) + suffix
@@ -167,12 +155,8 @@ func TestTheLargestShownArgumentsReachAnApprover(t *testing.T) {
 // says why; when a waiting one is answered there is room again.
 func TestWaitingQuestionsAreBoundedInBytes(t *testing.T) {
 	args := `{"v":"` + strings.Repeat("x", 4000) + `"}`
-	b, err := Listen(SocketPath(t.TempDir()), Options{MaxWaiting: 10000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	w := &world{t: t, b: b}
+	w := brokerOnly(t, Options{MaxWaiting: 10000})
+	b := w.b
 	c := w.approver()
 	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(args),
 		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2}, Scopes: []decide.Scope{decide.ScopeOnce}}

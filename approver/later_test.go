@@ -118,12 +118,8 @@ func TestHeldCallIsShownToApproversAndApprovedLater(t *testing.T) {
 // waits, shown, and an answer that may be given then approves it; the
 // refused ones ran nothing.
 func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
-	dir := t.TempDir()
-	b, err := Listen(SocketPath(filepath.Join(dir, "state")), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	w := brokerOnly(t, Options{})
+	b := w.b
 	var refuse atomic.Bool
 	refuse.Store(true)
 	taken := make(chan host.Answer, 4)
@@ -138,7 +134,6 @@ func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, b: b}
 	c := w.approver()
 	shown := next[*Question](t, c)
 	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce, Args: json.RawMessage(`{"key":"other"}`)}); err != nil {
