@@ -2,30 +2,19 @@ package web
 
 import (
 	"bytes"
-	"cmp"
-	"encoding/json"
 	"html/template"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/mcphost/mcphost/approver"
+	"github.com/mcphost/mcphost/approver/argview"
 	"github.com/mcphost/mcphost/decide"
-	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/sanitize"
 	"github.com/mcphost/mcphost/ui/dialog"
 )
 
-// Bounds of what a card shows at first; the rest of a value is one click
-// away.
-const (
-	shownValue   = 300      // bytes of a value shown before "show all"
-	maxLeaves    = 2000     // values listed one by one; past it the text is shown whole
-	maxLeafDepth = 64       // nesting followed
-	maxDescShown = 16 << 10 // a description, as the approver protocol bounds it
-	maxArgsShown = 2 << 20  // arguments shown whole when they cannot be listed
-)
+// maxDescShown bounds a description, as the approver protocol bounds it.
+const maxDescShown = 16 << 10
 
 // card is one waiting call as the page shows it. Every string is
 // sanitized here; the template escapes it for HTML.
@@ -42,20 +31,13 @@ type card struct {
 	Changed       bool
 	ChangedFields []string
 	Ask, Favour   []reason
-	Args          []arg
+	Args          []argview.Arg
 	ArgsNote      string
 	Scopes        []scopeChoice
 	Typed         string // the word to type at tier 3
 }
 
 type reason struct{ Text, Code string }
-
-// arg is one value of the arguments: its path and JSON text, cut for the
-// first look when long, with the whole of it behind "show all".
-type arg struct {
-	Path, Short, Full string
-	Size              int
-}
 
 type scopeChoice struct{ Value, Label string }
 
@@ -94,7 +76,7 @@ func cardOf(q *approver.Question) card {
 	for _, r := range favour {
 		c.Favour = append(c.Favour, reasonOf(r))
 	}
-	c.Args, c.ArgsNote = leaves(q.Arguments)
+	c.Args, c.ArgsNote = argview.Leaves(q.Arguments)
 	for _, s := range []decide.Scope{decide.ScopeOnce, decide.ScopeArgs, decide.ScopeSession} {
 		if offered(q, s) {
 			c.Scopes = append(c.Scopes, scopeChoice{Value: s.String(), Label: scopeLabels[s]})
@@ -113,66 +95,6 @@ func reasonOf(r decide.Reason) reason {
 	}
 	return reason{Text: sanitize.Line(text), Code: sanitize.Line(r.Code)}
 }
-
-// leaves lists every value of the arguments by its path ("user.name",
-// "items[2]"), the shortest first so that a long value cannot push a
-// short, decisive one out of sight; each is cut at shownValue with the
-// whole of it one click away. Arguments that are not JSON, nested too
-// deep or holding too many values are shown as their whole text, with a
-// note saying why.
-func leaves(raw string) ([]arg, string) {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if strings.TrimSpace(raw) == "" {
-		return nil, ""
-	}
-	if dec.Decode(&v) != nil || dec.More() {
-		return []arg{whole(raw)}, "not valid JSON: shown as text"
-	}
-	found, over := host.ArgLeaves(v, host.ArgLimits{Depth: maxLeafDepth, Values: maxLeaves})
-	switch {
-	case over.Depth:
-		return []arg{whole(raw)}, "nested deeper than " + strconv.Itoa(maxLeafDepth) + " levels: shown as text"
-	case over.Values:
-		return []arg{whole(raw)}, "more than " + strconv.Itoa(maxLeaves) + " values: shown as text"
-	}
-	out := make([]arg, 0, len(found))
-	for _, l := range found {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // the template escapes; the person reads the value as sent
-		_ = enc.Encode(l.Value)
-		a := cut(sanitize.Line(strings.TrimSuffix(b.String(), "\n")))
-		a.Path = sanitize.Line(l.Path)
-		out = append(out, a)
-	}
-	slices.SortStableFunc(out, func(a, b arg) int {
-		return cmp.Or(cmp.Compare(a.Size, b.Size), strings.Compare(a.Path, b.Path))
-	})
-	return out, ""
-}
-
-// whole is the arguments' text as one value.
-func whole(raw string) arg {
-	return cut(sanitize.Truncate(sanitize.Text(raw), maxArgsShown))
-}
-
-// cut is a value shown up to shownValue bytes, the whole in Full when it
-// is longer.
-func cut(s string) arg {
-	a := arg{Short: s, Size: len(s)}
-	if len(s) > shownValue {
-		n := shownValue
-		for n > 0 && !isRuneStart(s[n]) {
-			n--
-		}
-		a.Short, a.Full = s[:n]+"…", s
-	}
-	return a
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // view is what the page's template draws.
 type view struct {
