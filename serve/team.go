@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -15,10 +16,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/mcphost/mcphost/approver/argview"
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
@@ -64,6 +67,10 @@ type teamCall struct {
 	route                     *Route  // nil: the caller answers it
 	server, tool, tier, class string
 	text                      string // the question as the form would say it (escaped)
+	// args are the call's arguments as held, for the page to list every
+	// value with the whole of each one click away; "" when they cannot be
+	// shown so (larger than maxViewArgs or not UTF-8): the text has them cut.
+	args string
 	// notShown says why the approvers were not shown the call (it waits
 	// for the team page only); "" when they were, or were not asked to.
 	notShown string
@@ -98,6 +105,9 @@ func (s *Server) questionRoute(q *host.Question) *Route {
 func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 	tc := &teamCall{caller: c, route: s.questionRoute(q), server: q.Server, tool: q.Tool.Name,
 		tier: q.Decision.Tier.String(), class: q.Decision.Class.String(), text: message(q)}
+	if len(q.Args) <= maxViewArgs && utf8.Valid(q.Args) {
+		tc.args = string(q.Args)
+	}
 	s.team.mu.Lock()
 	if s.team.m == nil {
 		s.team.m = map[string]*teamCall{}
@@ -107,8 +117,14 @@ func (s *Server) keepTeam(ap later.Approval, q *host.Question, c *Caller) {
 	if d, ok := s.o.Later.(describer); ok {
 		// Every replica's team page then shows the call as this one does;
 		// one the store cannot keep is shown elsewhere by its name only.
-		if b, err := json.Marshal(teamView{Class: tc.class, Text: sanitize.Truncate(tc.text, maxViewText)}); err == nil {
-			_ = d.Describe(ap.ID, b)
+		// Arguments too large for the store are left out there: the
+		// other replicas show the text, which has every value cut.
+		v := teamView{Class: tc.class, Text: sanitize.Truncate(tc.text, maxViewText), Args: tc.args}
+		if b, err := encodeView(v); err == nil && d.Describe(ap.ID, b) != nil && v.Args != "" {
+			v.Args = ""
+			if b, err := encodeView(v); err == nil {
+				_ = d.Describe(ap.ID, b)
+			}
 		}
 	}
 }
@@ -124,11 +140,28 @@ type describer interface {
 type teamView struct {
 	Class string `json:"class"`
 	Text  string `json:"text"`
+	Args  string `json:"args,omitempty"` // the arguments as held (teamCall.args)
 }
 
-// maxViewText bounds the question's text kept in the store: within
-// pgstore.MaxShown with room for the rest.
-const maxViewText = 48 << 10
+// encodeView is v as the store keeps it, with <, > and & as they are: the
+// page escapes what it shows, and escaping them here could make the
+// arguments six times longer.
+func encodeView(v teamView) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return b.Bytes(), err
+}
+
+// maxViewText bounds the question's text kept in the store, within
+// pgstore.MaxShown with room for the rest; maxViewArgs bounds the
+// arguments a page lists (those an approver is shown,
+// approver.MaxArguments), kept in the store too when they fit.
+const (
+	maxViewText = 48 << 10
+	maxViewArgs = 2 << 20
+)
 
 // teamCallOf returns what serve kept of the held call id, nil if none.
 // A call another replica holds on the store they share is rebuilt from
@@ -178,6 +211,11 @@ func (s *Server) storedTeamCall(ap later.Approval) *teamCall {
 	if len(ap.Shown) > 0 && json.Unmarshal(ap.Shown, &v) == nil && v.Text != "" {
 		tc.class = bound(v.Class, maxName)
 		tc.text = sanitize.Truncate(sanitize.Text(v.Text), maxViewText) + "\n(held by another replica of mcphost serve)"
+		// The arguments are shown only as the ones the approval binds:
+		// any others the store holds are not what would run.
+		if len(v.Args) <= maxViewArgs && utf8.ValidString(v.Args) && decide.ArgsHash(json.RawMessage(v.Args)) == c.ArgsHash {
+			tc.args = v.Args
+		}
 	}
 	return tc
 }
@@ -534,6 +572,8 @@ func (t *TeamPage) session(r *http.Request) *teamSession {
 type shownCall struct {
 	ID, Server, Tool, Tier, Class, Caller, Route, Expires, Text string
 	Elevated                                                    bool // tier 3: the tool's name must be typed to approve
+	Args                                                        []argview.Arg
+	ArgsNote                                                    string
 }
 
 // visible lists the held calls who may answer, oldest first (as Waiting
@@ -553,6 +593,9 @@ func (t *TeamPage) visible(who *teamApprover) []shownCall {
 		}
 		sc := shownCall{ID: ap.ID, Server: sanitize.Name(tc.server), Tool: sanitize.Name(tc.tool), Tier: tc.tier, Class: tc.class,
 			Expires: ap.Expires.UTC().Format("15:04:05 UTC"), Text: tc.text, Caller: "no login", Elevated: tc.tier == decide.T3.String()}
+		if tc.args != "" {
+			sc.Args, sc.ArgsNote = argview.Leaves(tc.args)
+		}
 		if tc.caller != nil {
 			sc.Caller = personName(tc.caller.Person) + " <" + tc.caller.Person.Email + "> through " + tc.caller.ClientID
 		}
@@ -577,7 +620,9 @@ var teamTmpl = htmltemplate.Must(htmltemplate.New("team").Parse(`<!doctype html>
 <h2>{{.Tool}} on {{.Server}}</h2>
 <p>Tier {{.Tier}}, class {{.Class}}. Called by {{.Caller}}. {{.Route}} Waits until {{.Expires}}.</p>
 <pre>{{.Text}}</pre>
-<form method="post" action="answer">
+{{if .Args}}<h3>Every argument{{if .ArgsNote}} ({{.ArgsNote}}){{end}}</h3>
+<table class="args">{{range .Args}}<tr><th>{{if .Path}}<code>{{.Path}}</code>{{end}}</th><td>{{if .Full}}<details><summary><code class="short">{{.Short}}</code> show all {{.Size}} bytes</summary><pre class="full">{{.Full}}</pre></details>{{else}}<code class="value">{{.Short}}</code>{{end}}</td></tr>{{end}}</table>
+{{end}}<form method="post" action="answer">
 <input type="hidden" name="csrf" value="{{$.CSRF}}"><input type="hidden" name="id" value="{{.ID}}">
 {{if .Elevated}}<label>To approve this elevated call, type the tool's name ({{.Tool}}) <input name="confirm" autocomplete="off" spellcheck="false"></label>
 {{end}}<label>Reason (for a denial) <input name="reason" maxlength="500"></label>

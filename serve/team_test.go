@@ -430,7 +430,7 @@ func TestTeamFourEyes(t *testing.T) {
 func TestTeamUnroutedCallIsTheCallersOwn(t *testing.T) {
 	tw := newTeamWorld(t)
 	alice := tw.client(t, "alice", "alice-pw", nil)
-	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"<script>alert(1)</script>\u202e"}`)
+	res := alice.call(t, "rogue__write_record", `{"key":"a","value":"<script>alert(1)</script>\u202e`+strings.Repeat("y", 2000)+`"}`)
 	id := teamHeldID(t, res)
 	if strings.Contains(text(res), "a member of") {
 		t.Errorf("an unrouted call's refusal names a group: %s", text(res))
@@ -457,6 +457,11 @@ func TestTeamUnroutedCallIsTheCallersOwn(t *testing.T) {
 	// The arguments are the server's and the model's words: text, escaped.
 	if strings.Contains(body, "<script>") || strings.Contains(body, "\u202e") || !strings.Contains(body, `\u003cscript\u003ealert(1)`) {
 		t.Errorf("the page renders the call's arguments as markup or with a raw bidi control:\n%s", body)
+	}
+	// Every argument is listed, a long value whole one click away.
+	if !strings.Contains(body, "Every argument") || !strings.Contains(body, "show all") ||
+		!strings.Contains(body, `&lt;script&gt;alert(1)&lt;/script&gt;\u202e`+strings.Repeat("y", 2000)) {
+		t.Errorf("the page does not list the long value whole, as text:\n%s", body)
 	}
 	if status, body := ab.answer(id, "deny", acsrf, tw.base); status != http.StatusSeeOther {
 		t.Fatalf("Alice's denial: %d %s", status, body)

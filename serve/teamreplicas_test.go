@@ -2,12 +2,14 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/pgtest"
 	"github.com/mcphost/mcphost/later"
@@ -44,7 +46,10 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 	}
 	a, b := replica(lns[0], "approve-page-a"), replica(lns[1], "approve-page-b")
 
-	const args = `{"key":"k","value":"v-shown-across-replicas"}`
+	// A value longer than the form shows (512 bytes), listed whole on the
+	// page of the replica that did not hold the call.
+	long := "v-shown-across-replicas " + strings.Repeat("<b>whole</b> ", 200) + "the end"
+	args := `{"key":"k","value":"` + long + `"}`
 	res := a.client(t, "alice", "alice-pw", nil).call(t, "flaky__set_value", args)
 	if !res.IsError || !strings.Contains(text(res), "a member of owners") {
 		t.Fatalf("Alice's routed call through A: %s", text(res))
@@ -68,6 +73,9 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 	csrf, ids, body := bb.page()
 	if len(ids) != 1 || ids[0] != id || !strings.Contains(body, "set_value") || !strings.Contains(body, "v-shown-across-replicas") {
 		t.Fatalf("Bob's page on B shows %v, want the call A holds (%s) with its arguments:\n%s", ids, id, body)
+	}
+	if !strings.Contains(body, "show all") || !strings.Contains(body, strings.ReplaceAll(strings.ReplaceAll(long, "<", "&lt;"), ">", "&gt;")) {
+		t.Fatalf("Bob's page on B does not list the long value whole, one click away, as text:\n%s", body)
 	}
 	if code, body := bb.answer(id, "approve", csrf, b.base); code != http.StatusSeeOther {
 		t.Fatalf("Bob's approval on B: %d %s", code, body)
@@ -165,6 +173,19 @@ func TestStoredTeamCallViewIsSanitized(t *testing.T) {
 	tc := s.storedTeamCall(later.Approval{Call: call, Shown: []byte(`{"class":"write\u001b[31m","text":"set_value \u202eevil\u001b]0;x\u0007 <b>"}`)})
 	if tc == nil || strings.ContainsAny(tc.text+tc.class, "\u202e\x1b\x07") || !strings.Contains(tc.text, "<b>") || !strings.Contains(tc.text, "held by another replica") {
 		t.Fatalf("the stored view %+v: want it shown as text with no control or bidi character", tc)
+	}
+	// Arguments are listed only when they are the ones the approval
+	// binds: others in the store are not what would run.
+	call.ArgsHash = decide.ArgsHash(json.RawMessage(`{"key":"held"}`))
+	view := func(args string) []byte {
+		b, _ := json.Marshal(teamView{Class: "write", Text: "set_value", Args: args})
+		return b
+	}
+	if tc := s.storedTeamCall(later.Approval{Call: call, Shown: view(`{"key":"held"}`)}); tc == nil || tc.args != `{"key":"held"}` {
+		t.Fatalf("the stored view of the held arguments: %+v, want them listed", tc)
+	}
+	if tc := s.storedTeamCall(later.Approval{Call: call, Shown: view(`{"key":"other"}`)}); tc == nil || tc.args != "" || tc.text == "" {
+		t.Fatalf("a stored view with other arguments: %+v, want the text only", tc)
 	}
 	tc = s.storedTeamCall(later.Approval{Call: call, Shown: []byte(`not json`)})
 	if tc == nil || tc.text != "flaky/set_value, held by another replica of mcphost serve" {
