@@ -92,6 +92,18 @@ func TestTeamApprovalAcrossReplicas(t *testing.T) {
 	if res := aliceB.call(t, "flaky__set_value", args); !res.IsError {
 		t.Fatal("a second retry ran on the same approval")
 	}
+
+	// Arguments too large for the store: B shows the call's text, whose
+	// values are cut, not its name alone.
+	huge := `{"key":"k-too-large-for-the-store","value":"` + strings.Repeat("h", 1100<<10) + `"}`
+	res = a.client(t, "alice", "alice-pw", nil).call(t, "flaky__set_value", huge)
+	big := teamHeldID(t, res)
+	_, _, body = bb.page()
+	_, card, _ := strings.Cut(body, `id="call-`+big+`"`)
+	card, _, _ = strings.Cut(card, "</section>")
+	if !strings.Contains(card, "k-too-large-for-the-store") || strings.Contains(card, "Every argument") {
+		t.Fatalf("Bob's page on B shows the call with large arguments (%s) as %.2000q, want it by its text, without the list", big, card)
+	}
 }
 
 // TestMakeRoom: expired entries go, and a full map gives up the entry
