@@ -212,8 +212,9 @@ func (s *Server) storedTeamCall(ap later.Approval) *teamCall {
 		tc.class = bound(v.Class, maxName)
 		tc.text = sanitize.Truncate(sanitize.Text(v.Text), maxViewText) + "\n(held by another replica of mcphost serve)"
 		// The arguments are shown only as the ones the approval binds:
-		// any others the store holds are not what would run.
-		if len(v.Args) <= maxViewArgs && utf8.ValidString(v.Args) && decide.ArgsHash(json.RawMessage(v.Args)) == c.ArgsHash {
+		// any others the store holds are not what would run. (Decoded
+		// from JSON, they are valid UTF-8.)
+		if len(v.Args) <= maxViewArgs && decide.ArgsHash(json.RawMessage(v.Args)) == c.ArgsHash {
 			tc.args = v.Args
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcphost/mcphost/client"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
 	"github.com/mcphost/mcphost/internal/pgtest"
@@ -199,8 +200,37 @@ func TestStoredTeamCallViewIsSanitized(t *testing.T) {
 	if tc := s.storedTeamCall(later.Approval{Call: call, Shown: view(`{"key":"other"}`)}); tc == nil || tc.args != "" || tc.text == "" {
 		t.Fatalf("a stored view with other arguments: %+v, want the text only", tc)
 	}
+	huge := `{"key":"` + strings.Repeat("h", maxViewArgs) + `"}`
+	big := call
+	big.ArgsHash = decide.ArgsHash(json.RawMessage(huge))
+	if tc := s.storedTeamCall(later.Approval{Call: big, Shown: view(huge)}); tc == nil || tc.args != "" {
+		t.Fatal("a stored view with arguments over maxViewArgs: they were kept to list")
+	}
 	tc = s.storedTeamCall(later.Approval{Call: call, Shown: []byte(`not json`)})
 	if tc == nil || tc.text != "flaky/set_value, held by another replica of mcphost serve" {
 		t.Fatalf("a view that does not parse: %+v, want the call's name", tc)
+	}
+}
+
+// TestTeamKeepsArgumentsOnlyWithinTheirBound: the team page keeps a held
+// call's arguments to list them only up to maxViewArgs and only as valid
+// UTF-8; past either it keeps the question's text alone, so a client
+// cannot make serve keep a second copy of arguments of any size.
+func TestTeamKeepsArgumentsOnlyWithinTheirBound(t *testing.T) {
+	s := &Server{}
+	q := func(args string) *host.Question {
+		return &host.Question{Server: "flaky", Tool: &client.Tool{Server: "flaky", Name: "set_value"}, Args: json.RawMessage(args)}
+	}
+	fits := `{"v":"` + strings.Repeat("x", maxViewArgs-8) + `"}`
+	s.keepTeam(later.Approval{ID: "fits"}, q(fits), nil)
+	s.keepTeam(later.Approval{ID: "over"}, q(`{"v":"`+strings.Repeat("x", maxViewArgs)+`"}`), nil)
+	s.keepTeam(later.Approval{ID: "bytes"}, q("{\"v\":\"\xff\"}"), nil)
+	if tc := s.localTeamCall("fits"); tc == nil || tc.args != fits {
+		t.Fatalf("arguments of %d bytes were not kept to list", len(fits))
+	}
+	for _, id := range []string{"over", "bytes"} {
+		if tc := s.localTeamCall(id); tc == nil || tc.args != "" || tc.text == "" {
+			t.Fatalf("%s: kept %+v, want the text without the arguments", id, tc)
+		}
 	}
 }
