@@ -22,6 +22,7 @@ import (
 	"github.com/mcphost/mcphost/audit"
 	"github.com/mcphost/mcphost/decide"
 	"github.com/mcphost/mcphost/host"
+	"github.com/mcphost/mcphost/later"
 )
 
 // ErrNoApprover is the error of Ask when no approver is connected, or when
@@ -461,23 +462,37 @@ func (b *Broker) answer(from *conn, a *Answer) string {
 		}
 		// The gate writes the answer to the audit log: not under b.mu. An
 		// answer it refuses (a channel that may not approve the tier, say)
-		// leaves the call held and shown, for an answer that may.
+		// leaves the call held and shown, for an answer that may; one it
+		// took, or a call that waits no more, takes it off.
 		b.mu.Unlock()
 		err := p.later(ans)
 		b.mu.Lock()
-		if err != nil {
-			return "the answer approved nothing: " + err.Error()
+		if err == nil || settled(err) {
+			if b.pending[a.ID] == p {
+				b.remove(a.ID)
+				b.withdraw(a.ID, "answered in another approver", from)
+			}
 		}
-		if b.pending[a.ID] == p {
-			b.remove(a.ID)
-			b.withdraw(a.ID, "answered in another approver", from)
+		switch {
+		case err == nil:
+			return ""
+		case errors.Is(err, host.ErrUnrecorded):
+			return err.Error()
 		}
-		return ""
+		return "the answer approved nothing: " + err.Error()
 	}
 	b.remove(a.ID)
 	b.withdraw(a.ID, "answered in another approver", from)
 	p.answer <- ans
 	return ""
+}
+
+// settled reports whether a held call's answer error says that the call
+// waits no more (host.Gate.AnswerLater): answered elsewhere, expired,
+// forgotten, or answered without its audit record.
+func settled(err error) bool {
+	return errors.Is(err, later.ErrAnswered) || errors.Is(err, later.ErrExpired) ||
+		errors.Is(err, later.ErrUnknown) || errors.Is(err, host.ErrUnrecorded)
 }
 
 // channel is the channel an answer to p came through: the approval page

@@ -183,3 +183,27 @@ func TestARefusedAnswerLeavesTheHeldCallWaiting(t *testing.T) {
 		t.Fatalf("the gate was given a second answer: %+v", <-taken)
 	}
 }
+
+// TestAHeldCallAnsweredElsewhereIsTakenOff: when the gate says the held
+// call waits no more (answered through another channel), the approver's
+// answer takes it off every approver instead of leaving it shown.
+func TestAHeldCallAnsweredElsewhereIsTakenOff(t *testing.T) {
+	w := brokerOnly(t, Options{})
+	q := &host.Question{Server: "f", Tool: &client.Tool{Server: "f", Name: "set_value", Hash: "h"}, Args: json.RawMessage(`{"key":"k"}`),
+		Decision: decide.Decision{Verdict: decide.Ask, Tier: decide.T2, Class: decide.Unknown}, Scopes: []decide.Scope{decide.ScopeOnce}}
+	if err := w.b.Post("held-1", q, time.Now().Add(time.Minute), func(host.Answer) error { return later.ErrAnswered }); err != nil {
+		t.Fatal(err)
+	}
+	c, c2 := w.approver(), w.approver()
+	shown := next[*Question](t, c)
+	next[*Question](t, c2)
+	if err := c.Answer(shown, host.Answer{Approve: true, Scope: decide.ScopeOnce}); err != nil {
+		t.Fatal(err)
+	}
+	if rej := next[*Rejected](t, c); !strings.Contains(rej.Message, "already answered") {
+		t.Fatalf("the approver was told %+v, want that the call was answered already", rej)
+	}
+	if wd := next[*Withdrawn](t, c2); wd.ID != shown.ID {
+		t.Fatalf("withdrawn %+v, want the call answered elsewhere", wd)
+	}
+}

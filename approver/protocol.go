@@ -25,11 +25,11 @@ const Version = 1
 // Bounds of the protocol. A line longer than MaxLine is a protocol error;
 // a call whose arguments exceed MaxArguments is not sent to an approver at
 // all (the dialog shows arguments in full, or not at all). MaxArguments
-// takes a megabyte-long value even where a client's JSON escapes every
-// angle bracket (six bytes each), and MaxLine takes such arguments as the
-// string a question carries (each byte of them at most twice, since lines
-// leave HTML characters unescaped) beside the question's other bounded
-// fields.
+// takes a megabyte-long value as a client's JSON usually sends it, and
+// MaxLine takes arguments of valid JSON as the string a question carries
+// (each byte of them at most twice, since lines leave HTML characters
+// unescaped) beside the question's other bounded fields; a question whose
+// line would still be longer is not shown (ErrLineTooLong).
 const (
 	MaxLine        = 8 << 20
 	MaxArguments   = 2 << 20

@@ -158,6 +158,10 @@ func (g *Gate) approvalRecord(a *account, ap later.Approval, state string) error
 // that may not approve a call of its tier (GateOptions.MayApprove).
 var ErrChannel = errors.New("the answer came through a channel that may not approve this call")
 
+// ErrUnrecorded is AnswerLater's error when the answer was taken but its
+// audit record could not be written: the call is answered all the same.
+var ErrUnrecorded = errors.New("the answer was taken, but its audit record could not be written")
+
 // channelRefusal says why an approval through via counts for nothing at
 // tier, or "" when it counts.
 func (g *Gate) channelRefusal(tier decide.Tier, via audit.Channel) string {
@@ -200,7 +204,10 @@ func (g *Gate) unanswerable(asker Asker, tier decide.Tier) string {
 // lets the same call, retried within the approval's lifetime, run once; a
 // denial tells the retry the person's reason. The answer must come
 // through a channel that may approve the call's tier. The answer is
-// written to the audit log.
+// written to the audit log. Its error is later.ErrUnknown,
+// later.ErrExpired or later.ErrAnswered when the call waits no more,
+// ErrUnrecorded when the answer stands without its record, and otherwise
+// (ErrChannel, say) a refusal that leaves the call waiting.
 func (g *Gate) AnswerLater(id string, ans Answer) error {
 	if g.o.Later == nil {
 		return later.ErrUnknown
@@ -231,7 +238,7 @@ func (g *Gate) AnswerLater(id string, ans Answer) error {
 		if err := g.o.Audit.Append(rec); err != nil {
 			// The answer stands (the retry's own records will say it
 			// ran); the one who answered hears that its record failed.
-			return fmt.Errorf("the answer was taken, but its audit record could not be written: %w", err)
+			return fmt.Errorf("%w: %w", ErrUnrecorded, err)
 		}
 	}
 	return nil
