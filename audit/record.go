@@ -38,10 +38,11 @@ const (
 	ApprovalApproved = "approved" // a person approved it; the retry may run once
 	ApprovalDenied   = "denied"   // a person denied it
 	ApprovalUsed     = "used"     // the retry ran under the approval: it is spent
-	// ApprovalWithdrawn: the call was withdrawn as soon as it was held,
-	// before anyone could answer, because it could not be shown where a
-	// person approves it (its arguments too large to show, say); the call
-	// was refused saying why.
+	// ApprovalWithdrawn: the call was withdrawn before anyone answered it:
+	// as soon as it was held, because it could not be shown where a
+	// person approves it (its arguments too large to show, say), and the
+	// call was refused saying why; or because its caller stopped waiting
+	// (Ctrl+C in mcphost call).
 	ApprovalWithdrawn = "withdrawn"
 )
 

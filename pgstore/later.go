@@ -242,7 +242,7 @@ func (l *Later) Denial(c later.Call) (later.Approval, bool) {
 }
 
 // MaxShown bounds what Describe keeps of a held call.
-const MaxShown = 1 << 20
+const MaxShown = 256 << 10
 
 // Describe keeps, with the held call id while it waits, what a person
 // approving it is shown of it (later.Approval.Shown), so that a replica

@@ -839,7 +839,7 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	case tc == nil && s.o.Approver != nil:
 		// Held through another replica on the store, or by this serve
 		// before it restarted: this serve never showed it to its
-		// approvers (the store keeps no arguments to show them).
+		// approvers, and its approvers list only what it showed them.
 		b.WriteString("`mcphost approve` on this serve does not list it: another mcphost serve on the store, or this one before it restarted, held it.\n")
 	case s.o.Approver != nil:
 		where = append(where, "run `mcphost approve` in a terminal")

@@ -6,7 +6,7 @@ import (
 	"runtime"
 )
 
-// DesktopCommand is the program Desktop runs on Linux and the BSDs, where
+// DesktopCommand is the program Desktop runs on every system but macOS, where
 // no terminal shows mcphost's notification itself (mcphost serve, whose
 // standard streams belong to the host): the freedesktop notification tool.
 // On macOS it is MacCommand.
