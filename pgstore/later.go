@@ -285,6 +285,28 @@ func (l *Later) Waiting() []later.Approval {
 	return out
 }
 
+// StillWaiting reports which of ids name calls that still wait (neither
+// answered, withdrawn nor expired), reading their ids alone; its error
+// says the store could not tell, and then nothing is to be concluded.
+func (l *Later) StillWaiting(ids []string) (map[string]bool, error) {
+	ctx, cancel := l.ctx()
+	defer cancel()
+	rows, err := l.s.pool.Query(ctx, `SELECT id FROM mcphost_later
+		WHERE state = 0 AND expires > coalesce($2::timestamptz, clock_timestamp()) AND id = ANY($1)`, ids, l.now())
+	if err != nil {
+		return nil, fmt.Errorf("store %s: held calls: %w", l.s.shown, err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store %s: held calls: %w", l.s.shown, err)
+	}
+	waiting := make(map[string]bool, len(got))
+	for _, id := range got {
+		waiting[id] = true
+	}
+	return waiting, nil
+}
+
 // Answered returns a channel closed once the held call id is answered,
 // through this replica or another (looked for every PollEvery); nil when
 // no call is held under id.

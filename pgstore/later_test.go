@@ -280,3 +280,25 @@ func TestAHeldCallsDescriptionCrossesReplicas(t *testing.T) {
 		t.Fatalf("an answered call's description became %q", got.Shown)
 	}
 }
+
+// TestStillWaitingNamesOnlyTheCallsThatWait: of the ids asked about, the
+// answer names those still waiting through any replica, not an answered
+// one or one never held; a closed store says it cannot tell.
+func TestStillWaitingNamesOnlyTheCallsThatWait(t *testing.T) {
+	r := replicas(t, 2, nil)
+	waits, _ := r[0].Hold(call)
+	other := call
+	other.ArgsHash = "args2"
+	answered, _ := r[0].Hold(other)
+	if _, err := r[1].Answer(answered.ID, true, "web", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r[1].StillWaiting([]string{waits.ID, answered.ID, "never"})
+	if err != nil || len(got) != 1 || !got[waits.ID] {
+		t.Fatalf("StillWaiting = %v, %v; want only %s", got, err, waits.ID)
+	}
+	r[1].s.Close()
+	if got, err := r[1].StillWaiting([]string{waits.ID}); err == nil {
+		t.Fatalf("a closed store said %v, want an error", got)
+	}
+}

@@ -855,6 +855,24 @@ func (s *Server) heldNote(b *strings.Builder, ap *later.Approval) {
 	b.WriteString("Tell the person it waits, and once they have approved it, make exactly the same call again (the same tool and arguments): it then runs once. Until then, calling it again runs nothing.")
 }
 
+// waitingChecker is a Later that says which calls still wait by their ids
+// alone, or that it cannot tell (pgstore.Later.StillWaiting).
+type waitingChecker interface {
+	StillWaiting(ids []string) (map[string]bool, error)
+}
+
+// stillWaiting reports which of ids still wait.
+func (s *Server) stillWaiting(ids []string) (map[string]bool, error) {
+	if c, ok := s.o.Later.(waitingChecker); ok {
+		return c.StillWaiting(ids)
+	}
+	waiting := map[string]bool{}
+	for _, ap := range s.o.Later.Waiting() {
+		waiting[ap.ID] = true
+	}
+	return waiting, nil
+}
+
 // Later is where serve holds calls for a later approval: the gate's
 // host.Later, and a way to wait for an answer (later.Store, or a store
 // that replicas share, pgstore).
@@ -976,9 +994,9 @@ func (s *Server) pruneHeld() {
 	if len(ids) == 0 {
 		return
 	}
-	waiting := map[string]bool{}
-	for _, ap := range s.o.Later.Waiting() {
-		waiting[ap.ID] = true
+	waiting, err := s.stillWaiting(ids)
+	if err != nil {
+		return // the store cannot tell: what is kept stays, for the next look
 	}
 	s.mu.Lock()
 	s.team.mu.Lock()

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -231,6 +232,36 @@ func TestTeamKeepsArgumentsOnlyWithinTheirBound(t *testing.T) {
 	for _, id := range []string{"over", "bytes"} {
 		if tc := s.localTeamCall(id); tc == nil || tc.args != "" || tc.text == "" {
 			t.Fatalf("%s: kept %+v, want the text without the arguments", id, tc)
+		}
+	}
+}
+
+// blindLater is a store that cannot tell which calls still wait.
+type blindLater struct{ *later.Store }
+
+func (blindLater) StillWaiting([]string) (map[string]bool, error) {
+	return nil, errors.New("the database cannot be reached")
+}
+
+// TestPruneKeepsWhatTheStoreCannotTellOf: a store that cannot say which
+// held calls still wait leaves serve's gates and team views of them as
+// they are (pruned at the next look), where a store that says none
+// waits has them forgotten.
+func TestPruneKeepsWhatTheStoreCannotTellOf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		l    Later
+		kept bool
+	}{
+		{"a store that cannot tell", blindLater{later.New(later.Options{})}, true},
+		{"a store where none waits", later.New(later.Options{}), false},
+	} {
+		s := &Server{o: Options{Later: c.l}, heldBy: map[string]*host.Gate{"held-1": nil}}
+		s.team.m = map[string]*teamCall{"held-1": {}}
+		s.pruneHeld()
+		_, gate := s.heldBy["held-1"]
+		if tc := s.localTeamCall("held-1"); gate != c.kept || (tc != nil) != c.kept {
+			t.Errorf("%s: gate kept %v, team view kept %v; want %v", c.name, gate, tc != nil, c.kept)
 		}
 	}
 }
