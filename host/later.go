@@ -21,7 +21,7 @@ import (
 // approval without an id, and the call is refused.
 type Later interface {
 	Hold(c later.Call) (a later.Approval, held bool)
-	Drop(id string)
+	Drop(id string) bool // true: it waited and is forgotten
 	Answer(id string, approve bool, via, reason string) (later.Approval, error)
 	Take(c later.Call) (later.Approval, bool)
 	Denial(c later.Call) (later.Approval, bool)
@@ -256,10 +256,11 @@ func (g *Gate) WithdrawLater(id string) error {
 	if !ok {
 		return later.ErrUnknown
 	}
-	if ap.State != later.Waiting {
+	// Dropped only while it still waits: an answered call, also one
+	// answered since the look above, is kept and not recorded withdrawn.
+	if !g.o.Later.Drop(id) {
 		return later.ErrAnswered
 	}
-	g.o.Later.Drop(id)
 	if g.o.Audit == nil {
 		return nil
 	}

@@ -115,3 +115,30 @@ func TestWithdrawLater(t *testing.T) {
 		t.Fatalf("approval records %s, want held,withdrawn,held,approved", got)
 	}
 }
+
+// answeredFirst is a held-call store where a person's approval lands
+// between a withdrawal's look at the call and its drop.
+type answeredFirst struct{ *later.Store }
+
+func (s answeredFirst) Drop(id string) bool {
+	_, _ = s.Answer(id, true, string(audit.ChannelApprove), "")
+	return s.Store.Drop(id)
+}
+
+// TestWithdrawLaterLosesToAnAnswerInBetween: a call approved after
+// WithdrawLater looked at it but before it dropped it stays approved, and
+// no withdrawn record says otherwise.
+func TestWithdrawLaterLosesToAnAnswerInBetween(t *testing.T) {
+	store := answeredFirst{later.New(later.Options{})}
+	w := newWorld(t, worldOpts{fixture: "flaky", headless: true, later: store, mayApprove: defaultAskVia})
+	r := w.call("set_value", laterArgs)
+	if r.Held == nil {
+		t.Fatalf("the call was not held: %s", r.Status)
+	}
+	if err := w.gate.WithdrawLater(r.Held.ID); !errors.Is(err, later.ErrAnswered) {
+		t.Fatalf("withdrawing a call approved meanwhile: %v, want ErrAnswered", err)
+	}
+	if got := strings.Join(approvalStates(t, w), ","); got != "held" {
+		t.Fatalf("approval records %s, want held alone (no withdrawn)", got)
+	}
+}

@@ -176,15 +176,17 @@ func (s *Store) Hold(c Call) (a Approval, held bool) {
 }
 
 // Drop forgets the held call id while no one has answered it, as if it had
-// never been held (its record could not be written); an answered one is
-// kept.
-func (s *Store) Drop(id string) {
+// never been held (its record could not be written), and reports whether
+// it did; an answered one is kept.
+func (s *Store) Drop(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a, ok := s.m[id]; ok && a.State == Waiting {
 		delete(s.m, id)
 		delete(s.done, id)
+		return true
 	}
+	return false
 }
 
 // Answer records a person's answer to the held call id, given through the

@@ -157,11 +157,13 @@ func (l *Later) Hold(c later.Call) (a later.Approval, held bool) {
 	return a, held
 }
 
-// Drop forgets the held call id while no one has answered it.
-func (l *Later) Drop(id string) {
+// Drop forgets the held call id while no one has answered it, and reports
+// whether it did (false also when the database could not be reached).
+func (l *Later) Drop(id string) bool {
 	ctx, cancel := l.ctx()
 	defer cancel()
-	_, _ = l.s.pool.Exec(ctx, `DELETE FROM mcphost_later WHERE id = $1 AND state = 0`, id)
+	tag, err := l.s.pool.Exec(ctx, `DELETE FROM mcphost_later WHERE id = $1 AND state = 0`, id)
+	return err == nil && tag.RowsAffected() == 1
 }
 
 // Answer records a person's answer to the held call id, as
